@@ -1,0 +1,10 @@
+# FASTLOOP_SANITIZE=address,undefined or thread: instrument everything this project compiles.
+# LibTorch itself stays uninstrumented (it comes prebuilt), so reports point at fastloop's own code.
+if(FASTLOOP_SANITIZE)
+  set(_fastloop_san_flags -fsanitize=${FASTLOOP_SANITIZE} -fno-omit-frame-pointer -g)
+  if(FASTLOOP_SANITIZE MATCHES "undefined")
+    list(APPEND _fastloop_san_flags -fno-sanitize-recover=undefined -fno-sanitize=vptr)
+  endif()
+  add_compile_options(${_fastloop_san_flags})
+  add_link_options(-fsanitize=${FASTLOOP_SANITIZE})
+endif()

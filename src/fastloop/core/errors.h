@@ -1,0 +1,15 @@
+// Error types of fastloop. Library code throws; only the CLI catches, prints and picks the exit code.
+// InputError is a problem the user can fix (a bad flag, a malformed file): the CLI exits 2 for it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fastloop {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+} // namespace fastloop
