@@ -1,0 +1,26 @@
+// The subcommands of the fastloop executable. Each registers its flags on the root CLI::App and
+// returns the function main() runs when it was chosen; library errors propagate to main().
+#pragma once
+
+#include "fastloop/core/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace fastloop {
+
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// Registers every TrainConfig field as a flag of `command` (one flag per field).
+void config_flags_add(CLI::App& command, TrainConfig& config);
+
+Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recipe);
+Subcommand eval_command(CLI::App& root, TrainConfig& config);
+Subcommand models_command(CLI::App& root);
+
+} // namespace fastloop

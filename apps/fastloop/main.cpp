@@ -1,0 +1,64 @@
+// fastloop: train and evaluate CNNs on LibTorch with the PyTorch Performance Tuning Guide built in.
+// The only place that catches errors: input errors exit 2, other failures 1.
+#include "commands.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/version.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+/// The recipe must be read before the flags that override it are parsed.
+std::string recipe_from_args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) return argv[i + 1];
+    if (std::strncmp(argv[i], "--config=", 9) == 0) return argv[i] + 9;
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fastloop;
+  CLI::App root{"fastloop " FASTLOOP_VERSION ": CNN training on LibTorch with the performance tuning guide built in"};
+  root.require_subcommand(1);
+  root.set_version_flag("--version", FASTLOOP_VERSION);
+
+  TrainConfig config;
+  std::string recipe = recipe_from_args(argc, argv);
+  std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
+                                      models_command(root)};
+  try {
+    if (!recipe.empty()) config_load_toml(config, recipe);
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = root.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+
+  try {
+    for (auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what());
+    return 2;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what());
+    return 1;
+  }
+  return 1;
+}

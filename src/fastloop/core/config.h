@@ -1,0 +1,92 @@
+// TrainConfig: every setting of a run in one struct tree with documented defaults and units.
+// Each field is described once in config_fields(): its flag, its TOML key, its help and allowed values.
+// The CLI, TOML recipes, printing and checkpoints all go through that one table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace fastloop {
+
+struct DataConfig {
+  std::string source = "fashion-mnist";  // fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW]
+  int64_t batch_size = 128;              // images per optimizer step (before accumulation)
+  int64_t workers = 1;                   // loader threads; 0 assembles batches in the training thread
+  int64_t prefetch = 4;                  // batches assembled ahead of the training step
+  bool augment = true;                   // random crop + horizontal flip on the train split
+  int64_t crop_pad = 4;                  // pixels of zero padding before the random crop
+  bool flip = true;                      // random horizontal flip
+};
+
+struct ModelConfig {
+  std::string name = "small_cnn";
+  std::string stem = "cifar";            // cifar | imagenet
+  int64_t num_classes = 0;               // 0: take it from the data
+};
+
+struct OptimConfig {
+  std::string name = "sgd";              // sgd | adamw
+  double lr = 0.1;                       // peak learning rate
+  double momentum = 0.9;
+  bool nesterov = true;
+  double weight_decay = 5e-4;
+  double label_smoothing = 0.0;
+};
+
+struct ScheduleConfig {
+  std::string name = "onecycle";         // constant | cosine | onecycle | step
+  double warmup_epochs = 0.0;            // linear warm-up (cosine, step), in epochs
+  double pct_start = 0.25;               // onecycle: fraction of steps spent rising
+  int64_t step_epochs = 30;              // step: decay every this many epochs
+  double gamma = 0.1;                    // step: decay factor
+};
+
+struct RunConfig {
+  int64_t epochs = 4;
+  int64_t max_steps = 0;                 // 0: no limit; otherwise stop after this many optimizer steps
+  int64_t seed = 0;
+  int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
+  int64_t log_every = 50;                // steps between metric lines
+  std::string metrics;                   // JSON-lines file appended to; empty: none
+  std::string checkpoint_dir;            // empty: no checkpoints
+  int64_t checkpoint_every = 0;          // steps; 0: only at each epoch end
+  bool resume = false;                   // continue from checkpoint_dir/last.ckpt
+};
+
+struct TrainConfig {
+  DataConfig data;
+  ModelConfig model;
+  OptimConfig optim;
+  ScheduleConfig schedule;
+  RunConfig run;
+};
+
+/// One setting: where it lives in TrainConfig, its flag, TOML key and what it may be.
+struct ConfigField {
+  using Target = std::variant<int64_t*, double*, bool*, std::string*>;
+  std::string key;                       // TOML "section.name"
+  std::string flag;                      // "--name"
+  std::string help;
+  Target target;
+  std::vector<std::string> allowed;      // for strings with a closed set of values; empty otherwise
+};
+
+/// The fields of `config`, pointing into it.
+std::vector<ConfigField> config_fields(TrainConfig& config);
+
+/// Sets fields from a TOML recipe; an unknown key or a wrong type throws InputError naming it.
+void config_load_toml(TrainConfig& config, const std::string& path);
+
+/// Checks ranges and allowed values; throws InputError naming the flag and what is allowed.
+void config_validate(const TrainConfig& config);
+
+/// The resolved config as a JSON object text, keys as in TOML.
+std::string config_to_json(const TrainConfig& config);
+
+/// Sets fields from config_to_json() text (used when resuming and for `eval` from a checkpoint).
+void config_from_json(TrainConfig& config, const std::string& json);
+
+} // namespace fastloop

@@ -1,0 +1,113 @@
+// Loader: a window of `prefetch` batches ahead of the consumer is handed out to worker threads;
+// finished batches wait in a map keyed by batch number so they leave in order.
+#include "fastloop/data/loader.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace fastloop {
+
+Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset), options_(std::move(options)) {
+  TORCH_CHECK(options_.batch_size >= 1, "Loader: batch_size must be >= 1, got ", options_.batch_size);
+  TORCH_CHECK(options_.prefetch >= 1, "Loader: prefetch must be >= 1, got ", options_.prefetch);
+  TORCH_CHECK(dataset_.size() > 0, "Loader: the dataset is empty");
+}
+
+Loader::~Loader() { stop(); }
+
+int64_t Loader::batches_per_epoch() const {
+  const int64_t world = options_.sampler.world_size;
+  const int64_t per_rank = (dataset_.size() + world - 1) / world;
+  return options_.drop_last ? per_rank / options_.batch_size
+                            : (per_rank + options_.batch_size - 1) / options_.batch_size;
+}
+
+void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
+  stop();
+  epoch_ = epoch;
+  indices_ = sampler_epoch_indices(dataset_.size(), epoch, options_.sampler);
+  end_ = batches_per_epoch();
+  next_to_take_ = next_to_make_ = std::min(first_batch, end_);
+  ready_.clear();
+  error_ = nullptr;
+  stopping_ = false;
+  for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back([this] { worker_loop(); });
+}
+
+Batch Loader::assemble(int64_t batch) const {
+  const int64_t begin = batch * options_.batch_size;
+  const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
+  Batch out;
+  out.index = batch;
+  out.images = at::empty({count, dataset_.channels(), dataset_.height(), dataset_.width()}, at::kFloat);
+  out.labels = at::empty({count}, at::kLong);
+  batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
+                 out.images, out.labels);
+  return out;
+}
+
+void Loader::worker_loop() {
+  for (;;) {
+    int64_t batch = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] {
+        return stopping_ || (next_to_make_ < end_ && next_to_make_ < next_to_take_ + options_.prefetch);
+      });
+      if (stopping_) return;
+      batch = next_to_make_++;
+    }
+    try {
+      Batch made = assemble(batch);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace(batch, std::move(made));
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) {
+        error_ = std::make_exception_ptr(std::runtime_error(
+            "loader worker, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(batch) + ": " + e.what()));
+      }
+      stopping_ = true;
+      work_ready_.notify_all();
+    }
+    batch_ready_.notify_all();
+  }
+}
+
+std::optional<Batch> Loader::next() {
+  if (next_to_take_ >= end_) return std::nullopt;
+  if (workers_.empty()) {
+    try {
+      return assemble(next_to_take_++);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("loader, epoch " + std::to_string(epoch_) + ", batch " +
+                               std::to_string(next_to_take_ - 1) + ": " + e.what());
+    }
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  batch_ready_.wait(lock, [&] { return error_ || ready_.count(next_to_take_) > 0; });
+  if (error_) {
+    auto error = error_;
+    lock.unlock();
+    stop();
+    std::rethrow_exception(error);
+  }
+  auto node = ready_.extract(next_to_take_++);
+  lock.unlock();
+  work_ready_.notify_all();
+  return std::move(node.mapped());
+}
+
+void Loader::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (auto& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+} // namespace fastloop

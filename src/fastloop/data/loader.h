@@ -1,0 +1,76 @@
+// A threaded, prefetching loader over an in-memory uint8 Dataset. Workers assemble whole batches
+// (augmentation fused in); batches come out in sampler order whatever the number of workers.
+#pragma once
+
+#include "fastloop/data/augment.h"
+#include "fastloop/data/dataset.h"
+#include "fastloop/data/sampler.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace fastloop {
+
+struct LoaderOptions {
+  int64_t batch_size = 128;
+  int64_t workers = 1;         // 0: assemble in the calling thread
+  int64_t prefetch = 4;        // batches assembled ahead of the consumer
+  bool drop_last = true;
+  AugmentOptions augment;
+  SamplerOptions sampler;
+};
+
+struct Batch {
+  at::Tensor images;           // float32 [B, C, H, W]
+  at::Tensor labels;           // int64 [B]
+  int64_t index = 0;           // batch number within the epoch
+};
+
+class Loader {
+ public:
+  Loader(const Dataset& dataset, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  int64_t batches_per_epoch() const;
+
+  /// Begins `epoch` at batch `first_batch` (non-zero when resuming mid-epoch); stops any previous epoch.
+  void start_epoch(int64_t epoch, int64_t first_batch = 0);
+
+  /// The next batch in order, or nullopt at the end of the epoch. A worker's exception is rethrown here.
+  std::optional<Batch> next();
+
+  /// Stops and joins the workers; batches not taken are dropped.
+  void stop();
+
+ private:
+  Batch assemble(int64_t batch) const;
+  void worker_loop();
+
+  const Dataset& dataset_;
+  LoaderOptions options_;
+  int64_t epoch_ = 0;
+  std::vector<int64_t> indices_;
+  int64_t end_ = 0;            // one past the last batch of the epoch
+  int64_t next_to_take_ = 0;   // consumer position
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;    // workers wait for room in the prefetch window
+  std::condition_variable batch_ready_;   // the consumer waits for its batch
+  int64_t next_to_make_ = 0;
+  bool stopping_ = false;
+  std::map<int64_t, Batch> ready_;
+  std::exception_ptr error_;
+  std::vector<std::thread> workers_;
+};
+
+} // namespace fastloop

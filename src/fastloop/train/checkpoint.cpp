@@ -1,0 +1,174 @@
+// Checkpoint file: 24-byte header ("FLCKPT01", payload bytes u64 LE, CRC-32 u32 LE, 4 zero bytes),
+// then LibTorch's serialized archive.
+#include "fastloop/train/checkpoint.h"
+
+#include "fastloop/core/errors.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/ivalue.h>
+#include <torch/serialize/output-archive.h>
+
+#include <zlib.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fastloop {
+
+namespace {
+
+constexpr char kMagic[8] = {'F', 'L', 'C', 'K', 'P', 'T', '0', '1'};
+constexpr size_t kHeaderBytes = 24;
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+void write_all(int fd, const char* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void store_u64(char* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t load_u64(const char* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
+                     const TrainPosition& position, const std::string& config_json) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive, optimizer_archive;
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  if (optimizer) {
+    optimizer->save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+  }
+  archive.write("epoch", c10::IValue(position.epoch));
+  archive.write("batch", c10::IValue(position.batch));
+  archive.write("step", c10::IValue(position.step));
+  archive.write("config", c10::IValue(config_json));
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    archive.write("rng", generator.get_state(), /*is_buffer=*/true);
+  }
+  std::ostringstream payload_stream;
+  archive.save_to(payload_stream);
+  const std::string payload = payload_stream.str();
+
+  char header[kHeaderBytes] = {};
+  std::memcpy(header, kMagic, 8);
+  store_u64(header + 8, payload.size());
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+  store_u64(header + 16, crc);
+
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error("cannot write checkpoint " + tmp + ": " + std::strerror(errno) +
+                             "; check that the directory exists and is writable (the last checkpoint is intact)");
+  }
+  try {
+    write_all(fd, header, kHeaderBytes, tmp);
+    write_all(fd, payload.data(), payload.size(), tmp);
+    if (::fsync(fd) != 0) throw std::runtime_error(tmp + ": fsync failed: " + std::strerror(errno));
+  } catch (const std::exception& e) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(std::string("checkpoint not saved (") + e.what() +
+                             "); free disk space and retry; the last checkpoint is intact");
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+  int dir_fd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {  // make the rename itself durable
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+Checkpoint Checkpoint::read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open checkpoint: " + std::strerror(errno) + "; check the path");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string& what) -> InputError {
+    return InputError(path + ": " + what + "; this checkpoint is damaged: use an earlier one or train again");
+  };
+  if (bytes.size() < kHeaderBytes)
+    throw fail("truncated: " + std::to_string(bytes.size()) + " bytes, less than the 24-byte header");
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0) throw fail("byte 0: not a fastloop checkpoint (no FLCKPT01 magic)");
+  const uint64_t size = load_u64(bytes.data() + 8);
+  if (size != bytes.size() - kHeaderBytes) {
+    throw fail("truncated or padded: header promises " + std::to_string(size) + " payload bytes, file has " +
+               std::to_string(bytes.size() - kHeaderBytes));
+  }
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + kHeaderBytes), static_cast<uInt>(size)));
+  if (crc != static_cast<uint32_t>(load_u64(bytes.data() + 16))) throw fail("CRC-32 mismatch: the payload is corrupt");
+
+  Checkpoint out;
+  out.path_ = path;
+  try {
+    out.archive_.load_from(bytes.data() + kHeaderBytes, size);
+    c10::IValue value;
+    out.archive_.read("config", value);
+    out.config_json_ = value.toStringRef();
+    out.archive_.read("epoch", value);
+    out.position_.epoch = value.toInt();
+    out.archive_.read("batch", value);
+    out.position_.batch = value.toInt();
+    out.archive_.read("step", value);
+    out.position_.step = value.toInt();
+  } catch (const c10::Error& e) {
+    throw fail(std::string("unreadable archive: ") + e.what_without_backtrace());
+  }
+  return out;
+}
+
+void Checkpoint::restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng) {
+  try {
+    torch::serialize::InputArchive model_archive;
+    archive_.read("model", model_archive);
+    model.load(model_archive);
+    if (optimizer) {
+      torch::serialize::InputArchive optimizer_archive;
+      archive_.read("optimizer", optimizer_archive);
+      optimizer->load(optimizer_archive);
+    }
+    if (rng) {
+      at::Tensor state;
+      archive_.read("rng", state, /*is_buffer=*/true);
+      auto generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(state);
+    }
+  } catch (const c10::Error& e) {
+    throw InputError(path_ + ": does not match this model or optimizer: " + e.what_without_backtrace() +
+                     "; resume with the same --model, --stem and --optim it was written with");
+  }
+}
+
+} // namespace fastloop

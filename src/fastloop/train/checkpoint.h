@@ -1,0 +1,44 @@
+// Checkpoints: model, optimizer, position in the run, RNG state and the resolved config in one file.
+// Written to a temporary file, flushed, fsync'ed and renamed, so the last good checkpoint is never
+// damaged; a header with the payload size and CRC-32 makes a truncated or corrupt file a clear error.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+#include <torch/serialize/input-archive.h>
+
+#include <cstdint>
+#include <string>
+
+namespace fastloop {
+
+/// Where a run is: the next batch to run is `batch` of `epoch`; `step` optimizer steps are done.
+struct TrainPosition {
+  int64_t epoch = 0;
+  int64_t batch = 0;
+  int64_t step = 0;
+};
+
+void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
+                     const TrainPosition& position, const std::string& config_json);
+
+/// A checkpoint read and verified, ready to restore into a model built from its config.
+class Checkpoint {
+ public:
+  /// Reads and verifies `path`; throws InputError naming the file and what is wrong.
+  static Checkpoint read(const std::string& path);
+
+  const std::string& config_json() const { return config_json_; }
+  const TrainPosition& position() const { return position_; }
+
+  /// Loads weights (and optimizer state and the CPU RNG state when given) from the checkpoint.
+  void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true);
+
+ private:
+  std::string path_;
+  torch::serialize::InputArchive archive_;
+  std::string config_json_;
+  TrainPosition position_;
+};
+
+} // namespace fastloop

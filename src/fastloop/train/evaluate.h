@@ -1,0 +1,21 @@
+// Evaluation of a classifier on a dataset split: mean loss and top-1 accuracy, under InferenceMode.
+#pragma once
+
+#include "fastloop/data/dataset.h"
+#include "fastloop/models/classifier.h"
+
+#include <cstdint>
+
+namespace fastloop {
+
+struct EvalResult {
+  double loss = 0.0;      // mean cross-entropy, no label smoothing
+  double accuracy = 0.0;  // top-1, fraction in [0, 1]
+  int64_t samples = 0;
+  double seconds = 0.0;
+};
+
+/// Evaluates every sample of `dataset` once, in order, without augmentation. Leaves the model in eval mode.
+EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers);
+
+} // namespace fastloop

@@ -1,0 +1,44 @@
+// Learning-rate schedules. One-cycle follows torch.optim.lr_scheduler.OneCycleLR (cosine annealing,
+// div_factor 25, final_div_factor 1e4); cosine decays to 0 after the warm-up.
+#include "fastloop/train/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fastloop {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+double cosine_between(double from, double to, double fraction) {
+  return to + (from - to) * 0.5 * (1.0 + std::cos(kPi * std::clamp(fraction, 0.0, 1.0)));
+}
+}  // namespace
+
+LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t total_steps,
+                       int64_t steps_per_epoch)
+    : config_(config),
+      peak_lr_(peak_lr),
+      total_steps_(std::max<int64_t>(total_steps, 1)),
+      steps_per_epoch_(std::max<int64_t>(steps_per_epoch, 1)) {}
+
+double LrSchedule::lr_at(int64_t step) const {
+  const double s = static_cast<double>(step);
+  if (config_.name == "onecycle") {
+    const double initial = peak_lr_ / 25.0, final_lr = initial / 1e4;
+    const double rise_end = config_.pct_start * static_cast<double>(total_steps_) - 1.0;
+    if (s <= rise_end) return cosine_between(initial, peak_lr_, s / std::max(rise_end, 1.0));
+    return cosine_between(peak_lr_, final_lr, (s - rise_end) / (static_cast<double>(total_steps_) - 1.0 - rise_end));
+  }
+  const double warmup = config_.warmup_epochs * static_cast<double>(steps_per_epoch_);
+  if (s < warmup) return peak_lr_ * (s + 1.0) / warmup;
+  if (config_.name == "cosine")
+    return cosine_between(peak_lr_, 0.0, (s - warmup) / std::max(static_cast<double>(total_steps_) - warmup, 1.0));
+  if (config_.name == "step") {
+    const int64_t decays = step / (config_.step_epochs * steps_per_epoch_);
+    return peak_lr_ * std::pow(config_.gamma, static_cast<double>(decays));
+  }
+  return peak_lr_;  // constant
+}
+
+} // namespace fastloop

@@ -1,0 +1,32 @@
+// The training loop of `fastloop train`: data, model, optimizer and schedule from a TrainConfig,
+// then epochs of steps with, once in a while, a metric line, a checkpoint and an evaluation.
+#pragma once
+
+#include "fastloop/core/config.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/evaluate.h"
+
+#include <functional>
+
+namespace fastloop {
+
+struct TrainControl {
+  /// Asked after every step; true saves a checkpoint (when a directory is set) and ends the run early.
+  std::function<bool(const TrainPosition&)> should_stop;
+  bool progress = true;   // progress bar / lines on stdout
+};
+
+struct TrainSummary {
+  EvalResult test;        // evaluation after the last epoch run
+  TrainPosition position; // where the run ended
+  bool stopped = false;   // ended early by TrainControl::should_stop
+  double train_seconds = 0.0;
+  double img_per_s = 0.0; // training images per second, whole run
+};
+
+TrainSummary train(const TrainConfig& config, const TrainControl& control = {});
+
+/// The checkpoint file a run writes in `dir` and --resume reads.
+std::string checkpoint_path_in(const std::string& dir);
+
+} // namespace fastloop
