@@ -17,7 +17,7 @@ struct DataConfig {
   int64_t workers = 1;                   // loader threads; 0 assembles batches in the training thread
   int64_t prefetch = 4;                  // batches assembled ahead of the training step
   bool augment = true;                   // random crop + horizontal flip on the train split
-  int64_t crop_pad = 4;                  // pixels of zero padding before the random crop
+  int64_t crop_pad = 2;                  // pixels of zero padding before the random crop (CIFAR: 4)
   bool flip = true;                      // random horizontal flip
 };
 

@@ -31,13 +31,17 @@ void batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t coun
   for (int64_t b = 0; b < count; ++b) {
     const int64_t index = indices[b];
     if (index < 0 || index >= n)
-      throw std::out_of_range("sample index " + std::to_string(index) + " is outside the dataset of " +
+      throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " +
                               std::to_string(n) + " samples");
     const uint64_t r = hash_mix(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
     const int64_t oy = pad ? static_cast<int64_t>(r % static_cast<uint64_t>(2 * pad + 1)) - pad : 0;
     const int64_t ox = pad ? static_cast<int64_t>((r >> 16) % static_cast<uint64_t>(2 * pad + 1)) - pad : 0;
     const bool flip = options.flip && ((r >> 40) & 1u);
-    dst_labels[b] = src_labels[index];
+    const int64_t label = src_labels[index];
+    if (label < 0 || label >= dataset.num_classes)
+      throw std::out_of_range("sample " + std::to_string(index) + ": label " + std::to_string(label) +
+                              " is not in [0, " + std::to_string(dataset.num_classes) + ")");
+    dst_labels[b] = label;
 
     for (int64_t c = 0; c < C; ++c) {
       const auto& table = lut[static_cast<size_t>(c)];

@@ -1,0 +1,10 @@
+# The PyPI torch wheel keeps its CUDA libraries (NCCL, cuDNN, cuBLAS...) in site-packages/nvidia/*/lib
+# and finds them at run time through $ORIGIN rpaths, which GNU ld does not follow at link time: without
+# -rpath-link it resolves libtorch_cuda's libnccl.so.2 to a system NCCL of another version and fails.
+# Defines FASTLOOP_TORCH_LINK_OPTIONS (empty for a pytorch.org LibTorch zip).
+set(FASTLOOP_TORCH_LINK_OPTIONS "")
+file(GLOB _fastloop_wheel_lib_dirs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+foreach(_dir ${_fastloop_wheel_lib_dirs})
+  get_filename_component(_dir "${_dir}" ABSOLUTE)
+  list(APPEND FASTLOOP_TORCH_LINK_OPTIONS "LINKER:-rpath-link,${_dir}")
+endforeach()

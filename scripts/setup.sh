@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Idempotent setup on Debian 12: apt packages, the project venv (.venv) with the pinned torch wheel
+# (whose LibTorch fastloop builds against), then a Release build in build/.
+# Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
+#                          so fresh clones on one machine share the 5 GB torch install.
+#      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs tools/).
+#      BUILD_DIR           build folder (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(build-essential cmake ninja-build ccache pkg-config zlib1g-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev dataset-fashion-mnist python3 python3-venv)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+venv_id="venv-$(sha256sum requirements.txt | cut -c1-12)"
+venv_real="${FASTLOOP_VENV_HOME:-$HOME/.cache/fastloop}/$venv_id"
+if [ ! -x "$venv_real/bin/python" ] || ! "$venv_real/bin/python" -c 'import torch, torchvision, numpy, safetensors' 2>/dev/null; then
+  echo "setup: creating $venv_real (torch wheel, several GB; once per machine)"
+  mkdir -p "$(dirname "$venv_real")"
+  python3 -m venv "$venv_real"
+  "$venv_real/bin/python" -m pip install -q -r requirements.txt
+fi
+if [ "$(readlink .venv 2>/dev/null)" != "$venv_real" ]; then
+  [ -L .venv ] && rm .venv
+  [ -e .venv ] || ln -s "$venv_real" .venv
+fi
+
+build_dir="${BUILD_DIR:-build}"
+prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

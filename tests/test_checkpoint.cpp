@@ -1,0 +1,129 @@
+// Checkpoints: a stopped and resumed run ends bitwise equal to an uninterrupted one (CPU, fixed
+// threads); damaged files are clear errors; saving never leaves temporary files or harms the last one.
+#include "fastloop/core/errors.h"
+#include "fastloop/models/registry.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace fastloop;
+namespace fs = std::filesystem;
+
+namespace {
+TrainConfig tiny_run(const std::string& dir) {
+  TrainConfig config;
+  config.data.source = "synthetic:1x12x12:192";
+  config.data.batch_size = 32;
+  config.data.workers = 2;
+  config.model.name = "small_cnn";
+  config.run.epochs = 2;
+  config.run.threads = 1;
+  config.run.checkpoint_dir = dir;
+  config.run.checkpoint_every = 4;
+  return config;
+}
+
+std::string fresh_dir(const std::string& name) {
+  auto dir = fs::path(testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+Classifier restored(const std::string& path) {
+  auto checkpoint = Checkpoint::read(path);
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  checkpoint.restore(*model, nullptr, false);
+  return model;
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    Checkpoint::read(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Checkpoint, StoppedAndResumedRunEndsBitwiseEqualToUninterrupted) {
+  const auto straight_dir = fresh_dir("straight"), resumed_dir = fresh_dir("resumed");
+  TrainControl quiet;
+  quiet.progress = false;
+  auto straight = train(tiny_run(straight_dir), quiet);
+  ASSERT_FALSE(straight.stopped);
+  ASSERT_EQ(straight.position.step, 12);  // 2 epochs x 6 batches
+
+  for (int64_t stop_at : {3, 9}) {  // mid-epoch between checkpoints, and in the second epoch
+    fs::remove_all(resumed_dir);
+    fs::create_directories(resumed_dir);
+    TrainControl stopping = quiet;
+    stopping.should_stop = [stop_at](const TrainPosition& p) { return p.step == stop_at; };
+    auto first = train(tiny_run(resumed_dir), stopping);
+    ASSERT_TRUE(first.stopped);
+    auto config = tiny_run(resumed_dir);
+    config.run.resume = true;
+    auto second = train(config, quiet);
+    EXPECT_EQ(second.position.step, 12);
+    EXPECT_EQ(second.test.accuracy, straight.test.accuracy);
+
+    auto a = restored(checkpoint_path_in(straight_dir)), b = restored(checkpoint_path_in(resumed_dir));
+    auto pa = a->named_parameters(), pb = b->named_parameters();
+    for (const auto& item : pa) EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key() << " stop " << stop_at;
+    auto ba = a->named_buffers(), bb = b->named_buffers();
+    for (const auto& item : ba) EXPECT_TRUE(torch::equal(item.value(), bb[item.key()])) << item.key();
+  }
+  for (const auto& entry : fs::directory_iterator(resumed_dir))
+    EXPECT_EQ(entry.path().filename(), "last.ckpt") << "left behind: " << entry.path();
+}
+
+TEST(Checkpoint, TruncatedCorruptAndForeignFilesAreClearErrors) {
+  const auto dir = fresh_dir("damaged");
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  const std::string good = dir + "/good.ckpt";
+  checkpoint_save(good, *model, nullptr, TrainPosition{1, 2, 3}, "{}");
+  auto checkpoint = Checkpoint::read(good);
+  EXPECT_EQ(checkpoint.position().step, 3);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+    return dir + "/" + name;
+  };
+  EXPECT_NE(read_error(write("cut.ckpt", bytes.substr(0, bytes.size() / 2))).find("truncated"), std::string::npos);
+  EXPECT_NE(read_error(write("tiny.ckpt", bytes.substr(0, 10))).find("truncated"), std::string::npos);
+  std::string flipped = bytes;
+  flipped[bytes.size() - 100] ^= 0x5a;
+  EXPECT_NE(read_error(write("flip.ckpt", flipped)).find("CRC-32"), std::string::npos);
+  EXPECT_NE(read_error(write("text.ckpt", "hello, this is not a checkpoint at all")).find("FLCKPT01"), std::string::npos);
+  auto missing = read_error(dir + "/nope.ckpt");
+  EXPECT_NE(missing.find("nope.ckpt"), std::string::npos) << missing;
+}
+
+TEST(Checkpoint, UnwritableDirectoryKeepsTheLastCheckpoint) {
+  const auto dir = fresh_dir("readonly");
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  const std::string path = dir + "/last.ckpt";
+  checkpoint_save(path, *model, nullptr, TrainPosition{0, 0, 1}, "{}");
+  EXPECT_THROW(checkpoint_save(dir + "/missing/sub/last.ckpt", *model, nullptr, TrainPosition{}, "{}"),
+               std::runtime_error);
+  EXPECT_EQ(Checkpoint::read(path).position().step, 1);
+}
+
+TEST(Checkpoint, RestoreIntoAnotherArchitectureNamesTheMismatch) {
+  const auto dir = fresh_dir("mismatch");
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  checkpoint_save(dir + "/a.ckpt", *model, nullptr, TrainPosition{}, "{}");
+  auto other = model_make(ModelOptions("resnet18").in_channels(1).num_classes(10));
+  auto checkpoint = Checkpoint::read(dir + "/a.ckpt");
+  EXPECT_THROW(checkpoint.restore(*other, nullptr, false), InputError);
+}

@@ -1,0 +1,102 @@
+// TrainConfig: recipes, validation messages and the JSON form stored in checkpoints.
+#include "fastloop/core/config.h"
+#include "fastloop/core/errors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+using namespace fastloop;
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Config, DefaultRecipeFileMatchesBuiltInDefaults) {
+  TrainConfig from_file;
+  config_load_toml(from_file, FASTLOOP_TEST_DIR "/../recipes/fashion_mnist.toml");
+  EXPECT_EQ(config_to_json(from_file), config_to_json(TrainConfig{}));
+}
+
+TEST(Config, SeedRecipeSetsBatch128AndResNet18) {
+  TrainConfig config;
+  config_load_toml(config, FASTLOOP_TEST_DIR "/../recipes/cifar10_resnet18_seed001.toml");
+  EXPECT_EQ(config.data.batch_size, 128);
+  EXPECT_EQ(config.model.name, "resnet18");
+  EXPECT_EQ(config.run.epochs, 5);
+}
+
+TEST(Config, RecipeRejectsUnknownKeyNamingIt) {
+  auto path = write_temp("unknown.toml", "[optim]\nlearning_rate = 0.1\n");
+  TrainConfig config;
+  auto msg = message_of([&] { config_load_toml(config, path); });
+  EXPECT_NE(msg.find("optim.learning_rate"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("optim.lr"), std::string::npos) << "should list the known keys: " << msg;
+}
+
+TEST(Config, RecipeRejectsWrongTypeAndBadChoice) {
+  TrainConfig config;
+  auto msg = message_of([&] { config_load_toml(config, write_temp("type.toml", "[data]\nbatch_size = \"big\"\n")); });
+  EXPECT_NE(msg.find("data.batch_size"), std::string::npos) << msg;
+  msg = message_of([&] { config_load_toml(config, write_temp("choice.toml", "[optim]\nname = \"lbfgs\"\n")); });
+  EXPECT_NE(msg.find("sgd, adamw"), std::string::npos) << msg;
+}
+
+TEST(Config, RecipeSyntaxErrorNamesLine) {
+  TrainConfig config;
+  auto msg = message_of([&] { config_load_toml(config, write_temp("syntax.toml", "[run]\nepochs = = 3\n")); });
+  EXPECT_NE(msg.find("syntax.toml:2"), std::string::npos) << msg;
+}
+
+TEST(Config, RecipeIntegerIsAcceptedForFloatField) {
+  TrainConfig config;
+  config_load_toml(config, write_temp("int.toml", "[optim]\nlr = 1\n"));
+  EXPECT_DOUBLE_EQ(config.optim.lr, 1.0);
+}
+
+TEST(Config, ValidationNamesTheFlag) {
+  TrainConfig config;
+  config.data.batch_size = 0;
+  EXPECT_NE(message_of([&] { config_validate(config); }).find("--batch-size"), std::string::npos);
+  config = TrainConfig{};
+  config.run.resume = true;
+  EXPECT_NE(message_of([&] { config_validate(config); }).find("--checkpoint-dir"), std::string::npos);
+  EXPECT_NO_THROW(config_validate(TrainConfig{}));
+}
+
+TEST(Config, JsonRoundTripKeepsEveryField) {
+  TrainConfig config;
+  config.optim.lr = 0.0123;
+  config.model.name = "resnet50";
+  config.data.flip = false;
+  config.run.max_steps = 77;
+  TrainConfig back;
+  config_from_json(back, config_to_json(config));
+  EXPECT_EQ(config_to_json(back), config_to_json(config));
+}
+
+TEST(Config, EveryFieldHasOneFlagAndOneKey) {
+  TrainConfig config;
+  auto fields = config_fields(config);
+  std::set<std::string> flags, keys;
+  for (const auto& f : fields) {
+    EXPECT_TRUE(flags.insert(f.flag).second) << f.flag;
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key;
+    EXPECT_EQ(f.flag.rfind("--", 0), 0u);
+  }
+}
