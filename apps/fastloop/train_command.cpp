@@ -21,6 +21,7 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
   return {app, [&config] {
             std::signal(SIGINT, request_stop);
             std::signal(SIGTERM, request_stop);
+            config_validate(config);  // before any output or work
             std::printf("config %s\n", config_to_json(config).c_str());
             TrainControl control;
             control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
