@@ -19,6 +19,8 @@ struct DataConfig {
   bool augment = true;                   // random crop + horizontal flip on the train split
   int64_t crop_pad = 2;                  // pixels of zero padding before the random crop (CIFAR: 4)
   bool flip = true;                      // random horizontal flip
+  bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
+  bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
 };
 
 struct ModelConfig {
@@ -44,6 +46,21 @@ struct ScheduleConfig {
   double gamma = 0.1;                    // step: decay factor
 };
 
+struct PerfConfig {
+  std::string device = "auto";           // auto (cuda when visible) | cpu | cuda
+  std::string amp = "off";               // off | fp16 | bf16: autocast dtype
+  bool channels_last = false;            // NHWC parameters and batches
+  bool set_to_none = true;               // zero_grad(set_to_none): free gradients instead of zeroing
+  int64_t accumulate = 1;                // micro-batches per optimizer step
+  bool cudnn_benchmark = false;
+  bool tf32 = false;
+  bool fused_optim = false;              // multi-tensor (_foreach_) optimizer update
+  bool fold_bn = false;                  // fold BN into the preceding conv for eval/export
+  bool cuda_graph = false;               // capture the training step after warm-up (CUDA)
+  int64_t interop_threads = 0;           // 0: LibTorch's default
+  bool auto_tune = false;                // --perf auto: enable what pays on this hardware
+};
+
 struct RunConfig {
   int64_t epochs = 4;
   int64_t max_steps = 0;                 // 0: no limit; otherwise stop after this many optimizer steps
@@ -61,6 +78,7 @@ struct TrainConfig {
   ModelConfig model;
   OptimConfig optim;
   ScheduleConfig schedule;
+  PerfConfig perf;
   RunConfig run;
 };
 
