@@ -3,6 +3,7 @@
 #include "fastloop/train/checkpoint.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/train/amp.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/ivalue.h>
@@ -53,7 +54,7 @@ uint64_t load_u64(const char* in) {
 }  // namespace
 
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
-                     const TrainPosition& position, const std::string& config_json) {
+                     const TrainPosition& position, const std::string& config_json, const GradScaler* scaler) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -61,6 +62,11 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
   if (optimizer) {
     optimizer->save(optimizer_archive);
     archive.write("optimizer", optimizer_archive);
+  }
+  if (scaler) {
+    torch::serialize::OutputArchive scaler_archive;
+    scaler->save(scaler_archive);
+    archive.write("scaler", scaler_archive);
   }
   archive.write("epoch", c10::IValue(position.epoch));
   archive.write("batch", c10::IValue(position.batch));
@@ -148,7 +154,7 @@ Checkpoint Checkpoint::read(const std::string& path) {
   return out;
 }
 
-void Checkpoint::restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng) {
+void Checkpoint::restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng, GradScaler* scaler) {
   try {
     torch::serialize::InputArchive model_archive;
     archive_.read("model", model_archive);
@@ -157,6 +163,11 @@ void Checkpoint::restore(torch::nn::Module& model, torch::optim::Optimizer* opti
       torch::serialize::InputArchive optimizer_archive;
       archive_.read("optimizer", optimizer_archive);
       optimizer->load(optimizer_archive);
+    }
+    if (scaler) {
+      torch::serialize::InputArchive scaler_archive;
+      archive_.read("scaler", scaler_archive);
+      scaler->load(scaler_archive);
     }
     if (rng) {
       at::Tensor state;

@@ -19,8 +19,11 @@ struct TrainPosition {
   int64_t step = 0;
 };
 
+class GradScaler;
+
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
-                     const TrainPosition& position, const std::string& config_json);
+                     const TrainPosition& position, const std::string& config_json,
+                     const GradScaler* scaler = nullptr);
 
 /// A checkpoint read and verified, ready to restore into a model built from its config.
 class Checkpoint {
@@ -31,8 +34,9 @@ class Checkpoint {
   const std::string& config_json() const { return config_json_; }
   const TrainPosition& position() const { return position_; }
 
-  /// Loads weights (and optimizer state and the CPU RNG state when given) from the checkpoint.
-  void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true);
+  /// Loads weights, and the optimizer, CPU RNG and GradScaler states when asked, from the checkpoint.
+  void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true,
+               GradScaler* scaler = nullptr);
 
  private:
   std::string path_;

@@ -10,9 +10,10 @@
 
 namespace fastloop {
 
-EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers) {
+EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers,
+                    const EvalOptions& eval) {
   const auto start = std::chrono::steady_clock::now();
-  LoaderOptions options;
+  LoaderOptions options;  // no augmentation: AugmentOptions{} is off
   options.batch_size = batch_size;
   options.workers = workers;
   options.drop_last = false;
@@ -24,13 +25,25 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   model.eval();
   double loss_sum = 0.0;
   int64_t correct = 0, seen = 0;
+  at::Tensor loss_sum_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kDouble));
+  at::Tensor correct_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kLong));
   while (auto batch = loader.next()) {
-    auto logits = model.forward(batch->images);
-    const int64_t n = batch->labels.size(0);
-    loss_sum += classification_loss(logits, batch->labels, 0.0).item<double>() * static_cast<double>(n);
-    correct += logits.argmax(1).eq(batch->labels).sum().item<int64_t>();
+    auto images = batch->images.to(eval.device, /*non_blocking=*/true);
+    auto labels = batch->labels.to(eval.device, /*non_blocking=*/true);
+    if (eval.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+    at::Tensor logits;
+    {
+      AutocastScope autocast(eval.device.type(), eval.autocast, eval.autocast_dtype);
+      logits = model.forward(images);
+    }
+    logits = logits.to(at::kFloat);
+    const int64_t n = labels.size(0);
+    loss_sum_t += classification_loss(logits, labels, 0.0).to(at::kDouble) * static_cast<double>(n);
+    correct_t += logits.argmax(1).eq(labels).sum();  // accumulated on the device: no sync per batch
     seen += n;
   }
+  loss_sum = loss_sum_t.item<double>();
+  correct = correct_t.item<int64_t>();
   EvalResult result;
   result.samples = seen;
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;

@@ -4,6 +4,9 @@
 #include "fastloop/data/dataset.h"
 #include "fastloop/models/classifier.h"
 
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
 #include <cstdint>
 
 namespace fastloop {
@@ -15,7 +18,16 @@ struct EvalResult {
   double seconds = 0.0;
 };
 
-/// Evaluates every sample of `dataset` once, in order, without augmentation. Leaves the model in eval mode.
-EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers);
+struct EvalOptions {
+  c10::Device device = c10::kCPU;
+  bool channels_last = false;
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kBFloat16;
+};
+
+/// Evaluates every sample of `dataset` once, in order, without augmentation, under InferenceMode.
+/// Leaves the model in eval mode.
+EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers,
+                    const EvalOptions& options = {});
 
 } // namespace fastloop

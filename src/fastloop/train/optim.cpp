@@ -1,21 +1,24 @@
 // Optimizer construction and learning-rate updates.
 #include "fastloop/train/optim.h"
 
-#include <torch/optim/adamw.h>
-#include <torch/optim/sgd.h>
+#include "fastloop/train/fused_optim.h"
 
 namespace fastloop {
 
-std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config, std::vector<at::Tensor> params) {
+std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config, std::vector<at::Tensor> params,
+                                                        bool fused) {
   if (config.name == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(
-        std::move(params), torch::optim::AdamWOptions(config.lr).weight_decay(config.weight_decay));
+    auto options = torch::optim::AdamWOptions(config.lr).weight_decay(config.weight_decay);
+    if (fused) return std::make_unique<FusedAdamW>(std::move(params), options);
+    return std::make_unique<torch::optim::AdamW>(std::move(params), options);
   }
   TORCH_CHECK(config.name == "sgd", "unknown optimizer '", config.name, "' (sgd, adamw)");
-  return std::make_unique<torch::optim::SGD>(std::move(params), torch::optim::SGDOptions(config.lr)
-                                                                    .momentum(config.momentum)
-                                                                    .nesterov(config.nesterov && config.momentum > 0)
-                                                                    .weight_decay(config.weight_decay));
+  auto options = torch::optim::SGDOptions(config.lr)
+                     .momentum(config.momentum)
+                     .nesterov(config.nesterov && config.momentum > 0)
+                     .weight_decay(config.weight_decay);
+  if (fused) return std::make_unique<FusedSGD>(std::move(params), options);
+  return std::make_unique<torch::optim::SGD>(std::move(params), options);
 }
 
 void optimizer_set_lr(torch::optim::Optimizer& optimizer, double lr) {

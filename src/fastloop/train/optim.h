@@ -11,7 +11,9 @@
 
 namespace fastloop {
 
-std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config, std::vector<at::Tensor> params);
+/// `fused`: one fused kernel per update over all parameters (FusedSGD / FusedAdamW).
+std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config, std::vector<at::Tensor> params,
+                                                        bool fused = false);
 
 void optimizer_set_lr(torch::optim::Optimizer& optimizer, double lr);
 

@@ -1,18 +1,35 @@
-// One training step: forward, cross-entropy (with label smoothing), backward, optimizer update,
-// and gradients released with zero_grad(set_to_none) so the next backward writes them fresh.
+// One training step, split where gradient accumulation needs it: a micro-step (autocast forward,
+// loss ÷ micro-batches, scaled backward) run once per micro-batch, then the optimizer step
+// (unscale, skip on inf/nan, update, release gradients with zero_grad(set_to_none)).
 #pragma once
 
 #include "fastloop/models/classifier.h"
+#include "fastloop/train/amp.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/optim/optimizer.h>
 
 namespace fastloop {
 
+struct StepOptions {
+  double label_smoothing = 0.0;
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kBFloat16;
+  bool set_to_none = true;     // false: zero the gradients in place (the pre-2.0 default)
+};
+
 /// Cross-entropy of `logits` against `labels`, mean over the batch.
 at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing);
 
-/// Runs one step on (images, labels) and returns the loss, detached (no device sync).
+/// Forward and backward of one micro-batch of a cycle of `micro_batches`; gradients add up to the
+/// gradient of the cycle's mean loss. Returns the micro-batch's loss, detached (no device sync).
+at::Tensor train_micro_step(ClassifierImpl& model, const at::Tensor& images, const at::Tensor& labels,
+                            const StepOptions& options, int64_t micro_batches, GradScaler& scaler);
+
+/// The update that ends a cycle. Returns false when the scaler skipped it (inf/nan gradients).
+bool train_optimizer_step(torch::optim::Optimizer& optimizer, GradScaler& scaler, const StepOptions& options);
+
+/// A whole step on one batch: train_micro_step + train_optimizer_step, without AMP.
 at::Tensor train_step(ClassifierImpl& model, torch::optim::Optimizer& optimizer, const at::Tensor& images,
                       const at::Tensor& labels, double label_smoothing);
 

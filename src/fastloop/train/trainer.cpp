@@ -1,14 +1,16 @@
-// The training loop. It reads top-down: set up, then for each step of each epoch the step itself
-// followed by the once-in-a-while blocks (log, checkpoint), then the evaluation at each epoch end.
+// The training loop. It reads top-down: set up, then for each batch the micro-step, and at the end
+// of each accumulation cycle the optimizer step followed by the once-in-a-while blocks (log,
+// checkpoint), then the evaluation at each epoch end.
 #include "fastloop/train/trainer.h"
 
-#include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
+#include "fastloop/train/amp.h"
 #include "fastloop/train/metrics.h"
 #include "fastloop/train/optim.h"
+#include "fastloop/train/runtime.h"
 #include "fastloop/train/schedule.h"
 #include "fastloop/train/step.h"
 
@@ -23,13 +25,23 @@ namespace fastloop {
 namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+EvalOptions eval_options(const TrainConfig& config, c10::Device device) {
+  EvalOptions options;
+  options.device = device;
+  options.channels_last = config.perf.channels_last;
+  options.autocast = config.perf.amp != "off";
+  options.autocast_dtype = amp_dtype(config.perf.amp);
+  return options;
+}
 }  // namespace
 
 std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   config_validate(config);
-  threads_apply(config.run.threads);
+  runtime_apply(config.perf, config.run.threads);
+  const c10::Device device = device_resolve(config.perf.device);
   const DatasetSplits data = data_load(config.data.source);
   const int64_t num_classes = config.model.num_classes ? config.model.num_classes : data.train.num_classes;
   if (num_classes < data.train.num_classes)
@@ -41,7 +53,15 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
                                     .stem(config.model.stem)
                                     .in_channels(data.train.channels())
                                     .num_classes(num_classes));
-  auto optimizer = optimizer_make(config.optim, model->parameters());
+  model->to(device);
+  if (config.perf.channels_last) module_to_channels_last(*model);
+  auto optimizer = optimizer_make(config.optim, model->parameters(), config.perf.fused_optim);
+  StepOptions step_options;
+  step_options.label_smoothing = config.optim.label_smoothing;
+  step_options.autocast = config.perf.amp != "off";
+  step_options.autocast_dtype = amp_dtype(config.perf.amp);
+  step_options.set_to_none = config.perf.set_to_none;
+  GradScaler scaler(GradScalerOptions().enabled(config.perf.amp == "fp16"));  // bf16 keeps fp32's range
 
   LoaderOptions loader_options;
   loader_options.batch_size = config.data.batch_size;
@@ -49,28 +69,37 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   loader_options.prefetch = config.data.prefetch;
   loader_options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
   loader_options.sampler.seed = static_cast<uint64_t>(config.run.seed);
+  // Batches arrive where the model is, in the dtype autocast computes in and the model's memory format;
+  // on CUDA through the pinned ring (--pin-memory), or all on the device with --data-on-device.
+  loader_options.device = device;
+  loader_options.dtype = config.perf.amp != "off" ? amp_dtype(config.perf.amp) : at::kFloat;
+  loader_options.channels_last = config.perf.channels_last;
+  loader_options.pin_memory = config.data.pin_memory;
+  loader_options.on_device = config.data.on_device;
   Loader loader(data.train, loader_options);
 
   const int64_t batches = loader.batches_per_epoch();
   if (batches == 0)
     throw InputError("--batch-size " + std::to_string(config.data.batch_size) + " is larger than the " +
                      std::to_string(data.train.size()) + " training samples of " + config.data.source);
-  int64_t total_steps = config.run.epochs * batches;
+  const int64_t accumulate = config.perf.accumulate;
+  const int64_t steps_per_epoch = (batches + accumulate - 1) / accumulate;  // a partial last cycle steps too
+  int64_t total_steps = config.run.epochs * steps_per_epoch;
   if (config.run.max_steps > 0) total_steps = std::min(total_steps, config.run.max_steps);
-  const LrSchedule schedule(config.schedule, config.optim.lr, total_steps, batches);
+  const LrSchedule schedule(config.schedule, config.optim.lr, total_steps, steps_per_epoch);
   const std::string config_json = config_to_json(config);
 
   TrainPosition position;
   const std::string checkpoint = config.run.checkpoint_dir.empty() ? "" : checkpoint_path_in(config.run.checkpoint_dir);
   if (config.run.resume) {
     auto saved = Checkpoint::read(checkpoint);
-    saved.restore(*model, optimizer.get());
+    saved.restore(*model, optimizer.get(), /*rng=*/true, &scaler);
     position = saved.position();
     std::printf("resumed from %s at epoch %lld, step %lld\n", checkpoint.c_str(),
                 static_cast<long long>(position.epoch + 1), static_cast<long long>(position.step));
   }
   auto save = [&] {
-    if (!checkpoint.empty()) checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json);
+    if (!checkpoint.empty()) checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json, &scaler);
   };
 
   Progress progress(control.progress);
@@ -84,8 +113,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   while (!done && position.epoch < config.run.epochs) {
     model->train();
     loader.start_epoch(position.epoch, position.batch);
-    at::Tensor loss_sum = at::zeros({}), epoch_loss_sum = at::zeros({});
-    int64_t interval_steps = 0, interval_images = 0, epoch_steps = 0, epoch_images = 0;
+    at::Tensor loss_sum = at::zeros({}, device), epoch_loss_sum = at::zeros({}, device);
+    int64_t interval_batches = 0, interval_images = 0, epoch_batches = 0, epoch_images = 0;
     double data_wait = 0.0;
     auto interval_start = Clock::now(), epoch_start = Clock::now();
 
@@ -94,33 +123,41 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       auto batch = loader.next();
       data_wait += seconds_since(wait_start);
       if (!batch) break;
+      auto images = batch->images.to(device, /*non_blocking=*/true);
+      auto labels = batch->labels.to(device, /*non_blocking=*/true);
+      if (config.perf.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
 
-      // --- the step ---
+      // --- the micro-step: forward and backward of one batch of the cycle ---
+      const int64_t cycle_start = position.batch / accumulate * accumulate;
+      const int64_t cycle_length = std::min(accumulate, batches - cycle_start);
+      auto loss = train_micro_step(*model, images, labels, step_options, cycle_length, scaler);
+      loss_sum += loss, epoch_loss_sum += loss;
+      ++position.batch, ++interval_batches, ++epoch_batches;
+      interval_images += labels.size(0), epoch_images += labels.size(0), images_trained += labels.size(0);
+      if (position.batch - cycle_start < cycle_length) continue;
+
+      // --- the end of a cycle: the optimizer step ---
       const double lr = schedule.lr_at(position.step);
       optimizer_set_lr(*optimizer, lr);
-      auto loss = train_step(*model, *optimizer, batch->images, batch->labels, config.optim.label_smoothing);
-      loss_sum += loss;
-      epoch_loss_sum += loss;
-      ++position.step, ++position.batch, ++interval_steps, ++epoch_steps;
-      interval_images += batch->labels.size(0);
+      if (!train_optimizer_step(*optimizer, scaler, step_options))
+        ++summary.skipped_steps;
+      ++position.step;
       done = position.step >= total_steps;
       const bool stop = control.should_stop && control.should_stop(position);
 
       // --- once in a while: report progress ---
       if (position.step % config.run.log_every == 0 || position.batch == batches || done || stop) {
-        const double interval_s = seconds_since(interval_start);
         StepReport report{position.epoch, config.run.epochs, position.batch, batches, position.step,
-                          loss_sum.item<double>() / static_cast<double>(interval_steps),
-                          static_cast<double>(interval_images) / interval_s, seconds_since(run_start), lr, data_wait};
+                          loss_sum.item<double>() / static_cast<double>(interval_batches),
+                          static_cast<double>(interval_images) / seconds_since(interval_start),
+                          seconds_since(run_start), lr, data_wait};
         progress.step(report);
         if (position.step % config.run.log_every == 0) metrics.step(report);
         loss_sum.zero_();
-        interval_steps = interval_images = 0;
+        interval_batches = interval_images = 0;
         data_wait = 0.0;
         interval_start = Clock::now();
       }
-      images_trained += batch->labels.size(0);
-      epoch_images += batch->labels.size(0);
       // --- once in a while: checkpoint ---
       if (config.run.checkpoint_every > 0 && position.step % config.run.checkpoint_every == 0) save();
       if (stop) {
@@ -136,11 +173,10 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     if (summary.stopped) break;
 
     // --- each epoch end: evaluate, report, checkpoint ---
-    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers);
+    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device));
     EpochReport report{position.epoch, position.step,
-                       epoch_steps ? epoch_loss_sum.item<double>() / static_cast<double>(epoch_steps) : 0.0,
-                       summary.test.loss, summary.test.accuracy,
-                       static_cast<double>(epoch_images) / epoch_train_s,
+                       epoch_batches ? epoch_loss_sum.item<double>() / static_cast<double>(epoch_batches) : 0.0,
+                       summary.test.loss, summary.test.accuracy, static_cast<double>(epoch_images) / epoch_train_s,
                        seconds_since(run_start)};
     progress.epoch(report, config.run.epochs);
     metrics.epoch(report);
@@ -149,7 +185,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     save();
   }
   if (!summary.stopped && summary.test.samples == 0) {  // nothing left to train: still report accuracy
-    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers);
+    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device));
   }
   summary.position = position;
   summary.train_seconds = train_seconds;

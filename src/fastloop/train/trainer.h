@@ -20,6 +20,7 @@ struct TrainSummary {
   EvalResult test;        // evaluation after the last epoch run
   TrainPosition position; // where the run ended
   bool stopped = false;   // ended early by TrainControl::should_stop
+  int64_t skipped_steps = 0;  // optimizer steps AMP skipped for inf/nan gradients
   double train_seconds = 0.0;
   double img_per_s = 0.0; // training images per second, whole run
 };
