@@ -167,3 +167,157 @@ TEST(Loader, StopsCleanlyMidEpoch) {
   }  // destructor joins every worker; a hang here fails the test by timeout
   SUCCEED();
 }
+
+namespace {
+std::vector<at::Tensor> epoch_images_as(const Dataset& d, int64_t workers, at::ScalarType dtype, bool channels_last) {
+  LoaderOptions options;
+  options.batch_size = 7;
+  options.workers = workers;
+  options.drop_last = false;
+  options.augment = {true, 2, true};
+  options.sampler.seed = 42;
+  options.dtype = dtype;
+  options.channels_last = channels_last;
+  Loader loader(d, options);
+  loader.start_epoch(3);
+  std::vector<at::Tensor> out;
+  while (auto b = loader.next()) out.push_back(b->images);
+  return out;
+}
+
+std::vector<int64_t> epoch_labels(const Dataset& d, const SamplerOptions& sampler, int64_t workers) {
+  LoaderOptions options;
+  options.batch_size = 4;
+  options.workers = workers;
+  options.drop_last = false;
+  options.sampler = sampler;
+  Loader loader(d, options);
+  loader.start_epoch(2);
+  std::vector<int64_t> out;
+  while (auto b = loader.next()) {
+    auto labels = b->labels.contiguous();
+    out.insert(out.end(), labels.data_ptr<int64_t>(), labels.data_ptr<int64_t>() + labels.numel());
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Loader, HalfBFloat16AndChannelsLastEqualFloat32NchwConverted) {
+  auto d = tiny_dataset(30, 3, 6, 5);
+  auto ref = epoch_images_as(d, 0, at::kFloat, false);
+  for (auto dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    for (bool channels_last : {false, true}) {
+      auto got = epoch_images_as(d, 2, dtype, channels_last);
+      ASSERT_EQ(got.size(), ref.size());
+      for (size_t i = 0; i < ref.size(); ++i) {
+        EXPECT_EQ(got[i].scalar_type(), dtype);
+        EXPECT_EQ(got[i].sizes(), ref[i].sizes());
+        EXPECT_TRUE(channels_last ? got[i].is_contiguous(at::MemoryFormat::ChannelsLast) : got[i].is_contiguous());
+        EXPECT_TRUE(torch::equal(got[i], ref[i].to(dtype))) << dtype << " channels_last " << channels_last << " batch " << i;
+      }
+    }
+  }
+}
+
+TEST(Loader, EveryIndexOncePerEpochPerRankAndInTheUnion) {
+  auto d = tiny_dataset(23, 1, 2, 2);
+  d.labels = torch::arange(23, torch::kLong);  // label = index, so labels name the samples
+  d.num_classes = 23;
+  SamplerOptions one;
+  one.seed = 5;
+  auto all = epoch_labels(d, one, 3);
+  EXPECT_EQ(all.size(), 23u);
+  EXPECT_EQ(std::set<int64_t>(all.begin(), all.end()).size(), 23u);
+  std::set<int64_t> unions;
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    SamplerOptions sharded = one;
+    sharded.rank = rank;
+    sharded.world_size = 4;
+    auto mine = epoch_labels(d, sharded, rank % 2 ? 2 : 0);
+    EXPECT_EQ(mine.size(), 6u) << "rank " << rank;  // ceil(23 / 4), padded by wrapping
+    EXPECT_EQ(std::set<int64_t>(mine.begin(), mine.end()).size(), 6u) << "rank " << rank;
+    unions.insert(mine.begin(), mine.end());
+  }
+  EXPECT_EQ(unions.size(), 23u);
+}
+
+TEST(Loader, DropLastDropsOnlyThePartialBatch) {
+  auto d = tiny_dataset(30, 1, 2, 2);
+  LoaderOptions options;
+  options.batch_size = 8;
+  options.workers = 2;
+  Loader loader(d, options);
+  EXPECT_EQ(loader.batches_per_epoch(), 3);
+  loader.start_epoch(0);
+  int64_t batches = 0;
+  while (auto b = loader.next()) {
+    EXPECT_EQ(b->labels.size(0), 8) << "batch " << batches;
+    ++batches;
+  }
+  EXPECT_EQ(batches, 3);
+  EXPECT_FALSE(loader.next());  // stays at the end
+}
+
+TEST(Loader, StopJoinsWorkersWaitingOnAFullWindowAndRestarts) {
+  auto d = tiny_dataset(400, 3, 8, 8);
+  LoaderOptions options;
+  options.batch_size = 2;
+  options.workers = 4;
+  options.prefetch = 1;
+  Loader loader(d, options);
+  for (int round = 0; round < 10; ++round) {
+    loader.start_epoch(round);  // stops the previous epoch mid-way: workers blocked on the window must exit
+    ASSERT_TRUE(loader.next());
+    loader.stop();
+    loader.stop();  // idempotent
+  }
+  loader.start_epoch(0);
+  int64_t batches = 0;
+  while (loader.next()) ++batches;
+  EXPECT_EQ(batches, 200);
+}
+
+TEST(Loader, BatchAssembleRejectsWrongShapeOrDtype) {
+  auto d = tiny_dataset(4, 3, 4, 4);
+  std::vector<int64_t> idx = {0, 1};
+  auto labels = torch::empty({2}, torch::kLong);
+  auto wrong_dtype = torch::empty({2, 3, 4, 4}, torch::kDouble);
+  EXPECT_THROW(batch_assemble(d, idx.data(), 2, {}, 0, 0, wrong_dtype, labels), c10::Error);
+  auto wrong_shape = torch::empty({2, 3, 4, 5});
+  EXPECT_THROW(batch_assemble(d, idx.data(), 2, {}, 0, 0, wrong_shape, labels), c10::Error);
+  auto strided = torch::empty({2, 3, 8, 4}).slice(2, 0, 8, 2);
+  EXPECT_THROW(batch_assemble(d, idx.data(), 2, {}, 0, 0, strided, labels), c10::Error);
+}
+
+TEST(Loader, PinnedRingDeliversTheSameBatchesOnTheGpu_CUDA) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  auto d = tiny_dataset(300, 3, 8, 8);
+  LoaderOptions options;
+  options.batch_size = 16;
+  options.workers = 3;
+  options.prefetch = 2;  // a small ring: slots are reused many times per epoch
+  options.drop_last = false;
+  options.augment = {true, 2, true};
+  options.channels_last = true;
+  options.dtype = at::kHalf;
+  Loader cpu(d, options);
+  options.device = torch::Device(torch::kCUDA, 0);
+  options.pin_memory = true;
+  Loader gpu(d, options);
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    cpu.start_epoch(epoch);
+    gpu.start_epoch(epoch);
+    std::vector<at::Tensor> held;  // keep device batches alive while later copies reuse their slots
+    while (auto want = cpu.next()) {
+      auto got = gpu.next();
+      ASSERT_TRUE(got);
+      EXPECT_TRUE(got->images.is_cuda());
+      EXPECT_TRUE(got->images.is_contiguous(at::MemoryFormat::ChannelsLast));
+      auto sum = got->images.to(at::kFloat).sum() * 0.0;  // queue work on the compute stream meanwhile
+      held.push_back(got->images + sum.to(at::kHalf));
+      EXPECT_TRUE(torch::equal(got->labels.cpu(), want->labels));
+      EXPECT_TRUE(torch::equal(held.back().cpu(), want->images));
+    }
+    EXPECT_FALSE(gpu.next());
+  }
+}

@@ -22,5 +22,7 @@ void config_flags_add(CLI::App& command, TrainConfig& config);
 Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 Subcommand eval_command(CLI::App& root, TrainConfig& config);
 Subcommand models_command(CLI::App& root);
+Subcommand doctor_command(CLI::App& root);
+Subcommand bench_command(CLI::App& root);
 
 } // namespace fastloop

@@ -1,6 +1,7 @@
 // `fastloop train`: runs the training loop; Ctrl-C or SIGTERM stops after the current step with a checkpoint.
 #include "commands.h"
 
+#include "fastloop/train/perf_auto.h"
 #include "fastloop/train/trainer.h"
 
 #include <atomic>
@@ -22,6 +23,8 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
             std::signal(SIGINT, request_stop);
             std::signal(SIGTERM, request_stop);
             config_validate(config);  // before any output or work
+            if (config.perf.mode == "auto")
+              for (const auto& line : perf_auto_apply(config, perf_hardware_detect())) std::printf("perf auto: %s\n", line.c_str());
             std::printf("config %s\n", config_to_json(config).c_str());
             TrainControl control;
             control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };

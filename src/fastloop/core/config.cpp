@@ -21,6 +21,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"data.augment", "--augment", "random crop and flip on the train split", &c.data.augment, {}},
       {"data.crop_pad", "--crop-pad", "zero padding in pixels before the random crop", &c.data.crop_pad, {}},
       {"data.flip", "--flip", "random horizontal flip", &c.data.flip, {}},
+      {"data.pin_memory", "--pin-memory", "CUDA: batches in pinned buffers, copied non_blocking on a side stream",
+       &c.data.pin_memory, {}},
+      {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",
+       &c.data.on_device, {}},
       {"model.name", "--model", "architecture (fastloop models lists them)", &c.model.name, {}},
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},
@@ -40,6 +44,24 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"schedule.pct_start", "--pct-start", "onecycle: fraction of steps rising", &c.schedule.pct_start, {}},
       {"schedule.step_epochs", "--step-epochs", "step: epochs between decays", &c.schedule.step_epochs, {}},
       {"schedule.gamma", "--gamma", "step: decay factor", &c.schedule.gamma, {}},
+      {"perf.mode", "--perf", "auto: turn on what pays on this hardware and print why; manual: the flags",
+       &c.perf.mode, {"manual", "auto"}},
+      {"perf.device", "--device", "where to train: auto (CUDA when visible), cpu, cuda", &c.perf.device,
+       {"auto", "cpu", "cuda"}},
+      {"perf.amp", "--amp", "mixed precision: autocast dtype (fp16 adds GradScaler)", &c.perf.amp,
+       {"off", "fp16", "bf16"}},
+      {"perf.channels_last", "--channels-last", "NHWC memory format for parameters and batches",
+       &c.perf.channels_last, {}},
+      {"perf.set_to_none", "--set-to-none", "free gradients after each step instead of zeroing them",
+       &c.perf.set_to_none, {}},
+      {"perf.accumulate", "--accumulate", "micro-batches per optimizer step (gradient accumulation)",
+       &c.perf.accumulate, {}},
+      {"perf.cudnn_benchmark", "--cudnn-benchmark", "let cuDNN time its algorithms (CUDA)", &c.perf.cudnn_benchmark, {}},
+      {"perf.tf32", "--tf32", "TF32 matmuls and convolutions (CUDA, Ampere and newer)", &c.perf.tf32, {}},
+      {"perf.fused_optim", "--fused-optim", "one fused kernel for the optimizer update of all parameters",
+       &c.perf.fused_optim, {}},
+      {"perf.interop_threads", "--interop-threads", "inter-op threads (0: LibTorch's default)",
+       &c.perf.interop_threads, {}},
       {"run.epochs", "--epochs", "passes over the train split", &c.run.epochs, {}},
       {"run.max_steps", "--max-steps", "stop after this many steps (0: no limit)", &c.run.max_steps, {}},
       {"run.seed", "--seed", "seed of weights, shuffling and augmentation", &c.run.seed, {}},
@@ -104,7 +126,7 @@ void config_load_toml(TrainConfig& config, const std::string& path) {
     const auto* inner = node.as_table();
     if (!inner)
       throw InputError(path + ": '" + std::string(section.str()) +
-                       "' must be a [section] (data, model, optim, schedule, run)");
+                       "' must be a [section] (data, model, optim, schedule, perf, run)");
     for (const auto& [name, value] : *inner) {
       std::string key = std::string(section.str()) + "." + std::string(name.str());
       set_from_toml(field_by_key(fields, key, path), value, path);
@@ -137,6 +159,8 @@ void config_validate(const TrainConfig& c) {
   require(c.schedule.pct_start > 0 && c.schedule.pct_start < 1, "--pct-start", "must be in (0, 1)");
   require(c.schedule.step_epochs >= 1, "--step-epochs", "must be >= 1");
   require(c.schedule.gamma > 0 && c.schedule.gamma <= 1, "--gamma", "must be in (0, 1]");
+  require(c.perf.accumulate >= 1 && c.perf.accumulate <= 4096, "--accumulate", "must be in [1, 4096]");
+  require(c.perf.interop_threads >= 0, "--interop-threads", "must be >= 0 (0: LibTorch's default)");
   require(c.run.epochs >= 1, "--epochs", "must be >= 1");
   require(c.run.max_steps >= 0, "--max-steps", "must be >= 0 (0: no limit)");
   require(c.run.threads >= 0, "--threads", "must be >= 0 (0: all usable cores)");

@@ -1,10 +1,12 @@
 // Batch assembly straight from uint8 storage with the augmentation fused into the same pass:
-// pad + random crop, horizontal flip and per-channel normalization, one write per output value.
+// pad + random crop, horizontal flip and per-channel normalization, one write per output value,
+// into float32, fp16 or bf16 and NCHW or channels_last (NHWC in memory) batches.
 #pragma once
 
 #include "fastloop/data/dataset.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace fastloop {
 
@@ -14,8 +16,23 @@ struct AugmentOptions {
   bool flip = false;      // horizontal flip with probability 1/2
 };
 
-/// Writes samples `indices[0..count)` of `dataset` into `images` (float32 [count, C, H, W],
-/// contiguous) and `labels` (int64 [count]). Random choices derive from (seed, epoch, index) only.
+/// The random choices for one sample: the crop origin in the padded image and the flip.
+struct SampleDraw {
+  int64_t oy = 0;         // pixels, in [0, 2 * pad]; `pad` is the centre (no shift)
+  int64_t ox = 0;         // pixels, in [0, 2 * pad]
+  bool flip = false;
+};
+
+/// The draw of sample `index` in `epoch`: a function of (seed, epoch, index) only, shared by the
+/// threaded loader and the device-resident mode so both produce the same batches.
+SampleDraw augment_draw(const AugmentOptions& options, uint64_t seed, int64_t epoch, int64_t index);
+
+/// Per channel, the normalized value of each uint8 pixel: lut[c * 256 + v] = (v / 255 - mean[c]) / std[c].
+std::vector<float> normalize_lut(const Dataset& dataset);
+
+/// Writes samples `indices[0..count)` of `dataset` into `images` ([count, C, H, W] of float32, fp16 or
+/// bf16; contiguous or channels_last-contiguous) and `labels` (int64 [count]). Random choices come from
+/// augment_draw(); a bad index or label throws std::out_of_range naming the sample.
 void batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                     uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels);
 

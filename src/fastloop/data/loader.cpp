@@ -1,6 +1,10 @@
 // Loader: a window of `prefetch` batches ahead of the consumer is handed out to worker threads;
-// finished batches wait in a map keyed by batch number so they leave in order.
+// finished batches wait in a map keyed by batch number so they leave in order. With a pinned ring,
+// batch k is written into slot k % prefetch: the window never holds two batches of one slot, and a
+// batch leaves it only after its copy was issued, so acquire() always finds that copy's event recorded.
 #include "fastloop/data/loader.h"
+
+#include "fastloop/data/device_data.h"
 
 #include <ATen/ATen.h>
 
@@ -12,7 +16,17 @@ namespace fastloop {
 Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset), options_(std::move(options)) {
   TORCH_CHECK(options_.batch_size >= 1, "Loader: batch_size must be >= 1, got ", options_.batch_size);
   TORCH_CHECK(options_.prefetch >= 1, "Loader: prefetch must be >= 1, got ", options_.prefetch);
+  TORCH_CHECK(options_.workers >= 0, "Loader: workers must be >= 0, got ", options_.workers);
   TORCH_CHECK(dataset_.size() > 0, "Loader: the dataset is empty");
+  TORCH_CHECK(options_.dtype == at::kFloat || options_.dtype == at::kHalf || options_.dtype == at::kBFloat16,
+              "Loader: dtype must be float32, float16 or bfloat16, got ", options_.dtype);
+  layout_ = {options_.batch_size, dataset_.channels(), dataset_.height(), dataset_.width(), options_.dtype,
+             options_.channels_last};
+  if (options_.on_device) {
+    resident_ = std::make_unique<DeviceData>(dataset_, options_);
+  } else if (options_.pin_memory) {
+    ring_ = pinned_ring_make(options_.device, options_.prefetch, layout_);
+  }
 }
 
 Loader::~Loader() { stop(); }
@@ -26,6 +40,7 @@ int64_t Loader::batches_per_epoch() const {
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   stop();
+  if (resident_) return resident_->start_epoch(epoch, first_batch);
   epoch_ = epoch;
   indices_ = sampler_epoch_indices(dataset_.size(), epoch, options_.sampler);
   end_ = batches_per_epoch();
@@ -36,16 +51,31 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back([this] { worker_loop(); });
 }
 
-Batch Loader::assemble(int64_t batch) const {
+Batch Loader::assemble(int64_t batch) {
   const int64_t begin = batch * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
-  Batch out;
-  out.index = batch;
-  out.images = at::empty({count, dataset_.channels(), dataset_.height(), dataset_.width()}, at::kFloat);
-  out.labels = at::empty({count}, at::kLong);
+  HostBatch host;
+  if (ring_) {
+    host = ring_->acquire(batch % ring_->slots());
+    host.images = host.images.narrow(0, 0, count);
+    host.labels = host.labels.narrow(0, 0, count);
+  } else {
+    host = host_batch_empty(layout_, count);
+  }
   batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
-                 out.images, out.labels);
-  return out;
+                 host.images, host.labels);
+  return {host.images, host.labels, batch};
+}
+
+Batch Loader::deliver(Batch host) {
+  if (ring_) {
+    auto [images, labels] = ring_->copy_to_device(host.index % ring_->slots(), host.labels.size(0));
+    return {images, labels, host.index};
+  }
+  if (!options_.device.is_cpu()) {
+    return {host.images.to(options_.device), host.labels.to(options_.device), host.index};
+  }
+  return host;
 }
 
 void Loader::worker_loop() {
@@ -77,27 +107,34 @@ void Loader::worker_loop() {
 }
 
 std::optional<Batch> Loader::next() {
+  if (resident_) return resident_->next();
   if (next_to_take_ >= end_) return std::nullopt;
+  Batch host;
   if (workers_.empty()) {
     try {
-      return assemble(next_to_take_++);
+      host = assemble(next_to_take_);
     } catch (const std::exception& e) {
       throw std::runtime_error("loader, epoch " + std::to_string(epoch_) + ", batch " +
-                               std::to_string(next_to_take_ - 1) + ": " + e.what());
+                               std::to_string(next_to_take_) + ": " + e.what());
     }
+  } else {
+    std::unique_lock<std::mutex> lock(mutex_);
+    batch_ready_.wait(lock, [&] { return error_ || ready_.count(next_to_take_) > 0; });
+    if (error_) {
+      auto error = error_;
+      lock.unlock();
+      stop();
+      std::rethrow_exception(error);
+    }
+    host = std::move(ready_.extract(next_to_take_).mapped());
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  batch_ready_.wait(lock, [&] { return error_ || ready_.count(next_to_take_) > 0; });
-  if (error_) {
-    auto error = error_;
-    lock.unlock();
-    stop();
-    std::rethrow_exception(error);
+  Batch out = deliver(std::move(host));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++next_to_take_;  // only now may a worker reuse this batch's ring slot
   }
-  auto node = ready_.extract(next_to_take_++);
-  lock.unlock();
   work_ready_.notify_all();
-  return std::move(node.mapped());
+  return out;
 }
 
 void Loader::stop() {

@@ -1,23 +1,30 @@
 // A threaded, prefetching loader over an in-memory uint8 Dataset. Workers assemble whole batches
-// (augmentation fused in); batches come out in sampler order whatever the number of workers.
+// (augmentation fused in) in the requested dtype and layout, on CUDA into a ring of pinned buffers that
+// next() copies to the device; batches come out in sampler order whatever the number of workers.
+// With `on_device`, the DeviceData mode replaces the workers (see device_data.h).
 #pragma once
 
 #include "fastloop/data/augment.h"
 #include "fastloop/data/dataset.h"
+#include "fastloop/data/device_copy.h"
 #include "fastloop/data/sampler.h"
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 namespace fastloop {
+
+class DeviceData;
 
 struct LoaderOptions {
   int64_t batch_size = 128;
@@ -26,10 +33,15 @@ struct LoaderOptions {
   bool drop_last = true;
   AugmentOptions augment;
   SamplerOptions sampler;
+  at::ScalarType dtype = at::kFloat;  // kFloat, or kHalf / kBFloat16 when autocast computes in them
+  bool channels_last = false;  // images NHWC in memory (sizes stay [B, C, H, W])
+  at::Device device = at::kCPU;  // where next() delivers batches
+  bool pin_memory = true;      // CUDA device: pinned ring + non_blocking copy on a side stream
+  bool on_device = false;      // device-resident mode: whole dataset on `device`, batched tensor ops, no workers
 };
 
 struct Batch {
-  at::Tensor images;           // float32 [B, C, H, W]
+  at::Tensor images;           // [B, C, H, W], LoaderOptions' dtype, layout and device
   at::Tensor labels;           // int64 [B]
   int64_t index = 0;           // batch number within the epoch
 };
@@ -53,15 +65,19 @@ class Loader {
   void stop();
 
  private:
-  Batch assemble(int64_t batch) const;
+  Batch assemble(int64_t batch);
+  Batch deliver(Batch host);
   void worker_loop();
 
   const Dataset& dataset_;
   LoaderOptions options_;
+  BatchLayout layout_;
+  std::unique_ptr<PinnedRing> ring_;      // CUDA + pin_memory only; slot = batch % slots
+  std::unique_ptr<DeviceData> resident_;  // on_device only
   int64_t epoch_ = 0;
   std::vector<int64_t> indices_;
   int64_t end_ = 0;            // one past the last batch of the epoch
-  int64_t next_to_take_ = 0;   // consumer position
+  int64_t next_to_take_ = 0;   // consumer position; advances only after the batch's copy was issued
 
   std::mutex mutex_;
   std::condition_variable work_ready_;    // workers wait for room in the prefetch window

@@ -123,9 +123,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       auto batch = loader.next();
       data_wait += seconds_since(wait_start);
       if (!batch) break;
-      auto images = batch->images.to(device, /*non_blocking=*/true);
-      auto labels = batch->labels.to(device, /*non_blocking=*/true);
-      if (config.perf.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+      const at::Tensor& images = batch->images;  // on the device, in the AMP dtype and memory format
+      const at::Tensor& labels = batch->labels;
 
       // --- the micro-step: forward and backward of one batch of the cycle ---
       const int64_t cycle_start = position.batch / accumulate * accumulate;

@@ -1,0 +1,79 @@
+// Name → factory for every built-in model. Validation lives here so a bad --model / --stem fails with
+// an InputError listing the choices before any work starts.
+#include "fastloop/models/registry.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/models/mobilenet_v2.h"
+#include "fastloop/models/resnet.h"
+#include "fastloop/models/small_cnn.h"
+
+#include <algorithm>
+
+namespace fastloop {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> model_names() {
+  return {"resnet18", "resnet34", "resnet50", "resnet101", "mobilenet_v2", "small_cnn"};
+}
+
+std::vector<std::string> model_stems(const std::string& name) {
+  const auto names = model_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw InputError("unknown model '" + name + "'; valid models: " + join(names));
+  }
+  // SmallCNN is made for small images only; an "imagenet" variant would be a different model.
+  if (name == "small_cnn") return {"cifar"};
+  return {"cifar", "imagenet"};
+}
+
+Classifier model_make(const ModelOptions& options) {
+  const std::string& name = options.name();
+  const auto stems = model_stems(name);
+  if (std::find(stems.begin(), stems.end(), options.stem()) == stems.end()) {
+    throw InputError("unknown stem '" + options.stem() + "' for model '" + name +
+                     "'; valid stems: " + join(stems));
+  }
+  if (options.in_channels() <= 0 || options.num_classes() <= 0) {
+    throw InputError("model '" + name + "' needs in_channels and num_classes > 0, got " +
+                     std::to_string(options.in_channels()) + " and " +
+                     std::to_string(options.num_classes()));
+  }
+  if (!(options.dropout() >= 0.0 && options.dropout() < 1.0)) {
+    throw InputError("dropout must be in [0, 1), got " + std::to_string(options.dropout()));
+  }
+
+  if (name.rfind("resnet", 0) == 0) {
+    const int64_t depth = std::stoll(name.substr(6));
+    return ResNet(ResNetOptions(depth)
+                      .stem(options.stem())
+                      .in_channels(options.in_channels())
+                      .num_classes(options.num_classes()))
+        .ptr();
+  }
+  if (name == "mobilenet_v2") {
+    return MobileNetV2(MobileNetV2Options()
+                           .stem(options.stem())
+                           .in_channels(options.in_channels())
+                           .num_classes(options.num_classes())
+                           .dropout(options.dropout()))
+        .ptr();
+  }
+  return SmallCNN(SmallCNNOptions().in_channels(options.in_channels()).num_classes(options.num_classes()))
+      .ptr();
+}
+
+int64_t parameter_count(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const auto& p : module.parameters(/*recurse=*/true)) count += p.numel();
+  return count;
+}
+
+} // namespace fastloop

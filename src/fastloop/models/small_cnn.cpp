@@ -1,0 +1,70 @@
+// SmallCNN layers under the same names as tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...),
+// initialised like the torchvision models: kaiming-normal fan-out convs, unit BN, default Linear.
+#include "fastloop/models/small_cnn.h"
+
+#include <torch/nn/init.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/pooling.h>
+
+namespace fastloop {
+namespace {
+
+namespace nn = torch::nn;
+
+/// Appends conv3x3 (no bias: BN follows) + BN + ReLU, three children as in the Python twin.
+void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
+  seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
+  seq->push_back(nn::BatchNorm2d(out));
+  seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
+}
+
+} // namespace
+
+SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) {
+  const int64_t w0 = options.stem_width(), w1 = options.stage1_width(), w2 = options.stage2_width();
+  TORCH_CHECK(options.in_channels() > 0 && options.num_classes() > 0 && w0 > 0 && w1 > 0 && w2 > 0,
+              "SmallCNN needs positive in_channels, num_classes and widths, got ", options.in_channels(),
+              ", ", options.num_classes(), " and ", w0, "/", w1, "/", w2);
+  stem = nn::Sequential();
+  push_conv_bn_relu(stem, options.in_channels(), w0);
+  stage1 = nn::Sequential();
+  push_conv_bn_relu(stage1, w0, w1);
+  stage1->push_back(nn::MaxPool2d(2));
+  res1 = nn::Sequential();
+  push_conv_bn_relu(res1, w1, w1);
+  push_conv_bn_relu(res1, w1, w1);
+  stage2 = nn::Sequential();
+  push_conv_bn_relu(stage2, w1, w2);
+  stage2->push_back(nn::MaxPool2d(2));
+  res2 = nn::Sequential();
+  push_conv_bn_relu(res2, w2, w2);
+  push_conv_bn_relu(res2, w2, w2);
+  register_module("stem", stem);
+  register_module("stage1", stage1);
+  register_module("res1", res1);
+  register_module("stage2", stage2);
+  register_module("res2", res2);
+  fc = register_module("fc", nn::Linear(w2, options.num_classes()));
+
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* c = module->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+    } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
+      nn::init::ones_(bn->weight);
+      nn::init::zeros_(bn->bias);
+    }
+  }
+}
+
+at::Tensor SmallCNNImpl::forward(at::Tensor x) {
+  x = stage1->forward(stem->forward(x));
+  x = x + res1->forward(x);
+  x = stage2->forward(x);
+  x = x + res2->forward(x);
+  // Global max rather than average pool: it keeps the strongest local evidence of a 7x7 map.
+  return fc(std::get<0>(torch::adaptive_max_pool2d(x, {1, 1})).flatten(1));
+}
+
+} // namespace fastloop

@@ -1,0 +1,64 @@
+// Rules of --perf auto, each backed by a measurement in the seeds or in this project's bench.
+#include "fastloop/train/perf_auto.h"
+
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/cuda.h>
+
+namespace fastloop {
+
+PerfHardware perf_hardware_detect() {
+  PerfHardware hw;
+  hw.cpu = cpu_info();
+  hw.cuda = torch::cuda::is_available();
+  // sm_80 (Ampere) and newer have bf16 tensor cores; older ones only fp16.
+  if (hw.cuda) hw.cuda_major = at::detail::getCUDAHooks().supportsBFloat16ConvolutionWithCuDNNv8() ? 8 : 7;
+  return hw;
+}
+
+std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hw) {
+  std::vector<std::string> lines;
+  auto& p = config.perf;
+  p.set_to_none = true;
+  lines.push_back("set_to_none on: gradients are freed instead of zeroed (bitwise-equal results, less memory traffic)");
+  p.fused_optim = true;
+  lines.push_back("fused optimizer on: one kernel updates all parameters (within 1e-6 of the plain update)");
+  if (hw.cuda) {
+    p.device = "cuda";
+    p.amp = hw.cuda_major >= 8 ? "bf16" : "fp16";
+    lines.push_back("amp " + p.amp + ": CUDA compute capability " + std::to_string(hw.cuda_major) +
+                    (hw.cuda_major >= 8 ? " has bf16 tensor cores (no loss scaling needed)"
+                                        : " has fp16 tensor cores; GradScaler guards the range"));
+    p.channels_last = true;
+    lines.push_back("channels_last on: tensor-core convolutions run NHWC; NCHW would add transposes");
+    p.cudnn_benchmark = true;
+    lines.push_back("cudnn_benchmark on: batch shapes are fixed (drop_last), so the first-step search pays off");
+    p.tf32 = hw.cuda_major >= 8;
+    lines.push_back(std::string("tf32 ") + (p.tf32 ? "on: Ampere or newer runs fp32 matmuls on tensor cores"
+                                                   : "off: needs compute capability 8.0 or newer"));
+  } else {
+    p.device = "cpu";
+    p.amp = "off";
+    lines.push_back(hw.cpu.native_bf16
+                        ? "amp off: this CPU has native bf16 (avx512_bf16/amx), but autocast's casts around small "
+                          "convolutions cost more than they save on CPU; try --amp bf16 with fastloop tune"
+                        : "amp off: this CPU has no native bf16; bf16 autocast ran 30x slower than fp32 on an "
+                          "AVX2-only CPU (PyTorch 1.13)");
+    p.channels_last = false;
+    lines.push_back("channels_last off: it pays for tensor-core convolutions; on CPU, measure it with the bench's "
+                    "channels-last row first");
+    p.cudnn_benchmark = p.tf32 = false;
+  }
+  const int64_t cores = hw.cpu.logical_cores;
+  config.data.workers = std::clamp<int64_t>(cores / 4, 1, 8);
+  lines.push_back("loader workers " + std::to_string(config.data.workers) + ": one per 4 of the " +
+                  std::to_string(cores) + " usable cores, at least one so loading overlaps the step");
+  if (config.run.threads == 0) {
+    config.run.threads = std::max<int64_t>(1, cores - (hw.cuda ? config.data.workers : 0));
+    lines.push_back("compute threads " + std::to_string(config.run.threads) + ": the usable cores" +
+                    std::string(hw.cuda ? " not taken by loader workers" : ""));
+  }
+  return lines;
+}
+
+} // namespace fastloop

@@ -1,0 +1,24 @@
+// --perf auto: turns on the techniques that pay on the detected hardware and says why, one line
+// per decision. Results stay within the techniques' tested tolerances.
+#pragma once
+
+#include "fastloop/core/config.h"
+#include "fastloop/core/env.h"
+
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+struct PerfHardware {
+  CpuInfo cpu;
+  bool cuda = false;
+  int64_t cuda_major = 0;  // compute capability major, when cuda (8: bf16 tensor cores)
+};
+
+PerfHardware perf_hardware_detect();
+
+/// Sets config.perf (and loader workers) for `hardware`; returns the decisions, one line each.
+std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hardware);
+
+} // namespace fastloop

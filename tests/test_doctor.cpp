@@ -1,0 +1,76 @@
+// doctor's model audit and --perf auto's decisions.
+#include "fastloop/models/audit.h"
+#include "fastloop/models/registry.h"
+#include "fastloop/train/perf_auto.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+using namespace fastloop;
+
+namespace {
+struct BiasBeforeBnImpl : torch::nn::Module {
+  BiasBeforeBnImpl() {
+    conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 12, 3).bias(true)));
+    bn = register_module("bn", torch::nn::BatchNorm2d(12));
+    fc = register_module("fc", torch::nn::Linear(12, 10));
+  }
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+
+bool has(const std::vector<AuditFinding>& findings, const std::string& where, const std::string& what_part) {
+  for (const auto& f : findings)
+    if (f.where == where && f.what.find(what_part) != std::string::npos && !f.fix.empty()) return true;
+  return false;
+}
+}  // namespace
+
+TEST(Doctor, AuditFlagsConvBiasBeforeBatchNormAndSizesNotMultipleOf8) {
+  BiasBeforeBnImpl model;
+  auto findings = model_audit(model, 100, 3);
+  EXPECT_TRUE(has(findings, "conv", "bias")) << "conv bias before BN";
+  EXPECT_TRUE(has(findings, "conv", "output channels 12"));
+  EXPECT_TRUE(has(findings, "fc", "in_features 12"));
+  EXPECT_FALSE(has(findings, "fc", "out_features")) << "the class count is exempt";
+  EXPECT_FALSE(has(findings, "conv", "input channels")) << "the image channels are exempt";
+  EXPECT_TRUE(has(findings, "batch", "batch size 100"));
+}
+
+TEST(Doctor, OurResNetsHaveNoConvBiasBeforeBatchNorm) {
+  for (const char* name : {"resnet18", "resnet50", "mobilenet_v2", "small_cnn"}) {
+    auto model = model_make(ModelOptions(name).in_channels(3).num_classes(10));
+    for (const auto& f : model_audit(*model, 128, 3)) EXPECT_EQ(f.what.find("bias"), std::string::npos) << name << " " << f.where;
+  }
+}
+
+TEST(Doctor, PerfAutoOnCpuWithoutNativeBf16KeepsAmpOffAndSaysWhy) {
+  TrainConfig config;
+  PerfHardware hw;
+  hw.cpu.logical_cores = 8;
+  auto lines = perf_auto_apply(config, hw);
+  EXPECT_EQ(config.perf.amp, "off");
+  EXPECT_EQ(config.perf.device, "cpu");
+  EXPECT_TRUE(config.perf.fused_optim);
+  EXPECT_EQ(config.data.workers, 2);
+  bool says_why = false;
+  for (const auto& line : lines) says_why |= line.find("30x slower") != std::string::npos;
+  EXPECT_TRUE(says_why);
+}
+
+TEST(Doctor, PerfAutoOnAmpereClassCudaPicksBf16ChannelsLastAndCudnnBenchmark) {
+  TrainConfig config;
+  PerfHardware hw;
+  hw.cpu.logical_cores = 16;
+  hw.cuda = true;
+  hw.cuda_major = 9;
+  auto lines = perf_auto_apply(config, hw);
+  EXPECT_EQ(config.perf.amp, "bf16");
+  EXPECT_TRUE(config.perf.channels_last);
+  EXPECT_TRUE(config.perf.cudnn_benchmark);
+  EXPECT_TRUE(config.perf.tf32);
+  EXPECT_EQ(config.data.workers, 4);
+  EXPECT_EQ(config.run.threads, 12);
+  EXPECT_GE(lines.size(), 6u);
+}
