@@ -34,6 +34,9 @@ if [ "$(readlink .venv 2>/dev/null)" != "$venv_real" ]; then
   [ -e .venv ] || ln -s "$venv_real" .venv
 fi
 
+# ccache across clones (CI builds a fresh clone in another folder) and with the precompiled header.
+export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 build_dir="${BUILD_DIR:-build}"
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
