@@ -47,7 +47,7 @@ def _conv_bn_relu(cin, cout):
 class SmallCNN(nn.Module):
     """Residual CNN for 28-32 px images: two stages, each conv + max-pool + a residual pair of convs."""
 
-    def __init__(self, in_channels=1, num_classes=10, widths=(32, 64, 128)):
+    def __init__(self, in_channels=1, num_classes=10, widths=(16, 32, 96)):  # as SmallCNNOptions
         super().__init__()
         w0, w1, w2 = widths
         self.stem = nn.Sequential(*_conv_bn_relu(in_channels, w0))
