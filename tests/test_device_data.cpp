@@ -60,7 +60,9 @@ TEST(DeviceData, SameBatchesAsTheThreadedLoaderForEverySeedEpochDtypeAndLayout) 
           threaded.dtype = resident.dtype = dtype;
           threaded.channels_last = resident.channels_last = channels_last;
           auto got = epoch_batches(d, resident, epoch);
-          if (channels_last) EXPECT_TRUE(got[0].images.is_contiguous(at::MemoryFormat::ChannelsLast));
+          if (channels_last) {
+            EXPECT_TRUE(got[0].images.is_contiguous(at::MemoryFormat::ChannelsLast));
+          }
           EXPECT_EQ(got[0].images.scalar_type(), dtype);
           expect_same_batches(got, epoch_batches(d, threaded, epoch),
                               "seed " + std::to_string(seed) + " epoch " + std::to_string(epoch));

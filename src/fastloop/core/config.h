@@ -49,7 +49,7 @@ struct ScheduleConfig {
 struct PerfConfig {
   std::string device = "auto";           // auto (cuda when visible) | cpu | cuda
   std::string amp = "off";               // off | fp16 | bf16: autocast dtype
-  bool channels_last = false;            // NHWC parameters and batches
+  bool channels_last = true;             // NHWC parameters and batches (measured: +7% for small_cnn on CPU)
   bool set_to_none = true;               // zero_grad(set_to_none): free gradients instead of zeroing
   int64_t accumulate = 1;                // micro-batches per optimizer step
   bool cudnn_benchmark = false;
@@ -62,7 +62,7 @@ struct PerfConfig {
 };
 
 struct RunConfig {
-  int64_t epochs = 4;
+  int64_t epochs = 6;
   int64_t max_steps = 0;                 // 0: no limit; otherwise stop after this many optimizer steps
   int64_t seed = 0;
   int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
