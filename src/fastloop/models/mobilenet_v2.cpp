@@ -2,7 +2,8 @@
 // torchvision does: kaiming-normal fan-out convs, unit BN, Linear weights N(0, 0.01) with zero bias.
 #include "fastloop/models/mobilenet_v2.h"
 
-#include <torch/nn/init.h>
+#include "fastloop/models/init.h"
+
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 
@@ -85,14 +86,7 @@ MobileNetV2Impl::MobileNetV2Impl(const MobileNetV2Options& options_) : options(o
   nn::Linear linear(kLastChannels, options.num_classes());
   classifier = register_module("classifier", nn::Sequential(nn::Dropout(options.dropout()), linear));
 
-  for (auto& module : modules(/*include_self=*/false)) {
-    if (auto* c = module->as<nn::Conv2d>()) {
-      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-    } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
-      nn::init::ones_(bn->weight);
-      nn::init::zeros_(bn->bias);
-    }
-  }
+  init_convs_and_batchnorms(*this);
   torch::NoGradGuard no_grad;
   linear->weight.normal_(0.0, 0.01);
   linear->bias.zero_();

@@ -2,7 +2,8 @@
 // layerN.M.downsample.{0,1}, fc) and initialised as torchvision does with zero_init_residual=false.
 #include "fastloop/models/resnet.h"
 
-#include <torch/nn/init.h>
+#include "fastloop/models/init.h"
+
 
 namespace fastloop {
 namespace {
@@ -99,14 +100,7 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options_) : options(options_) {
   // PyTorch's default Linear init (kaiming_uniform a=sqrt(5), uniform bias) is what torchvision keeps.
   fc = register_module("fc", nn::Linear(in_planes, options.num_classes()));
 
-  for (auto& module : modules(/*include_self=*/false)) {
-    if (auto* c = module->as<nn::Conv2d>()) {
-      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-    } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
-      nn::init::ones_(bn->weight);
-      nn::init::zeros_(bn->bias);
-    }
-  }
+  init_convs_and_batchnorms(*this);
 }
 
 at::Tensor ResNetImpl::forward(at::Tensor x) {

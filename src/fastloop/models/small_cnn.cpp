@@ -2,7 +2,8 @@
 // initialised like the torchvision models: kaiming-normal fan-out convs, unit BN, default Linear.
 #include "fastloop/models/small_cnn.h"
 
-#include <torch/nn/init.h>
+#include "fastloop/models/init.h"
+
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
@@ -48,14 +49,7 @@ SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) 
   register_module("res2", res2);
   fc = register_module("fc", nn::Linear(w2, options.num_classes()));
 
-  for (auto& module : modules(/*include_self=*/false)) {
-    if (auto* c = module->as<nn::Conv2d>()) {
-      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-    } else if (auto* bn = module->as<nn::BatchNorm2d>()) {
-      nn::init::ones_(bn->weight);
-      nn::init::zeros_(bn->bias);
-    }
-  }
+  init_convs_and_batchnorms(*this);
 }
 
 at::Tensor SmallCNNImpl::forward(at::Tensor x) {
