@@ -2,6 +2,12 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# Installed binaries find LibTorch where they were built against it (a venv inside the source tree is
+# not added by CMAKE_INSTALL_RPATH_USE_LINK_PATH) and the app finds libfastloop beside it.
+get_filename_component(_fastloop_torch_lib "${TORCH_INSTALL_PREFIX}/lib" REALPATH)
+set_target_properties(fastloop PROPERTIES INSTALL_RPATH "${_fastloop_torch_lib}")
+set_target_properties(fastloop_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${_fastloop_torch_lib}")
+
 install(TARGETS fastloop EXPORT fastloopTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
