@@ -24,5 +24,6 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config);
 Subcommand models_command(CLI::App& root);
 Subcommand doctor_command(CLI::App& root);
 Subcommand bench_command(CLI::App& root);
+Subcommand export_command(CLI::App& root);
 
 } // namespace fastloop

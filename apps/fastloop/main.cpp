@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   TrainConfig config;
   std::string recipe = recipe_from_args(argc, argv);
   std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
-                                      models_command(root), doctor_command(root), bench_command(root)};
+                                      models_command(root), doctor_command(root), bench_command(root),
+                                      export_command(root)};
   try {
     if (!recipe.empty()) config_load_toml(config, recipe);
     root.parse(argc, argv);

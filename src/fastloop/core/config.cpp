@@ -72,6 +72,12 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"run.checkpoint_every", "--checkpoint-every", "steps between checkpoints (0: each epoch end)",
        &c.run.checkpoint_every, {}},
       {"run.resume", "--resume", "continue from the last checkpoint in --checkpoint-dir", &c.run.resume, {}},
+      {"run.init_from", "--init-from", "start from these safetensors weights (PyTorch state_dict names)",
+       &c.run.init_from, {}},
+      {"run.init_non_strict", "--init-non-strict", "with --init-from: load what matches, list the rest",
+       &c.run.init_non_strict, {}},
+      {"run.init_skip", "--init-skip", "with --init-from: regex of names to leave initialised (e.g. '^fc\\.')",
+       &c.run.init_skip, {}},
   };
 }
 
@@ -167,6 +173,8 @@ void config_validate(const TrainConfig& c) {
   require(c.run.log_every >= 1, "--log-every", "must be >= 1");
   require(c.run.checkpoint_every >= 0, "--checkpoint-every", "must be >= 0");
   require(!c.run.resume || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
+  require(!c.run.init_from.empty() || (!c.run.init_non_strict && c.run.init_skip.empty()),
+          c.run.init_non_strict ? "--init-non-strict" : "--init-skip", "needs --init-from");
 }
 
 std::string config_to_json(const TrainConfig& config) {

@@ -71,6 +71,9 @@ struct RunConfig {
   std::string checkpoint_dir;            // empty: no checkpoints
   int64_t checkpoint_every = 0;          // steps; 0: only at each epoch end
   bool resume = false;                   // continue from checkpoint_dir/last.ckpt
+  std::string init_from;                 // safetensors weights (PyTorch state_dict names) to start from
+  bool init_non_strict = false;          // load the names that match, list the rest instead of failing
+  std::string init_skip;                 // ECMAScript regex: names it matches keep their initialisation
 };
 
 struct TrainConfig {

@@ -6,6 +6,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/source.h"
+#include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/amp.h"
 #include "fastloop/train/metrics.h"
@@ -53,6 +54,12 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
                                     .stem(config.model.stem)
                                     .in_channels(data.train.channels())
                                     .num_classes(num_classes));
+  if (!config.run.init_from.empty()) {  // before the optimizer, so it starts from these weights
+    const auto report = model_state_load_file(*model, config.run.init_from, !config.run.init_non_strict,
+                                              config.run.init_skip);
+    std::printf("initialised %zu tensors from %s (%s)\n", report.loaded, config.run.init_from.c_str(),
+                state_load_summary(report).c_str());
+  }
   model->to(device);
   if (config.perf.channels_last) module_to_channels_last(*model);
   auto optimizer = optimizer_make(config.optim, model->parameters(), config.perf.fused_optim);

@@ -1,0 +1,197 @@
+// Named-tensor export/import of models and the safetensors <-> at::Tensor conversion. Loading validates
+// every name and shape before touching the model, so a strict failure changes nothing.
+#include "fastloop/io/weights.h"
+
+#include "fastloop/core/errors.h"
+
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace fastloop {
+
+namespace {
+
+const std::vector<std::pair<at::ScalarType, const char*>>& dtype_names() {
+  static const std::vector<std::pair<at::ScalarType, const char*>> kNames = {
+      {at::kDouble, "F64"}, {at::kFloat, "F32"}, {at::kHalf, "F16"},  {at::kBFloat16, "BF16"}, {at::kLong, "I64"},
+      {at::kInt, "I32"},    {at::kShort, "I16"}, {at::kChar, "I8"},   {at::kByte, "U8"},       {at::kBool, "BOOL"}};
+  return kNames;
+}
+
+std::string shape_text(at::IntArrayRef shape) {
+  std::ostringstream out;
+  out << shape;
+  return out.str();
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : separator) + s;
+  return out;
+}
+
+/// Folds each BatchNorm2d into the conv registered just before it when their widths agree, in place.
+void fold_batchnorms(const torch::nn::Module& model, NamedTensors& tensors) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < tensors.size(); ++i) index[tensors[i].first] = i;
+  std::string conv_name;
+  const torch::nn::Conv2dImpl* conv = nullptr;
+  std::set<std::string> drop;
+  std::vector<std::pair<size_t, std::pair<std::string, at::Tensor>>> biases;  // insert after the weight
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    if (const auto* c = item.value()->as<torch::nn::Conv2d>()) {
+      conv = c;
+      conv_name = item.key();
+      continue;
+    }
+    const auto* bn = item.value()->as<torch::nn::BatchNorm2d>();
+    if (!bn || !conv || conv->options.out_channels() != bn->options.num_features() || !bn->options.affine() ||
+        !bn->options.track_running_stats())
+      continue;
+    const std::string b = item.key() + ".";
+    const at::Tensor scale = tensors[index.at(b + "weight")].second /
+                             (tensors[index.at(b + "running_var")].second + bn->options.eps()).sqrt();
+    at::Tensor& weight = tensors[index.at(conv_name + ".weight")].second;
+    weight = weight * scale.reshape({-1, 1, 1, 1});
+    at::Tensor shift = tensors[index.at(b + "bias")].second - tensors[index.at(b + "running_mean")].second * scale;
+    if (index.count(conv_name + ".bias")) {
+      at::Tensor& bias = tensors[index.at(conv_name + ".bias")].second;
+      bias = bias * scale + shift;
+    } else {
+      biases.push_back({index.at(conv_name + ".weight"), {conv_name + ".bias", shift}});
+    }
+    for (const char* n : {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}) drop.insert(b + n);
+    conv = nullptr;  // one BatchNorm per conv
+  }
+  NamedTensors folded;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!drop.count(tensors[i].first)) folded.push_back(tensors[i]);
+    for (const auto& [after, bias] : biases)
+      if (after == i) folded.push_back(bias);
+  }
+  tensors = std::move(folded);
+}
+
+}  // namespace
+
+void safetensors_write(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata) {
+  std::vector<at::Tensor> keep;  // the views below point into these
+  std::vector<SafetensorsView> views;
+  for (const auto& [name, tensor] : tensors) {
+    const char* dtype = nullptr;
+    for (const auto& [type, text] : dtype_names())
+      if (type == tensor.scalar_type()) dtype = text;
+    if (!dtype) throw InputError("tensor '" + name + "' has dtype " + std::string(c10::toString(tensor.scalar_type())) +
+                                 ", which safetensors cannot store");
+    keep.push_back(tensor.detach().to(at::kCPU).contiguous());
+    const at::Tensor& t = keep.back();
+    views.push_back({name, dtype, t.sizes().vec(), t.data_ptr(), static_cast<size_t>(t.numel() * t.element_size())});
+  }
+  safetensors_write(path, views, metadata);
+}
+
+NamedTensors safetensors_tensors(const SafetensorsFile& file) {
+  NamedTensors out;
+  for (const auto& t : file.header.tensors) {
+    at::ScalarType type = at::kFloat;
+    for (const auto& [scalar, text] : dtype_names())
+      if (t.dtype == text) type = scalar;
+    // BOOL arrives as bytes: any non-zero byte is true, and no invalid bool value is ever formed.
+    at::Tensor tensor = at::empty(t.shape, at::TensorOptions().dtype(type == at::kBool ? at::kByte : type));
+    if (t.nbytes) std::memcpy(tensor.data_ptr(), file.data(t), t.nbytes);
+    if (type == at::kBool) tensor = tensor.ne(0);
+    out.emplace_back(t.name, std::move(tensor));
+  }
+  return out;
+}
+
+NamedTensors model_state_export(const torch::nn::Module& model, bool fold_bn) {
+  torch::NoGradGuard no_grad;
+  NamedTensors out;
+  for (const auto& p : model.named_parameters()) out.emplace_back(p.key(), p.value().detach().to(at::kCPU).clone());
+  for (const auto& b : model.named_buffers()) out.emplace_back(b.key(), b.value().detach().to(at::kCPU).clone());
+  if (fold_bn) fold_batchnorms(model, out);
+  return out;
+}
+
+StateLoadReport model_state_load(torch::nn::Module& model, const NamedTensors& tensors, bool strict,
+                                 const std::string& skip_pattern) {
+  std::regex skip;
+  try {
+    if (!skip_pattern.empty()) skip = std::regex(skip_pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError("--init-skip '" + skip_pattern + "' is not a valid regular expression: " + e.what());
+  }
+  auto skipped = [&](const std::string& name) { return !skip_pattern.empty() && std::regex_search(name, skip); };
+
+  std::map<std::string, at::Tensor> targets;
+  std::vector<std::string> order;
+  for (const auto& items : {model.named_parameters(), model.named_buffers()}) {
+    for (const auto& item : items) {
+      targets[item.key()] = item.value();
+      order.push_back(item.key());
+    }
+  }
+  std::map<std::string, const at::Tensor*> given;
+  for (const auto& [name, tensor] : tensors) given[name] = &tensor;
+
+  StateLoadReport report;
+  std::vector<std::pair<at::Tensor, const at::Tensor*>> copies;
+  for (const auto& name : order) {
+    if (skipped(name)) {
+      report.skipped.push_back(name);
+      continue;
+    }
+    auto it = given.find(name);
+    if (it == given.end()) {
+      report.missing.push_back(name);
+      continue;
+    }
+    const at::Tensor& target = targets.at(name);
+    if (it->second->sizes() != target.sizes()) {
+      report.mismatched.push_back(name + ": file " + shape_text(it->second->sizes()) + " vs model " +
+                                  shape_text(target.sizes()));
+      continue;
+    }
+    copies.emplace_back(target, it->second);
+  }
+  for (const auto& [name, tensor] : tensors) {
+    (void)tensor;
+    if (!targets.count(name) && !skipped(name)) report.unexpected.push_back(name);
+  }
+  if (strict && !report.complete())
+    throw InputError("weights do not match the model (" + state_load_summary(report) +
+                     "); use --init-non-strict to load what matches or --init-skip PATTERN to leave names out");
+  torch::NoGradGuard no_grad;
+  for (auto& [target, source] : copies) target.copy_(*source);
+  report.loaded = copies.size();
+  return report;
+}
+
+StateLoadReport model_state_load_file(torch::nn::Module& model, const std::string& path, bool strict,
+                                      const std::string& skip_pattern) {
+  const SafetensorsFile file = safetensors_read(path);
+  try {
+    return model_state_load(model, safetensors_tensors(file), strict, skip_pattern);
+  } catch (const InputError& e) {
+    throw InputError(path + ": " + e.what());
+  }
+}
+
+std::string state_load_summary(const StateLoadReport& report) {
+  std::vector<std::string> parts;
+  if (!report.missing.empty()) parts.push_back("missing: " + join(report.missing));
+  if (!report.unexpected.empty()) parts.push_back("unexpected: " + join(report.unexpected));
+  if (!report.mismatched.empty()) parts.push_back("mis-shaped: " + join(report.mismatched));
+  if (!report.skipped.empty()) parts.push_back("skipped: " + join(report.skipped));
+  return parts.empty() ? "all names match" : join(parts, "; ");
+}
+
+} // namespace fastloop
