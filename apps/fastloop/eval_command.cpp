@@ -62,11 +62,7 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
             if (flags->batch_size) config.data.batch_size = flags->batch_size;
             threads_apply(flags->threads);
             const DatasetSplits data = data_load(config.data.source);
-            const int64_t classes = config.model.num_classes ? config.model.num_classes : data.test.num_classes;
-            Classifier model = model_make(ModelOptions(config.model.name)
-                                              .stem(config.model.stem)
-                                              .in_channels(data.test.channels())
-                                              .num_classes(classes));
+            Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
             if (checkpoint) checkpoint->restore(*model, nullptr, /*rng=*/false);
             else model_state_load_file(*model, flags->init_from);  // strict: every name and shape must match
             const EvalResult result = evaluate(*model, data.test, config.data.batch_size, flags->workers);

@@ -76,4 +76,12 @@ int64_t parameter_count(const torch::nn::Module& module) {
   return count;
 }
 
+Classifier model_make_for(const ModelConfig& config, int64_t in_channels, int64_t data_classes) {
+  const int64_t classes = config.num_classes ? config.num_classes : data_classes;
+  if (classes < data_classes)
+    throw InputError("--num-classes " + std::to_string(classes) + " is fewer than the " +
+                     std::to_string(data_classes) + " classes of the data");
+  return model_make(ModelOptions(config.name).stem(config.stem).in_channels(in_channels).num_classes(classes));
+}
+
 } // namespace fastloop

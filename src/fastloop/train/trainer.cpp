@@ -44,16 +44,9 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   runtime_apply(config.perf, config.run.threads);
   const c10::Device device = device_resolve(config.perf.device);
   const DatasetSplits data = data_load(config.data.source);
-  const int64_t num_classes = config.model.num_classes ? config.model.num_classes : data.train.num_classes;
-  if (num_classes < data.train.num_classes)
-    throw InputError("--num-classes " + std::to_string(num_classes) + " is fewer than the " +
-                     std::to_string(data.train.num_classes) + " classes of " + config.data.source);
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  Classifier model = model_make(ModelOptions(config.model.name)
-                                    .stem(config.model.stem)
-                                    .in_channels(data.train.channels())
-                                    .num_classes(num_classes));
+  Classifier model = model_make_for(config.model, data.train.channels(), data.train.num_classes);
   if (!config.run.init_from.empty()) {  // before the optimizer, so it starts from these weights
     const auto report = model_state_load_file(*model, config.run.init_from, !config.run.init_non_strict,
                                               config.run.init_skip);
