@@ -73,6 +73,15 @@ at::Tensor logits_of(Classifier& model, const at::Tensor& input) {
 
 }  // namespace
 
+/// Runs the fastloop executable; returns its exit code and its output (stdout and stderr).
+std::pair<int, std::string> cli_run(const std::string& args) {
+  std::string text;
+  FILE* pipe = popen((std::string(FASTLOOP_CLI) + " " + args + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (pipe && fgets(buffer, sizeof buffer, pipe)) text += buffer;
+  return std::make_pair(pipe ? WEXITSTATUS(pclose(pipe)) : -1, text);
+}
+
 TEST(Safetensors, WriteThenReadKeepsNamesDtypesShapesBytesAndMetadata) {
   const NamedTensors tensors = {{"f64", torch::randn({2, 3}, torch::kDouble)},
                                 {"f32", torch::randn({4}).t()},
@@ -245,6 +254,10 @@ TEST(Safetensors, PyTorchSavedWeightsLoadStrictlyWithEqualLogits) {
   const double diff = (logits_of(model, expected[0].second) - expected[1].second).abs().max().item<double>();
   std::printf("[ Python -> C++ ] max |logit diff| %.3g\n", diff);
   EXPECT_LE(diff, 1e-5);
+  // The same file through the CLI: `fastloop eval` loads Python's weights strictly.
+  auto [code, text] = cli_run("eval --threads 1 --init-from " + weights + " --model resnet18 --data synthetic:3x32x32:64");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("test accuracy"), std::string::npos) << text;
 }
 
 TEST(Safetensors, CliExportsACheckpointThatEvalAndTrainStartFrom) {
@@ -261,21 +274,14 @@ TEST(Safetensors, CliExportsACheckpointThatEvalAndTrainStartFrom) {
   quiet.progress = false;
   train(config, quiet);
   const std::string out = dir + "/model.safetensors";
-  auto run = [](const std::string& args) {
-    std::string text;
-    FILE* pipe = popen((std::string(FASTLOOP_CLI) + " " + args + " 2>&1").c_str(), "r");
-    char buffer[4096];
-    while (pipe && fgets(buffer, sizeof buffer, pipe)) text += buffer;
-    return std::make_pair(pipe ? WEXITSTATUS(pclose(pipe)) : -1, text);
-  };
-  auto [code, text] = run("export --checkpoint " + dir + "/last.ckpt --out " + out);
+  auto [code, text] = cli_run("export --checkpoint " + dir + "/last.ckpt --out " + out);
   ASSERT_EQ(code, 0) << text;
   EXPECT_NE(safetensors_read(out).header.metadata.at("fastloop_config").find("small_cnn"), std::string::npos);
-  auto from_checkpoint = run("eval --threads 1 --checkpoint " + dir + "/last.ckpt");
-  auto from_weights = run("eval --threads 1 --init-from " + out + " --model small_cnn --data synthetic:1x12x12:64");
+  auto from_checkpoint = cli_run("eval --threads 1 --checkpoint " + dir + "/last.ckpt");
+  auto from_weights = cli_run("eval --threads 1 --init-from " + out + " --model small_cnn --data synthetic:1x12x12:64");
   ASSERT_EQ(from_weights.first, 0) << from_weights.second;
   EXPECT_EQ(from_checkpoint.second.substr(0, 22), from_weights.second.substr(0, 22));  // same accuracy
-  EXPECT_EQ(run("eval --init-from " + out + " --model resnet18 --data synthetic:1x12x12:64").first, 2);
+  EXPECT_EQ(cli_run("eval --init-from " + out + " --model resnet18 --data synthetic:1x12x12:64").first, 2);
 
   config.run.checkpoint_dir.clear();
   config.run.init_from = out;
