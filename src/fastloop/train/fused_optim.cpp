@@ -7,13 +7,18 @@
 
 namespace fastloop {
 
+namespace {
+/// The closure's loss, computed with gradients on, as torch.optim's step(closure) does.
+at::Tensor closure_loss(const torch::optim::Optimizer::LossClosure& closure) {
+  if (!closure) return {};
+  at::AutoGradMode enable_grad(true);
+  return closure();
+}
+}  // namespace
+
 at::Tensor FusedSGD::step(LossClosure closure) {
+  at::Tensor loss = closure_loss(closure);
   at::NoGradGuard no_grad;
-  at::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
     std::vector<at::Tensor> params[2], grads[2], buffers[2];  // [0]: state exists, [1]: first step
@@ -42,12 +47,8 @@ at::Tensor FusedSGD::step(LossClosure closure) {
 }
 
 at::Tensor FusedAdamW::step(LossClosure closure) {
+  at::Tensor loss = closure_loss(closure);
   at::NoGradGuard no_grad;
-  at::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
