@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -114,6 +115,11 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+  // A process killed mid-write leaves its temporary file; the next good save removes it.
+  std::error_code ignored;
+  const std::string stale_prefix = std::filesystem::path(path).filename().string() + ".tmp.";
+  for (const auto& entry : std::filesystem::directory_iterator(dir_of(path), ignored))
+    if (entry.path().filename().string().rfind(stale_prefix, 0) == 0) std::filesystem::remove(entry.path(), ignored);
 }
 
 Checkpoint Checkpoint::read(const std::string& path) {
