@@ -110,7 +110,9 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   int64_t images_trained = 0;
 
   bool done = position.step >= total_steps;
-  while (!done && position.epoch < config.run.epochs) {
+  // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
+  // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
+  while (position.epoch < config.run.epochs && (!done || position.batch > 0)) {
     model->train();
     loader.start_epoch(position.epoch, position.batch);
     at::Tensor loss_sum = at::zeros({}, device), epoch_loss_sum = at::zeros({}, device);
