@@ -35,7 +35,8 @@ Subcommand export_command(CLI::App& root) {
             config_from_json(config, checkpoint.config_json());
             // Channels and classes are not in the config when they came from the data; the data tells them.
             const DatasetSplits data = data_load(config.data.source);
-            Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
+            const int64_t classes = config.model.num_classes ? config.model.num_classes : data.test.num_classes;
+            Classifier model = model_make_for(config.model, data.test.channels(), classes);
             checkpoint.restore(*model, nullptr, /*rng=*/false);
             const NamedTensors tensors = model_state_export(*model, flags->fold_bn);
             const SafetensorsMetadata metadata = {{"format", "pt"},
@@ -44,7 +45,7 @@ Subcommand export_command(CLI::App& root) {
                                                   {"fastloop_fold_bn", flags->fold_bn ? "true" : "false"}};
             safetensors_write(flags->out, tensors, metadata);
             std::printf("wrote %zu tensors of %s (%s stem, %lld classes) to %s\n", tensors.size(),
-                        config.model.name.c_str(), config.model.stem.c_str(), static_cast<long long>(model->parameters().back().size(0)),
+                        config.model.name.c_str(), config.model.stem.c_str(), static_cast<long long>(classes),
                         flags->out.c_str());
             return 0;
           }};
