@@ -60,6 +60,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"perf.tf32", "--tf32", "TF32 matmuls and convolutions (CUDA, Ampere and newer)", &c.perf.tf32, {}},
       {"perf.fused_optim", "--fused-optim", "one fused kernel for the optimizer update of all parameters",
        &c.perf.fused_optim, {}},
+      {"perf.fold_bn", "--fold-bn", "evaluate with BatchNorm folded into the preceding convolution",
+       &c.perf.fold_bn, {}},
+      {"perf.cuda_graph", "--cuda-graph", "CUDA: capture the training step after warm-up and replay it",
+       &c.perf.cuda_graph, {}},
       {"perf.interop_threads", "--interop-threads", "inter-op threads (0: LibTorch's default)",
        &c.perf.interop_threads, {}},
       {"run.epochs", "--epochs", "passes over the train split", &c.run.epochs, {}},
@@ -68,6 +72,11 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"run.threads", "--threads", "intra-op threads (0: the cores this process may use)", &c.run.threads, {}},
       {"run.log_every", "--log-every", "steps between metric lines", &c.run.log_every, {}},
       {"run.metrics", "--metrics", "append JSON lines to this file", &c.run.metrics, {}},
+      {"run.nan_policy", "--nan-policy", "a non-finite loss without AMP: stop the run, or skip that step",
+       &c.run.nan_policy, {"stop", "skip"}},
+      {"run.max_skipped_steps", "--max-skipped-steps",
+       "end the run after this many consecutive skipped steps (AMP inf/nan or --nan-policy skip; 0: never)",
+       &c.run.max_skipped_steps, {}},
       {"run.checkpoint_dir", "--checkpoint-dir", "write checkpoints here", &c.run.checkpoint_dir, {}},
       {"run.checkpoint_every", "--checkpoint-every", "steps between checkpoints (0: each epoch end)",
        &c.run.checkpoint_every, {}},
@@ -171,6 +180,7 @@ void config_validate(const TrainConfig& c) {
   require(c.run.max_steps >= 0, "--max-steps", "must be >= 0 (0: no limit)");
   require(c.run.threads >= 0, "--threads", "must be >= 0 (0: all usable cores)");
   require(c.run.log_every >= 1, "--log-every", "must be >= 1");
+  require(c.run.max_skipped_steps >= 0, "--max-skipped-steps", "must be >= 0");
   require(c.run.checkpoint_every >= 0, "--checkpoint-every", "must be >= 0");
   require(!c.run.resume || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
   require(!c.run.init_from.empty() || (!c.run.init_non_strict && c.run.init_skip.empty()),

@@ -68,6 +68,8 @@ struct RunConfig {
   int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
   int64_t log_every = 50;                // steps between metric lines
   std::string metrics;                   // JSON-lines file appended to; empty: none
+  std::string nan_policy = "stop";       // non-finite loss without AMP: stop | skip (the step)
+  int64_t max_skipped_steps = 100;       // consecutive skipped steps that end the run; 0: never
   std::string checkpoint_dir;            // empty: no checkpoints
   int64_t checkpoint_every = 0;          // steps; 0: only at each epoch end
   bool resume = false;                   // continue from checkpoint_dir/last.ckpt

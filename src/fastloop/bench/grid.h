@@ -1,0 +1,95 @@
+// `fastloop bench`: seed 001's experiment as a grid of models × rows × repetitions. Each row switches
+// one tuning-guide technique on (or, for the baseline, everything off); each cell reports images/s,
+// the speedup against the baseline row of the same run, where the time of a step went, peak memory
+// and model FLOP utilization. The reporters (bench/report.h) print the result; grid.cpp measures it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+struct BenchOptions {
+  std::vector<std::string> models{"resnet18", "resnet50", "resnet101", "mobilenet_v2"};
+  std::vector<std::string> rows;      // empty: every row (bench_row_names())
+  int64_t repeat = 3;                 // repetitions per cell; median and spread over them
+  int64_t steps = 5;                  // timed training steps per repetition (after warm-up)
+  int64_t eval_steps = 5;             // timed evaluation batches per repetition
+  int64_t warmup = 2;                 // untimed steps before each cell
+  int64_t batch_size = 128;           // images per step (seed 001: 128)
+  std::string data = "synthetic";     // synthetic | cifar10:DIR | fashion-mnist[:DIR]
+  std::string device = "auto";        // auto | cpu | cuda
+  int64_t threads = 0;                // intra-op threads; 0: the usable cores
+  bool full = false;                  // seed 001's whole run: 5 epochs of CIFAR-10 per cell
+  bool compare_python = false;        // run tools/bench_peer.py on the same cells
+  std::string python;                 // interpreter for the peer; empty: $FASTLOOP_PYTHON or ./.venv/bin/python
+  std::vector<int64_t> nproc{1};      // distributed: ranks per cell (issue 6)
+};
+
+/// Seconds per training step, median over repetitions, split by where the step spent them.
+struct TimeSplit {
+  double data_wait = 0.0;             // waiting for the loader
+  double copy = 0.0;                  // host → device copy (0 on CPU, where batches are not copied)
+  double forward = 0.0;
+  double backward = 0.0;
+  double optimizer = 0.0;             // unscale/inf check, update, zero_grad
+  double communication = 0.0;         // all-reduce time not hidden behind backward (distributed)
+  double total() const { return data_wait + copy + forward + backward + optimizer + communication; }
+};
+
+struct BenchCell {
+  std::string model;                  // registry name, e.g. "resnet18"
+  std::string row;                    // row name, e.g. "amp"
+  std::string status = "ok";          // "ok" or "n/a: <reason>" (the row cannot run here)
+  int64_t nproc = 1;
+  double train_img_per_s = 0.0;       // median over repetitions
+  double train_img_per_s_min = 0.0, train_img_per_s_max = 0.0;  // spread
+  double eval_img_per_s = 0.0;
+  double eval_img_per_s_min = 0.0, eval_img_per_s_max = 0.0;
+  double train_s = 0.0;               // seconds for one epoch of the data's train split at this rate (seed's "train: …s")
+  double test_s = 0.0;                // seconds for the test split (seed's "test: …s")
+  double train_speedup = 0.0;         // train_img_per_s ÷ the baseline row's, same model, same run; 0: no baseline
+  double eval_speedup = 0.0;
+  TimeSplit split;
+  double peak_memory_bytes = 0.0;     // CUDA: max allocated during the cell; CPU: process peak RSS after it
+  std::string peak_memory_kind;       // "cuda_max_allocated" | "process_peak_rss"
+  double forward_flops = 0.0;         // multiply-adds × 2 of one image's forward pass
+  double mfu = 0.0;                   // forward_flops × 3 (fwd + bwd) × train img/s ÷ peak GEMM FLOP/s
+  double python_train_img_per_s = 0.0;  // the PyTorch peer on the same cell; 0: not run
+  double python_eval_img_per_s = 0.0;
+  std::string python_status;          // "" (not run), "ok" or "n/a: <reason>"
+};
+
+struct BenchEnvironment {
+  std::string cpu_model;
+  int64_t cores = 0;                  // usable by this process
+  int64_t threads = 0;                // intra-op threads used
+  std::string gpu;                    // name, "" on CPU
+  std::string gpu_driver;             // CUDA driver / runtime, "" on CPU
+  std::string device;                 // "cpu" | "cuda"
+  std::string libtorch_version;
+  std::string blas;                   // BLAS library in use
+  std::string commit;                 // fastloop git commit
+  double peak_gemm_gflops = 0.0;      // measured at start on the bench device (float32)
+  std::string pytorch_version;        // the peer's torch; "" when not compared
+  std::string command;                // the command line that produced the result
+  std::string date;                   // UTC, ISO 8601
+};
+
+struct BenchResult {
+  BenchOptions options;
+  BenchEnvironment environment;
+  std::string config_json;            // resolved TrainConfig of the baseline row
+  std::vector<std::string> row_descriptions;  // "row: what it switches", in row order
+  std::vector<BenchCell> cells;       // models × rows (× nproc), in that order
+};
+
+/// Every row name in report order: baseline, workers4, workers8, non-blocking, rec-model, amp,
+/// set-to-none, accumulate, no-grad, cudnn-benchmark, channels-last, fused-optim, cuda-graph,
+/// data-on-device, fold-bn, perf-auto.
+std::vector<std::string> bench_row_names();
+
+BenchResult bench_run(const BenchOptions& options);
+
+} // namespace fastloop
