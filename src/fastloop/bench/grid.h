@@ -42,6 +42,7 @@ struct BenchCell {
   std::string model;                  // registry name, e.g. "resnet18"
   std::string row;                    // row name, e.g. "amp"
   std::string status = "ok";          // "ok" or "n/a: <reason>" (the row cannot run here)
+  bool eval_only = false;             // the row measures evaluation only (no-grad, fold-bn): train fields stay 0
   int64_t nproc = 1;
   double train_img_per_s = 0.0;       // median over repetitions
   double train_img_per_s_min = 0.0, train_img_per_s_max = 0.0;  // spread
@@ -54,6 +55,7 @@ struct BenchCell {
   TimeSplit split;
   double peak_memory_bytes = 0.0;     // CUDA: max allocated during the cell; CPU: process peak RSS after it
   std::string peak_memory_kind;       // "cuda_max_allocated" | "process_peak_rss"
+  double eval_peak_memory_bytes = 0.0;  // the same measure over the evaluation alone (reset before it)
   double forward_flops = 0.0;         // multiply-adds × 2 of one image's forward pass
   double mfu = 0.0;                   // forward_flops × 3 (fwd + bwd) × train img/s ÷ peak GEMM FLOP/s
   double python_train_img_per_s = 0.0;  // the PyTorch peer on the same cell; 0: not run
@@ -72,6 +74,8 @@ struct BenchEnvironment {
   std::string blas;                   // BLAS library in use
   std::string commit;                 // fastloop git commit
   double peak_gemm_gflops = 0.0;      // measured at start on the bench device (float32)
+  std::string peak_gemm_method;       // how, e.g. "float32 1024x1024x1024 matmul, median of 5, 2 threads"
+  std::string load_average;           // /proc/loadavg (1, 5, 15 min) at the start and the end: other work on the machine
   std::string pytorch_version;        // the peer's torch; "" when not compared
   std::string command;                // the command line that produced the result
   std::string date;                   // UTC, ISO 8601
@@ -83,6 +87,9 @@ struct BenchResult {
   std::string config_json;            // resolved TrainConfig of the baseline row
   std::vector<std::string> row_descriptions;  // "row: what it switches", in row order
   std::vector<BenchCell> cells;       // models × rows (× nproc), in that order
+  int64_t train_images = 0;           // images of one epoch behind train_s (synthetic data: CIFAR-10's 50,000)
+  int64_t test_images = 0;            // images behind test_s (synthetic data: CIFAR-10's 10,000)
+  double seconds = 0.0;               // wall time of the whole grid
 };
 
 /// Every row name in report order: baseline, workers4, workers8, non-blocking, rec-model, amp,
