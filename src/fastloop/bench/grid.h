@@ -25,6 +25,7 @@ struct BenchOptions {
   bool compare_python = false;        // run tools/bench_peer.py on the same cells
   std::string python;                 // interpreter for the peer; empty: $FASTLOOP_PYTHON or ./.venv/bin/python
   std::vector<int64_t> nproc{1};      // distributed: ranks per cell (issue 6)
+  bool progress = true;               // one line per finished cell on stderr
 };
 
 /// Seconds per training step, median over repetitions, split by where the step spent them.
