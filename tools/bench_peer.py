@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""PyTorch peer of `fastloop bench`: the same cells (model x row) trained and evaluated in PyTorch Python
+with this venv's torch/torchvision (the LibTorch fastloop links), models from tools/reference_models.py,
+the same batch, threads, data and protocol (warm-up steps untimed, then `repeat` timed repetitions of
+`steps` training steps and `eval_steps` evaluation batches; median img/s). Data goes through a DataLoader
+with torchvision transforms on PIL images, as seed 001 did. Rows with no PyTorch equivalent report
+"n/a: reason".
+
+Input: a JSON object (file named by --cells, or stdin) with
+  cells [{model, row}], batch_size, steps, eval_steps, warmup, repeat, threads, device, data.
+steps 0 means one epoch of the train split per repetition, eval_steps 0 the whole test split, and warm-up
+then counts epochs. Output on stdout: {"torch": version, "cells": [{model, row, status, train_img_per_s,
+eval_img_per_s, train_img_per_s_all, eval_img_per_s_all}]}. Progress goes to stderr.
+
+    echo '{"cells":[{"model":"small_cnn","row":"baseline"}],"batch_size":32,"steps":2,"eval_steps":2,
+           "warmup":1,"repeat":1,"threads":2,"device":"cpu","data":"synthetic:1x28x28"}' |
+      .venv/bin/python tools/bench_peer.py
+"""
+import argparse
+import contextlib
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torchvision
+from PIL import Image
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+from torchvision import transforms
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_models import SmallCNN, make_model  # noqa: E402
+
+SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/source.cpp)
+# The workers4/workers8 rows ask for more workers than cores on purpose (the seed's settings).
+warnings.filterwarnings("ignore", message="This DataLoader will create")
+
+
+# ---- data: uint8 NHWC arrays and labels, as torchvision's CIFAR10 keeps them -------------------------
+
+def load_split_arrays(spec):
+    """(train_images, train_labels, test_images, test_labels) as uint8 [N, H, W, C] and int64 [N]."""
+    kind, _, arg = spec.partition(":")
+    if kind == "synthetic":
+        shape, _, n = arg.partition(":")
+        c, h, w = (int(v) for v in (shape or "3x32x32").split("x"))
+        n = int(n) if n else SYNTHETIC_TRAIN
+        rng = np.random.default_rng(0)
+        images = rng.integers(0, 256, size=(n + SYNTHETIC_TEST, h, w, c), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=n + SYNTHETIC_TEST).astype(np.int64)
+        return images[:n], labels[:n], images[n:], labels[n:]
+    if kind == "cifar10":
+        def read(names):
+            raw = np.concatenate([np.fromfile(os.path.join(arg, f), dtype=np.uint8).reshape(-1, 3073) for f in names])
+            return raw[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).copy(), raw[:, 0].astype(np.int64)
+        return (*read([f"data_batch_{i}.bin" for i in range(1, 6)]), *read(["test_batch.bin"]))
+    if kind in ("fashion-mnist", "mnist"):
+        folder = arg or "/usr/share/datasets/fashion-mnist"
+        def idx(name):
+            path = os.path.join(folder, name)
+            opener = gzip.open if not os.path.exists(path) else open
+            with opener(path if os.path.exists(path) else path + ".gz", "rb") as f:
+                data = f.read()
+            dims = data[3]
+            shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+            return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+        train_x, test_x = idx("train-images-idx3-ubyte")[..., None], idx("t10k-images-idx3-ubyte")[..., None]
+        return (train_x, idx("train-labels-idx1-ubyte").astype(np.int64),
+                test_x, idx("t10k-labels-idx1-ubyte").astype(np.int64))
+    raise ValueError(f"data {spec!r}: the peer reads synthetic[:CxHxW[:N]], cifar10:DIR, fashion-mnist[:DIR], mnist:DIR")
+
+
+class ArrayDataset(Dataset):
+    def __init__(self, images, labels, transform):
+        self.images, self.labels, self.transform = images, labels, transform
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        image = self.images[i]
+        pil = Image.fromarray(image[..., 0] if image.shape[-1] == 1 else image)
+        return self.transform(pil), int(self.labels[i])
+
+
+def normalize_for(images):
+    flat = images.reshape(-1, images.shape[-1]).astype(np.float64) / 255.0
+    return transforms.Normalize(flat.mean(0).tolist(), flat.std(0).tolist())
+
+
+def endless(loader):
+    """Batches without end; a new epoch starts when one runs out (as fastloop's BatchStream)."""
+    while True:
+        yield from loader
+
+
+class DeviceAugment:
+    """data-on-device: the uint8 train split on the device, pad + random crop + flip + normalize as tensor ops."""
+
+    def __init__(self, images, labels, batch_size, pad, mean, std, device):
+        self.images = torch.from_numpy(images).permute(0, 3, 1, 2).contiguous().to(device)  # uint8 NCHW
+        self.labels = torch.from_numpy(labels).to(device)
+        self.batch_size, self.pad, self.device = batch_size, pad, device
+        self.mean = torch.tensor(mean, device=device).view(1, -1, 1, 1) * 255
+        self.std = torch.tensor(std, device=device).view(1, -1, 1, 1) * 255
+
+    def __iter__(self):
+        n, (_, c, h, w) = len(self.images), self.images.shape
+        order = torch.randperm(n, device=self.device)
+        rows, cols = torch.arange(h, device=self.device), torch.arange(w, device=self.device)
+        for start in range(0, n - self.batch_size + 1, self.batch_size):
+            index = order[start:start + self.batch_size]
+            b = len(index)
+            padded = F.pad(self.images[index], (self.pad,) * 4)
+            dy = torch.randint(0, 2 * self.pad + 1, (b, 1), device=self.device)
+            dx = torch.randint(0, 2 * self.pad + 1, (b, 1), device=self.device)
+            flip = torch.rand(b, 1, device=self.device) < 0.5
+            y = (rows[None] + dy)[:, None, :, None]
+            x = (torch.where(flip, w - 1 - cols[None], cols[None]) + dx)[:, None, None, :]
+            batch = padded[torch.arange(b, device=self.device)[:, None, None, None],
+                           torch.arange(c, device=self.device)[None, :, None, None], y, x]
+            yield (batch.float() - self.mean) / self.std, self.labels[index]
+
+
+# ---- models: fastloop's, with the rec-model row's widths (every stage -1) ----------------------------
+
+def rec_model(name, stem, in_channels, num_classes, w):
+    """fastloop's width_delta: every stage's width + w (ResNet stem and layers, MobileNetV2 stages and head)."""
+    if name.startswith("resnet"):
+        block, layers = {"resnet18": ("BasicBlock", [2, 2, 2, 2]), "resnet34": ("BasicBlock", [3, 4, 6, 3]),
+                         "resnet50": ("Bottleneck", [3, 4, 6, 3]), "resnet101": ("Bottleneck", [3, 4, 23, 3])}[name]
+        block = getattr(torchvision.models.resnet, block)
+
+        class RecResNet(torchvision.models.resnet.ResNet):
+            def _make_layer(self, blk, planes, blocks, stride=1, dilate=False):
+                if planes == 64:
+                    self.inplanes = 64 + w  # layer1 starts from the (narrower) stem
+                return super()._make_layer(blk, planes + w, blocks, stride, dilate)
+
+        model = RecResNet(block, layers, num_classes=num_classes)
+        cifar = stem == "cifar"
+        model.conv1 = nn.Conv2d(in_channels, 64 + w, 3 if cifar else 7, 1 if cifar else 2, 1 if cifar else 3, bias=False)
+        model.bn1 = nn.BatchNorm2d(64 + w)
+        if cifar:
+            model.maxpool = nn.Identity()
+        model.fc = nn.Linear((512 + w) * block.expansion, num_classes)
+        return model
+    if name == "mobilenet_v2":
+        from torchvision.models.mobilenetv2 import InvertedResidual
+        from torchvision.ops.misc import Conv2dNormActivation
+        setting = [[1, 16, 1, 1], [6, 24, 2, 1 if stem == "cifar" else 2], [6, 32, 3, 2], [6, 64, 4, 2],
+                   [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
+        act = dict(norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU6)
+        features = [Conv2dNormActivation(in_channels, 32 + w, stride=1 if stem == "cifar" else 2, **act)]
+        channels = 32 + w
+        for t, c, n, s in setting:
+            for i in range(n):
+                features.append(InvertedResidual(channels, c + w, s if i == 0 else 1, t, norm_layer=nn.BatchNorm2d))
+                channels = c + w
+        features.append(Conv2dNormActivation(channels, 1280 + w, kernel_size=1, **act))
+        model = make_model(name, stem, in_channels, num_classes)
+        model.features = nn.Sequential(*features)
+        model.classifier[1] = nn.Linear(1280 + w, num_classes)
+        return model
+    return SmallCNN(in_channels, num_classes, widths=(16 + w, 32 + w, 96 + w))
+
+
+def fold_batchnorms(module):
+    """Each Conv2d directly followed by a BatchNorm2d among a module's children becomes one conv (eval)."""
+    children = list(module.named_children())
+    for (name, child), (next_name, next_child) in zip(children, children[1:]):
+        if isinstance(child, nn.Conv2d) and isinstance(next_child, nn.BatchNorm2d):
+            setattr(module, name, torch.nn.utils.fusion.fuse_conv_bn_eval(child, next_child))
+            setattr(module, next_name, nn.Identity())
+    for _, child in module.named_children():
+        fold_batchnorms(child)
+    return module
+
+
+# ---- rows: the settings fastloop's grid (src/fastloop/bench/grid.cpp) gives each row ----------------
+
+def cpu_flags():
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def row_settings(row, cuda):
+    """dict of settings for a row, or a string "n/a: why"."""
+    base = dict(workers=0, pin=False, non_blocking=False, amp=None, channels_last=False, set_to_none=False,
+                accumulate=1, fused=False, train=True, eval_grad=False, fold_bn=False, on_device=False,
+                width_delta=0, batch_delta=0, cudnn_benchmark=False, tf32=False)
+    seed_base = dict(base, workers=4, pin=cuda, non_blocking=cuda)  # workers4 + pinning: the later rows' base
+    amp = "float16" if cuda else "bfloat16"
+    if row == "baseline":
+        return base
+    if row in ("workers4", "workers8"):
+        return dict(base, workers=int(row[-1]), pin=cuda)
+    if row == "non-blocking":
+        return seed_base if cuda else "n/a: CUDA only (no host-to-device copy on the CPU)"
+    if row == "rec-model":
+        return dict(seed_base, width_delta=-1, batch_delta=1)
+    if row == "amp":
+        return dict(seed_base, amp=amp)
+    if row == "set-to-none":
+        return dict(seed_base, set_to_none=True)
+    if row == "accumulate":
+        return dict(seed_base, accumulate=2)
+    if row == "no-grad":
+        return dict(seed_base, train=False, eval_grad=True)
+    if row == "cudnn-benchmark":
+        return dict(seed_base, cudnn_benchmark=True) if cuda else "n/a: CUDA only (cuDNN)"
+    if row == "channels-last":
+        return dict(seed_base, amp=amp, channels_last=True)
+    if row == "fused-optim":
+        return dict(seed_base, fused=True)
+    if row == "cuda-graph":
+        return "n/a: fastloop's cuda-graph row is not implemented; nothing to compare"
+    if row == "data-on-device":
+        return dict(seed_base, on_device=True)
+    if row == "fold-bn":
+        return dict(seed_base, train=False, fold_bn=True)
+    if row == "perf-auto":  # train/perf_auto.cpp's rules, on the hardware this peer sees
+        cores = len(os.sched_getaffinity(0))
+        s = dict(seed_base, set_to_none=True, fused=True, workers=min(max(cores // 4, 1), 8))
+        if cuda:
+            major = torch.cuda.get_device_capability()[0]
+            return dict(s, amp="bfloat16" if major >= 8 else "float16", channels_last=True, cudnn_benchmark=True,
+                        tf32=major >= 8)
+        return dict(s, channels_last="avx512f" in cpu_flags())
+    return f"n/a: unknown row {row!r}"
+
+
+# ---- one cell ---------------------------------------------------------------------------------------
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure_cell(cell, spec, data, device):
+    s = row_settings(cell["row"], device.type == "cuda")
+    if isinstance(s, str):
+        return {"status": s}
+    train_x, train_y, test_x, test_y = data
+    batch = spec["batch_size"] + s["batch_delta"]
+    if batch > len(train_x) or batch > len(test_x):
+        return {"status": f"n/a: batch {batch} is larger than a split of the data"}
+    torch.backends.cudnn.benchmark = s["cudnn_benchmark"]
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = s["tf32"]
+    height, channels = train_x.shape[1], train_x.shape[-1]
+    pad = 4 if height >= 32 else 2
+    normalize = normalize_for(train_x)
+    torch.manual_seed(0)
+    if s["width_delta"]:
+        model = rec_model(cell["model"], "cifar", channels, 10, s["width_delta"])
+    else:
+        model = make_model(cell["model"], "cifar", channels, 10)
+    model = model.to(device)
+    memory_format = torch.channels_last if s["channels_last"] else torch.contiguous_format
+    model = model.to(memory_format=memory_format)
+    amp_dtype = getattr(torch, s["amp"]) if s["amp"] else None
+
+    def prepare(x, y):
+        x = x.to(device, non_blocking=s["non_blocking"], memory_format=memory_format)
+        return x, y.to(device, non_blocking=s["non_blocking"])
+
+    def autocast():
+        return torch.autocast(device.type, dtype=amp_dtype) if amp_dtype else contextlib.nullcontext()
+
+    loader_args = dict(batch_size=batch, num_workers=s["workers"], pin_memory=s["pin"], drop_last=True,
+                       persistent_workers=s["workers"] > 0)
+    result = {"status": "ok", "train_img_per_s": 0.0, "eval_img_per_s": 0.0}
+    repeat, warmup = spec["repeat"], spec["warmup"]
+
+    if s["train"]:
+        if s["on_device"]:
+            train_loader = DeviceAugment(train_x, train_y, batch, pad, normalize.mean, normalize.std, device)
+        else:
+            augment = [transforms.RandomCrop(height, padding=pad), transforms.RandomHorizontalFlip()]
+            train_loader = DataLoader(ArrayDataset(train_x, train_y, transforms.Compose(
+                augment + [transforms.ToTensor(), normalize])), shuffle=True, **loader_args)
+        per_epoch = len(train_x) // batch
+        steps = spec["steps"] or per_epoch
+        warmup_steps = warmup if spec["steps"] else warmup * per_epoch
+        opt_args = dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
+        optimizer = torch.optim.SGD(model.parameters(), **opt_args, **({"fused": True} if s["fused"] else {"foreach": False}))
+        scaler = torch.amp.GradScaler(device.type, enabled=s["amp"] == "float16")
+        model.train()
+        stream = endless(train_loader)
+
+        def step():
+            x, y = prepare(*next(stream))
+            for xs, ys in zip(x.chunk(s["accumulate"]), y.chunk(s["accumulate"])):
+                with autocast():
+                    loss = F.cross_entropy(model(xs), ys)
+                scaler.scale(loss / s["accumulate"] if s["accumulate"] > 1 else loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=s["set_to_none"])
+            return len(y)
+
+        for _ in range(warmup_steps):
+            step()
+        rates = []
+        for _ in range(repeat):
+            sync(device)
+            start, images = time.perf_counter(), 0
+            for _ in range(steps):
+                images += step()
+            sync(device)
+            rates.append(images / (time.perf_counter() - start))
+        result["train_img_per_s"], result["train_img_per_s_all"] = statistics.median_low(rates), rates
+        del stream, train_loader
+
+    test_loader = DataLoader(ArrayDataset(test_x, test_y, transforms.Compose([transforms.ToTensor(), normalize])),
+                             shuffle=False, **dict(loader_args, drop_last=spec["eval_steps"] > 0))
+    eval_steps = spec["eval_steps"] or len(test_loader)
+    model.eval()
+    if s["fold_bn"]:
+        model = fold_batchnorms(model)
+    stream = endless(test_loader)
+    grad = contextlib.nullcontext() if s["eval_grad"] else torch.inference_mode()
+    with grad:
+        def eval_batch():
+            x, y = prepare(*next(stream))
+            with autocast():
+                logits = model(x)
+            logits.argmax(1).eq(y).sum()  # kept on the device, as fastloop's evaluate()
+            return len(y)
+
+        for _ in range(warmup):
+            eval_batch()
+        rates = []
+        for _ in range(repeat):
+            sync(device)
+            start, images = time.perf_counter(), 0
+            for _ in range(eval_steps):
+                images += eval_batch()
+            sync(device)
+            rates.append(images / (time.perf_counter() - start))
+    result["eval_img_per_s"], result["eval_img_per_s_all"] = statistics.median_low(rates), rates
+    return result
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cells", help="JSON file with the cells and settings (default: read stdin)")
+    a = p.parse_args()
+    spec = json.load(open(a.cells) if a.cells else sys.stdin)
+    for key, default in (("steps", 5), ("eval_steps", 5), ("warmup", 2), ("repeat", 3), ("threads", 0),
+                         ("device", "cpu"), ("data", "synthetic"), ("batch_size", 128)):
+        spec.setdefault(key, default)
+    if spec["threads"] > 0:
+        torch.set_num_threads(spec["threads"])
+    device = torch.device(spec["device"])
+    data = load_split_arrays(spec["data"])
+    out = []
+    for cell in spec["cells"]:
+        start = time.perf_counter()
+        result = measure_cell(cell, spec, data, device)
+        out.append({"model": cell["model"], "row": cell["row"], **result})
+        print(f"bench_peer {cell['model']:<12} {cell['row']:<16} train {result.get('train_img_per_s', 0):8.1f} img/s"
+              f"  eval {result.get('eval_img_per_s', 0):8.1f} img/s  {result['status']}"
+              f" ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+    print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(), "cells": out}))
+
+
+if __name__ == "__main__":
+    main()
