@@ -1,22 +1,54 @@
 #!/usr/bin/env bash
-# Builds and runs a libFuzzer target with clang-14 under ASan+UBSan: `scripts/fuzz.sh safetensors SECONDS`.
-# The parser needs only the standard library and nlohmann-json, so no LibTorch is linked. Crashes land in
-# build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied, never written).
+# Builds and runs libFuzzer targets with clang-14 under ASan+UBSan: `scripts/fuzz.sh TARGET SECONDS`, or
+# `scripts/fuzz.sh all SECONDS` for every target in turn. Targets: the parsers of outside input --
+# safetensors, config (TOML recipes), idx (plain and gzip), cifar (CIFAR-10 binary), checkpoint.
+# safetensors and config need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
+# store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
+# Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
+# never written). Reproduce one: build-fuzz/<target>_fuzzer build-fuzz/<target>-artifacts/crash-...
+# FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS=-runs=1000000 to stop after a million executions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
+all_targets=(safetensors config idx cifar checkpoint)
+if [ "$target" = all ]; then
+  for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
+  exit 0
+fi
+torch=0
 case "$target" in
-  safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp) ;;
-  *) echo "unknown fuzz target '$target' (known: safetensors)" >&2; exit 2 ;;
+  safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
+  config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
+  idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/idx.cpp); max_len=4096; torch=1 ;;
+  # 10000 bytes: three 3073-byte records and a partial one.
+  cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/cifar.cpp); max_len=10000; torch=1 ;;
+  # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.
+  checkpoint) sources=(fuzz/checkpoint_fuzzer.cpp src/fastloop/train/checkpoint.cpp src/fastloop/train/amp.cpp)
+    max_len=16384; torch=1 ;;
+  *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac
 CXX="${CXX_FUZZ:-clang++-14}"
 command -v "$CXX" >/dev/null || { echo "$CXX not found: apt-get install -y clang-14 libclang-rt-14-dev" >&2; exit 2; }
+std=-std=c++17
+torch_flags=()
+options=()
+if ((torch)); then
+  [ -x .venv/bin/python ] || scripts/setup.sh
+  torch_dir="$(.venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+  # LibTorch's headers from 2.10 on need C++20, as in CMakeLists.txt.
+  std=-std=c++20
+  torch_flags=(-I"$torch_dir/include" -I"$torch_dir/include/torch/csrc/api/include"
+    -L"$torch_dir/lib" -Wl,-rpath,"$torch_dir/lib" -ltorch_cpu -lc10)
+  # LibTorch registers operators and allocators once per process and never frees them; LeakSanitizer
+  # would report those after the first input. The parsers own their memory through RAII.
+  options=(-detect_leaks=0)
+fi
 out=build-fuzz
 mkdir -p "$out/$target-corpus" "$out/$target-artifacts"
-"$CXX" -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -Isrc "${sources[@]}" -o "$out/${target}_fuzzer"
+"$CXX" "$std" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=undefined -Isrc -Ifuzz "${sources[@]}" "${torch_flags[@]}" -lz -o "$out/${target}_fuzzer"
 cp -n tests/fuzz_corpus/"$target"/* "$out/$target-corpus/" 2>/dev/null || true
 # -rss_limit_mb bounds what a hostile header length could make us allocate; -max_len lets headers grow.
-"$out/${target}_fuzzer" "$out/$target-corpus" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 \
-  -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/"
+"$out/${target}_fuzzer" "$out/$target-corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
+  -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/" "${options[@]}" ${FUZZ_ARGS:-}

@@ -63,6 +63,28 @@ TEST(Config, RecipeSyntaxErrorNamesLine) {
   EXPECT_NE(msg.find("syntax.toml:2"), std::string::npos) << msg;
 }
 
+// Found by the config fuzzer: toml++ 3.3 asserted (aborting builds without NDEBUG, such as
+// scripts/sanitize.sh's) on a table header that holds only a comment.
+TEST(Config, RecipeTableHeaderWithOnlyACommentIsASyntaxError) {
+  TrainConfig config;
+  for (const char* text : {"[  # pixels\nflip = true\n", "[run]\nepochs = 2\n[[ # x\n", "[\n"}) {
+    auto msg = message_of([&] { config_load_toml(config, write_temp("header.toml", text)); });
+    EXPECT_NE(msg.find("not a valid TOML recipe"), std::string::npos) << text << ": " << msg;
+  }
+}
+
+// Found by the config fuzzer: toml++ 3.3's "is this whitespace?" tables reached __builtin_unreachable for
+// non-ASCII characters such as U+00E9 and U+FEBF (undefined behaviour; UBSan aborts in scripts/sanitize.sh).
+TEST(Config, RecipeNonAsciiOutsideStringsIsASyntaxErrorAndInsideStringsIsKept) {
+  TrainConfig config;
+  for (const char* text : {"\xEF\xBA\xBFtop = 1\n", "[run]\nepochs = 2\xC3\xA9\n", "[run]\n\xE3\x81\x82 = 1\n"}) {
+    auto msg = message_of([&] { config_load_toml(config, write_temp("unicode.toml", text)); });
+    EXPECT_NE(msg.find("not a valid TOML recipe"), std::string::npos) << text << ": " << msg;
+  }
+  config_load_toml(config, write_temp("path.toml", "[run]\nmetrics = \"/home/Jos\xC3\xA9/m.jsonl\"  # caf\xC3\xA9\n"));
+  EXPECT_EQ(config.run.metrics, "/home/Jos\xC3\xA9/m.jsonl");
+}
+
 TEST(Config, RecipeIntegerIsAcceptedForFloatField) {
   TrainConfig config;
   config_load_toml(config, write_temp("int.toml", "[optim]\nlr = 1\n"));
