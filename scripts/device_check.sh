@@ -20,6 +20,8 @@
 #      PYTHON     interpreter whose torch is built against (default python3; with --cpu: .venv/bin/python)
 #      TORCH_CUDA_ARCH_LIST  (default 9.0: H100/H200) so that torch's CMake config does not probe the GPU
 #      BENCH_ARGS, TRAIN_ARGS, AMP_ARGS  extra flags for those steps
+#      DEADLINE_S  the whole run's seconds (default 570 on the GPU: the device tool's limit is 600; none with
+#                  --cpu): a step's time limit is cut to what is left, and steps with none left are skipped
 # Every step runs even when an earlier one failed (except those that need the build); the exit status is
 # non-zero if any step failed.
 # shellcheck disable=SC2054,SC1091  # comma-separated flag values in arrays; /etc/os-release
@@ -143,6 +145,15 @@ step() {
   local name=$1 limit=$2
   shift 2
   NOTE=""
+  if ((DEADLINE_S > 0)); then  # stay inside the whole run's time, leaving 15 s to write the results
+    local left=$((DEADLINE_S - ($(date +%s) - T0) - 15))
+    if ((left < 10)); then
+      skip "$name" "no time left (DEADLINE_S=$DEADLINE_S)"
+      failed=$((failed + 1))
+      return 1
+    fi
+    ((limit > left)) && limit=$left
+  fi
   local start rc
   start=$(date +%s)
   CURRENT_STEP=$name
@@ -160,7 +171,7 @@ step() {
     kill -- -"$watchdog" 2>/dev/null
     wait "$watchdog" 2>/dev/null
     exit "$rc"
-  )
+  ) 2>/dev/null  # job-control notices; the command's own output is in its log
   rc=$?
   cat "$DETAILS/logs/$name.log" >> "$LOG"
   tail -n 15 "$DETAILS/logs/$name.log"
@@ -194,12 +205,14 @@ if [ "$mode" = cpu ]; then
   DEVICE=cpu
   tests=${tests:-quick}
   BENCH_NAME=cpu
+  DEADLINE_S=${DEADLINE_S:-0}
 else
   BUILD_DIR=${BUILD_DIR:-build-device}
   PYTHON=${PYTHON:-python3}
   DEVICE=cuda
   tests=${tests:-all}
   BENCH_NAME=${BENCH_NAME:-h200}
+  DEADLINE_S=${DEADLINE_S:-570}
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
   if ! command -v nvcc >/dev/null; then
     for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
@@ -306,7 +319,7 @@ s_prepared_fallback() {
 }
 
 s_tests() {
-  local args=(--output-on-failure --timeout 600 -j "$( [ "$mode" = device ] && echo 8 || echo "$JOBS")"
+  local args=(--output-on-failure --timeout "$(lim 120 600)" -j "$( [ "$mode" = device ] && echo 8 || echo "$JOBS")"
               --output-junit "$DETAILS/ctest.xml")
   [ "$tests" = quick ] && args+=(-R '_CUDA$|^Cli\.HelpOfEachCommandListsItsFlags$')
   (cd "$BUILD_DIR" && ctest "${args[@]}")
@@ -380,6 +393,7 @@ s_resnet18_amp() {
 }
 
 # ------------------------------------------------------------------------------------------------ run
+lim() { if [ "$mode" = device ]; then echo "$1"; else echo "$2"; fi; }  # a step's limit: GPU, CPU
 echo "device_check: $mode mode; results in $RESULTS"
 step environment 120 s_environment
 step python_peers 60 s_python_peers
@@ -391,10 +405,10 @@ built=1
 if [ "$mode" = cpu ] && [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
   skip configure "reusing $BUILD_DIR as configured by scripts/setup.sh"
 else
-  step configure 300 s_configure || built=0
+  step configure "$(lim 180 300)" s_configure || built=0
 fi
 if ((built)); then
-  step build 900 s_build || built=0
+  step build "$(lim 360 900)" s_build || built=0
 else
   skip build "configure failed"
 fi
@@ -402,11 +416,11 @@ fi
 if ((!built)); then
   for s in tests doctor bench fashion_mnist resnet18_amp; do skip "$s" "no build"; done
 else
-  if [ "$tests" = none ]; then skip tests "--tests none"; else step tests 1200 s_tests; fi
-  step doctor 120 s_doctor
-  if ((bench)); then step bench 600 s_bench; else skip bench "--no-bench"; fi
-  step fashion_mnist 600 s_fashion_mnist
-  step resnet18_amp 300 s_resnet18_amp
+  if [ "$tests" = none ]; then skip tests "--tests none"; else step tests "$(lim 240 1200)" s_tests; fi
+  step doctor "$(lim 60 120)" s_doctor
+  if ((bench)); then step bench "$(lim 240 600)" s_bench; else skip bench "--no-bench"; fi
+  step fashion_mnist "$(lim 120 600)" s_fashion_mnist
+  step resnet18_amp "$(lim 90 300)" s_resnet18_amp
 fi
 
 summary_write
