@@ -13,6 +13,7 @@
 # Options: --tests all|quick|none   ctest: the whole suite (default on the GPU), only the _CUDA tests and a
 #                                   quick CLI test (default with --cpu: CI ran the suite just before), none
 #          --no-bench               skip the bench grid
+#          --no-build               use BUILD_DIR's binaries as they are (no configure, no build)
 # Env: OUT        results folder (default out/device-check): summary.md (one row per step: status,
 #                 seconds, note), device_check.log (every step's output), bench/<name>.{md,csv,json,html},
 #                 details.tar.gz (per-step logs, ctest JUnit XML, metrics JSON lines)
@@ -32,6 +33,7 @@ ROOT=$PWD
 mode=device
 tests=""
 bench=1
+nobuild=0
 while (($#)); do
   case "$1" in
     --prepare) mode=prepare ;;
@@ -39,6 +41,7 @@ while (($#)); do
     --tests) tests="${2:?--tests needs all, quick or none}"; shift ;;
     --tests=*) tests="${1#--tests=}" ;;
     --no-bench) bench=0 ;;
+    --no-build) nobuild=1 ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "device_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -247,7 +250,7 @@ s_environment() {
 
 # What the tools/ scripts the tests and benches call import: tests that need a missing one skip.
 s_python_peers() {
-  "$PY_EXE" - <<'EOF'
+  "$PY_EXE" - "$DETAILS/logs/python_peers.note" <<'EOF'
 import importlib
 missing = []
 for name in ["torch", "torchvision", "numpy", "safetensors", "PIL"]:
@@ -257,6 +260,10 @@ for name in ["torch", "torchvision", "numpy", "safetensors", "PIL"]:
     except Exception as e:  # noqa: BLE001
         missing.append(name)
         print(f"{name}: MISSING ({e})")
+import sys
+found = [n for n in ["torchvision", "numpy", "safetensors", "PIL"] if n not in missing]
+with open(sys.argv[1], "w") as f:
+    f.write(", ".join(f"{n} {getattr(importlib.import_module(n), '__version__', '?')}" for n in found) + "\n")
 if missing:
     raise SystemExit("missing: " + ", ".join(missing) + " (the PyTorch peers and Python round-trip tests need them)")
 EOF
@@ -348,6 +355,7 @@ s_bench() {
 }
 
 epoch_note() {  # epoch_note STEP METRICS_FILE: the last epoch line of --metrics as one summary note
+  [ -s "$2" ] || return 0
   "$PY_EXE" - "$2" > "$DETAILS/logs/$1.note" <<'EOF' || true
 import json, sys
 last = None
@@ -402,12 +410,16 @@ if [ "$mode" = cpu ]; then
 fi
 step prepared 30 s_prepared
 built=1
-if [ "$mode" = cpu ] && [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
+if ((nobuild)); then
+  skip configure "--no-build"
+elif [ "$mode" = cpu ] && [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
   skip configure "reusing $BUILD_DIR as configured by scripts/setup.sh"
 else
   step configure "$(lim 180 300)" s_configure || built=0
 fi
-if ((built)); then
+if ((nobuild)); then
+  skip build "--no-build"
+elif ((built)); then
   step build "$(lim 360 900)" s_build || built=0
 else
   skip build "configure failed"
