@@ -32,7 +32,6 @@ CXX="${CXX_FUZZ:-clang++-14}"
 command -v "$CXX" >/dev/null || { echo "$CXX not found: apt-get install -y clang-14 libclang-rt-14-dev" >&2; exit 2; }
 std=-std=c++17
 torch_flags=()
-options=()
 if ((torch)); then
   [ -x .venv/bin/python ] || scripts/setup.sh
   torch_dir="$(.venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
@@ -40,9 +39,6 @@ if ((torch)); then
   std=-std=c++20
   torch_flags=(-I"$torch_dir/include" -I"$torch_dir/include/torch/csrc/api/include"
     -L"$torch_dir/lib" -Wl,-rpath,"$torch_dir/lib" -ltorch_cpu -lc10)
-  # LibTorch registers operators and allocators once per process and never frees them; LeakSanitizer
-  # would report those after the first input. The parsers own their memory through RAII.
-  options=(-detect_leaks=0)
 fi
 out=build-fuzz
 mkdir -p "$out/$target-corpus" "$out/$target-artifacts"
@@ -51,4 +47,4 @@ mkdir -p "$out/$target-corpus" "$out/$target-artifacts"
 cp -n tests/fuzz_corpus/"$target"/* "$out/$target-corpus/" 2>/dev/null || true
 # -rss_limit_mb bounds what a hostile header length could make us allocate; -max_len lets headers grow.
 "$out/${target}_fuzzer" "$out/$target-corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
-  -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/" "${options[@]}" ${FUZZ_ARGS:-}
+  -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/" ${FUZZ_ARGS:-}

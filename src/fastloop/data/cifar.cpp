@@ -68,7 +68,7 @@ int64_t count_records(const std::string& path) {
 void read_records(const std::string& path, int64_t count, uint8_t* images, int64_t* labels) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw InputError(path + ": cannot open (" + std::strerror(errno) + "); check the path and permissions");
-  std::vector<uint8_t> block(static_cast<size_t>(kRecordsPerRead * kRecord));
+  std::vector<uint8_t> block(static_cast<size_t>(std::min(kRecordsPerRead, count) * kRecord));
   for (int64_t done = 0; done < count;) {
     const int64_t want = std::min(kRecordsPerRead, count - done);
     const size_t got = std::fread(block.data(), 1, static_cast<size_t>(want * kRecord), f.get());

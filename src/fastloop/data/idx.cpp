@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -89,7 +90,7 @@ class ByteReader {
 
   // Reads and discards the rest; returns how many bytes there were.
   int64_t skip_rest() {
-    std::vector<uint8_t> scratch(1 << 20);
+    std::vector<uint8_t> scratch(static_cast<size_t>(std::clamp<int64_t>(max_size(), 4096, 1 << 20)));  // bytes
     int64_t total = 0;
     for (int64_t got; (got = read(scratch.data(), static_cast<int64_t>(scratch.size()))) > 0;) total += got;
     return total;
@@ -119,7 +120,9 @@ class ByteReader {
   void open() {
     file_ = gzopen(path_.c_str(), "rb");
     if (!file_) throw InputError(path_ + ": cannot open (" + std::strerror(errno) + "); check the path and permissions");
-    gzbuffer(file_, 1 << 20);  // bytes; the default 8 KiB makes inflate several times slower
+    // bytes; the default 8 KiB makes inflate several times slower, and a small file needs no more than its
+    // size (zlib allocates this for input and twice it for output on every open)
+    gzbuffer(file_, static_cast<unsigned>(std::clamp<int64_t>(file_size_, 8 << 10, 1 << 20)));
     offset_ = 0;
   }
   void close() {

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds fastloop with sanitizers in its own folder and runs tests under them:
+#   scripts/sanitize.sh address [CTEST_REGEX]   ASan+UBSan in build-asan/, the whole suite (or tests matching
+#                                               the regex); .ci/run runs this
+#   scripts/sanitize.sh thread  [CTEST_REGEX]   TSan in build-tsan/, the loader and distributed tests
+# Everything fastloop compiles is instrumented; LibTorch comes prebuilt and is not, which is why the
+# options below exist (each says what it works around). Any report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-address}"
+root="$PWD"
+# Test names that exercise threads: the loader, sampler, device data and distributed (Dist) tests.
+tsan_tests='Loader|Sampler|DeviceData|Dist'
+# Left out under every sanitizer: the find_package consumer test installs the instrumented library and
+# links it into an uninstrumented program, where the sanitizer runtime cannot load first (it checks
+# packaging, not memory, and scripts/test.sh runs it).
+exclude='FindPackageConsumer'
+case "$mode" in
+  address) sanitize=address,undefined; build_dir=build-asan ;;
+  thread) sanitize=thread; build_dir=build-tsan ;;
+  *) echo "usage: scripts/sanitize.sh address|thread [CTEST_REGEX]" >&2; exit 2 ;;
+esac
+
+[ -x .venv/bin/python ] || scripts/setup.sh  # apt packages and the venv whose LibTorch we build against
+export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
+# -O1 -g and no NDEBUG: reports keep their frames and lines, assertions (fastloop's, toml++'s) stay on,
+# and the build is faster than the -O3 Release one.
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DFASTLOOP_PYTHON="$root/.venv/bin/python" -DFASTLOOP_SANITIZE="$sanitize" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+
+# print_stacktrace: UBSan names the call chain (the build already stops at the first report,
+# -fno-sanitize-recover=undefined). LeakSanitizer stays on: LibTorch's once-per-process singletons stay
+# reachable from its globals, so they are not reported.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+
+cd "$build_dir"
+case "$mode" in
+  address) regex="${2:-.}" ;;
+  thread) regex="${2:-$tsan_tests}" ;;
+esac
+ctest --output-on-failure -j 2 --timeout 1800 -R "$regex" -E "$exclude"
