@@ -1,14 +1,21 @@
-// `fastloop bench`: measurements, not tests. Each kind of benchmark is one sub-subcommand registered
-// here (`bench loader` now; the model grid joins later); each prints markdown and, with --out PREFIX,
-// writes PREFIX.json and PREFIX.md.
+// `fastloop bench`: measurements, not tests. The default is the grid of seed 001 (models × rows ×
+// repetitions; bench/grid.h), printed as markdown and, with --out PREFIX, written as PREFIX.md/.csv/.json/
+// .html. `bench loader` times the loader alone. Flags are registered once each, with their help, as in
+// llama-bench.
 #include "commands.h"
 
+#include "fastloop/bench/grid.h"
 #include "fastloop/bench/loader_bench.h"
+#include "fastloop/bench/python_peer.h"
+#include "fastloop/bench/report.h"
+#include "fastloop/core/errors.h"
+#include "fastloop/train/runtime.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 namespace fastloop {
@@ -63,17 +70,95 @@ Subcommand bench_loader_add(CLI::App& bench) {
           }};
 }
 
+/// The python that runs tools/ scripts: $FASTLOOP_PYTHON, else the project venv's.
+std::string peer_python(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* env = std::getenv("FASTLOOP_PYTHON");
+  return env && *env ? env : "./.venv/bin/python";
+}
+
+struct GridFlags {
+  BenchOptions options;
+  std::vector<std::string> rows{"all"};
+  std::string peer = "tools/bench_peer.py";
+  std::string out;
+};
+
+// On the CPU, seed 001's batch 128 would take hours for the 4-model grid (ResNet101 trains ~8 img/s on
+// 2 cores); these defaults finish it in about 15 minutes there. Flags given explicitly always win.
+constexpr int64_t kCpuBatchSize = 16, kCpuSteps = 3, kCpuEvalSteps = 3, kCpuWarmup = 1;
+
+void grid_flags_add(CLI::App& app, GridFlags& flags) {
+  auto& o = flags.options;
+  app.add_option("--models", o.models, "comma-separated models")->delimiter(',')->capture_default_str();
+  app.add_option("--rows", flags.rows, "comma-separated rows, or all: " + [] {
+        std::string names;
+        for (const auto& n : bench_row_names()) names += (names.empty() ? "" : ",") + n;
+        return names;
+      }())->delimiter(',')->capture_default_str();
+  app.add_option("--repeat", o.repeat, "repetitions per cell; median and min/max over them")->capture_default_str();
+  app.add_option("--steps", o.steps, "timed training steps per repetition (CPU default 3)")->capture_default_str();
+  app.add_option("--eval-steps", o.eval_steps, "timed evaluation batches per repetition (CPU default 3)")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "untimed steps before each cell's timing (CPU default 1)")->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "images per step (seed 001: 128; CPU default 16)")->capture_default_str();
+  app.add_option("--data", o.data, "synthetic[:CxHxW[:N]] | cifar10:DIR | fashion-mnist[:DIR]")->capture_default_str();
+  app.add_option("--device", o.device, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  app.add_option("--threads", o.threads, "intra-op threads; 0: the usable cores")->capture_default_str();
+  app.add_flag("--full", o.full, "seed 001's run: 5 epochs of CIFAR-10 per cell (first excluded), batch 128");
+  app.add_flag("--compare-python", o.compare_python, "also run the same cells in PyTorch (tools/bench_peer.py)");
+  app.add_option("--python", o.python, "interpreter for the peer (default $FASTLOOP_PYTHON or ./.venv/bin/python)");
+  app.add_option("--peer", flags.peer, "the PyTorch peer script")->capture_default_str();
+  app.add_option("--out", flags.out, "write PREFIX.md, PREFIX.csv, PREFIX.json and PREFIX.html");
+}
+
+int grid_run(const CLI::App& app, GridFlags& flags) {
+  BenchOptions options = flags.options;
+  options.rows.clear();
+  for (const auto& row : flags.rows)
+    if (row != "all") options.rows.push_back(row);
+  if (options.rows.size() != flags.rows.size() && !options.rows.empty())
+    throw InputError("--rows: 'all' cannot be combined with other rows");
+  const bool cpu = !device_resolve(options.device).is_cuda();
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (cpu && !options.full) {
+    if (!given("--batch-size")) options.batch_size = kCpuBatchSize;
+    if (!given("--steps")) options.steps = kCpuSteps;
+    if (!given("--eval-steps")) options.eval_steps = kCpuEvalSteps;
+    if (!given("--warmup")) options.warmup = kCpuWarmup;
+  }
+  std::string command = "fastloop bench";
+  for (const auto* option : app.get_options()) {
+    if (option->count() == 0 || option->get_name() == "--help") continue;
+    command += " " + option->get_name();
+    if (option->get_expected_min() == 0) continue;  // a flag
+    std::string values;
+    for (const auto& value : option->results()) values += (values.empty() ? "" : ",") + value;
+    command += " " + values;
+  }
+  BenchResult result = bench_run(options);
+  result.environment.command = command;
+  if (options.compare_python) bench_compare_python(result, peer_python(options.python), flags.peer);
+  const std::string md = bench_markdown(result);
+  std::printf("%s", md.c_str());
+  if (!flags.out.empty()) {
+    for (const auto& path : bench_write_reports(result, flags.out)) std::printf("wrote %s\n", path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 Subcommand bench_command(CLI::App& root) {
-  auto* app = root.add_subcommand("bench", "Benchmarks: `bench loader` (more kinds to come)");
-  app->require_subcommand(1);
+  auto* app = root.add_subcommand("bench", "Seed 001's grid: models x rows x repetitions (default); `bench loader`: the loader alone");
+  app->require_subcommand(0, 1);
+  auto flags = std::make_shared<GridFlags>();
+  grid_flags_add(*app, *flags);
   std::vector<Subcommand> kinds = {bench_loader_add(*app)};
-  return {app, [kinds] {
+  return {app, [app, kinds, flags] {
             for (const auto& kind : kinds) {
               if (kind.app->parsed()) return kind.run();
             }
-            return 1;
+            return grid_run(*app, *flags);
           }};
 }
 

@@ -1,0 +1,49 @@
+// One cell of the bench grid, timed: a model trains for a few steps on the loader's batches with each
+// step split at its phase boundaries (data wait, copy, forward, backward, optimizer), then evaluates a
+// few batches; repeated after an untimed warm-up. Built from the training step's own pieces.
+#pragma once
+
+#include "fastloop/bench/grid.h"
+#include "fastloop/core/config.h"
+#include "fastloop/data/dataset.h"
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace fastloop {
+
+/// What a row runs for one model, resolved: the settings and the measuring schedule.
+struct CellPlan {
+  TrainConfig config;            // data.batch_size/workers/pin_memory/on_device, model, optim, perf
+  c10::Device device = c10::kCPU;
+  int64_t width_delta = 0;       // rec-model: added to every stage's width (-1: no multiple of 8 left)
+  bool non_blocking = true;      // CUDA: the loader's pinned ring with non_blocking side-stream copies;
+                                 // false: host batches copied blocking in the step (pinned first with pin_memory)
+  bool train = true;             // false: an eval-only row
+  bool eval_grad_mode = false;   // evaluate without InferenceMode (what the no-grad row compares)
+  bool fold_bn = false;          // evaluate with BatchNorms folded into their convs
+  int64_t steps = 5;             // timed training steps per repetition; 0: a whole epoch
+  int64_t eval_steps = 5;        // timed evaluation batches per repetition; 0: the whole test split
+  int64_t warmup = 1;            // untimed steps (and eval batches) first; with steps 0: epochs
+  int64_t repeat = 3;
+};
+
+struct RepetitionTimes {
+  double train_img_per_s = 0.0;
+  double eval_img_per_s = 0.0;
+  TimeSplit split;               // seconds per step, mean over the repetition's steps
+};
+
+struct CellTimes {
+  std::vector<RepetitionTimes> repetitions;
+  double train_peak_bytes = 0.0; // over warm-up and timed training
+  double eval_peak_bytes = 0.0;  // over warm-up and timed evaluation
+  double forward_flops = 0.0;    // of one image through this cell's model
+};
+
+/// Builds the cell's model (seed config.run.seed), loader and optimizer and measures them.
+CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data);
+
+} // namespace fastloop

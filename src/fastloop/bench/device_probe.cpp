@@ -1,0 +1,131 @@
+// The device-independent half of device_probe.h (the CUDA half lives in device_probe_cuda.cpp).
+#include "fastloop/bench/device_probe.h"
+
+#include "fastloop/core/compat.h"
+#include "fastloop/core/env.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace fastloop {
+
+namespace {
+
+/// Standard output of `command`, trailing newline removed; "" when it fails.
+std::string command_output(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return "";
+  std::string out;
+  std::array<char, 256> buffer{};
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) out += buffer.data();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+void device_synchronize(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+void memory_peak_reset(c10::Device device) {
+  if (device.is_cuda()) {
+    if constexpr (compat::kBuiltWithCuda) detail::cuda_memory_peak_reset(device.index());
+    return;
+  }
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";  // resets VmHWM to the current RSS
+  clear.flush();
+  if (!clear)
+    throw std::runtime_error("bench: cannot reset the peak RSS through /proc/self/clear_refs (Linux >= 4.0 needed)");
+}
+
+double memory_peak_bytes(c10::Device device) {
+  if (device.is_cuda()) {
+    if constexpr (compat::kBuiltWithCuda) return detail::cuda_memory_peak_bytes(device.index());
+    return 0.0;
+  }
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;  // kB in the file
+  }
+  return 0.0;
+}
+
+std::string memory_peak_kind(c10::Device device) {
+  return device.is_cuda() ? "cuda_max_allocated" : "process_peak_rss";
+}
+
+GemmPeak device_gemm_peak(c10::Device device) {
+  GemmPeak peak;
+  if (device.is_cpu()) {
+    constexpr int64_t n = 1024;
+    peak.gflops = cpu_gemm_gflops(n);
+    peak.method = "float32 1024x1024x1024 matmul on the CPU, median of a few, " +
+                  std::to_string(at::get_num_threads()) + " threads";
+    return peak;
+  }
+  // float32 with TF32 off: the precision of the baseline row. AMP rows can exceed 100% of it.
+  const bool tf32 = at::globalContext().allowTF32CuBLAS();
+  at::globalContext().setAllowTF32CuBLAS(false);
+  constexpr int64_t n = 8192;
+  const auto a = at::randn({n, n}, at::TensorOptions(device));
+  const auto b = at::randn({n, n}, at::TensorOptions(device));
+  std::vector<double> rates;
+  for (int i = 0; i < 6; ++i) {
+    device_synchronize(device);
+    const auto start = std::chrono::steady_clock::now();
+    auto c = at::mm(a, b);
+    device_synchronize(device);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i > 0) rates.push_back(2.0 * n * n * n / s / 1e9);  // the first call is warm-up
+  }
+  at::globalContext().setAllowTF32CuBLAS(tf32);
+  std::sort(rates.begin(), rates.end());
+  peak.gflops = rates[rates.size() / 2];
+  peak.method = "float32 8192x8192x8192 matmul on " + gpu_name(device) + ", TF32 off, median of 5";
+  return peak;
+}
+
+std::string gpu_name(c10::Device device) {
+  if constexpr (compat::kBuiltWithCuda) {
+    if (device.is_cuda()) return detail::cuda_gpu_name(device.index());
+  }
+  return "";
+}
+
+std::string gpu_driver(c10::Device device) {
+  if constexpr (compat::kBuiltWithCuda) {
+    if (device.is_cuda()) return detail::cuda_gpu_driver();
+  }
+  return "";
+}
+
+std::string source_commit() {
+  const std::string commit = command_output("git rev-parse --short HEAD 2>/dev/null");
+  if (commit.empty()) return "unknown";
+  const std::string dirty = command_output("git status --porcelain --untracked-files=no 2>/dev/null");
+  return dirty.empty() ? commit : commit + "+dirty";
+}
+
+std::string load_average() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(file >> one >> five >> fifteen)) return "";
+  return one + " " + five + " " + fifteen;
+}
+
+} // namespace fastloop
