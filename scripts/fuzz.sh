@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs libFuzzer targets with clang-14 under ASan+UBSan: `scripts/fuzz.sh TARGET SECONDS`, or
 # `scripts/fuzz.sh all SECONDS` for every target in turn. Targets: the parsers of outside input --
-# safetensors, config (TOML recipes), idx (plain and gzip), cifar (CIFAR-10 binary), checkpoint.
+# safetensors, config (TOML recipes), idx (plain and gzip), cifar (CIFAR-10 binary), checkpoint (as on
+# disk: header, size, CRC-32) and checkpoint_archive (size and CRC fixed up, so LibTorch's archive reader
+# behind them gets the mutations).
 # safetensors and config need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
@@ -11,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
-all_targets=(safetensors config idx cifar checkpoint)
+all_targets=(safetensors config idx cifar checkpoint checkpoint_archive)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -24,8 +26,8 @@ case "$target" in
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.
-  checkpoint) sources=(fuzz/checkpoint_fuzzer.cpp src/fastloop/train/checkpoint.cpp src/fastloop/train/amp.cpp)
-    max_len=16384; torch=1 ;;
+  checkpoint | checkpoint_archive) sources=(fuzz/${target}_fuzzer.cpp src/fastloop/train/checkpoint.cpp
+    src/fastloop/train/amp.cpp); max_len=16384; torch=1 ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac
 CXX="${CXX_FUZZ:-clang++-14}"
@@ -42,9 +44,12 @@ if ((torch)); then
 fi
 out=build-fuzz
 mkdir -p "$out/$target-corpus" "$out/$target-artifacts"
+corpus="${target%_archive}"  # checkpoint_archive starts from the checkpoint seeds
 "$CXX" "$std" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Isrc -Ifuzz "${sources[@]}" "${torch_flags[@]}" -lz -o "$out/${target}_fuzzer"
-cp -n tests/fuzz_corpus/"$target"/* "$out/$target-corpus/" 2>/dev/null || true
+cp -n tests/fuzz_corpus/"$corpus"/* "$out/$target-corpus/" 2>/dev/null || true
+# LibTorch's own leaks on malformed archives are listed (and explained) in fuzz/lsan.supp.
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # -rss_limit_mb bounds what a hostile header length could make us allocate; -max_len lets headers grow.
 "$out/${target}_fuzzer" "$out/$target-corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
   -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/" ${FUZZ_ARGS:-}

@@ -1,5 +1,6 @@
 // Checkpoints: a stopped and resumed run ends bitwise equal to an uninterrupted one (CPU, fixed
 // threads); damaged files are clear errors; saving never leaves temporary files or harms the last one.
+#include "data_files.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
@@ -107,6 +108,30 @@ TEST(Checkpoint, TruncatedCorruptAndForeignFilesAreClearErrors) {
   EXPECT_NE(read_error(write("text.ckpt", "hello, this is not a checkpoint at all")).find("FLCKPT01"), std::string::npos);
   auto missing = read_error(dir + "/nope.ckpt");
   EXPECT_NE(missing.find("nope.ckpt"), std::string::npos) << missing;
+}
+
+// Found by the checkpoint fuzzer: an archive whose size and CRC-32 are right but whose pickled type name is
+// damaged made LibTorch throw torch::jit::ErrorReport, not c10::Error, which escaped as a non-InputError.
+TEST(Checkpoint, DamagedArchiveBehindAValidCrcIsAClearError) {
+  const auto dir = fresh_dir("damaged_archive");
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  const std::string path = dir + "/last.ckpt";
+  checkpoint_save(path, *model, nullptr, TrainPosition{1, 2, 3}, "{}");
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = bytes.find("collections\nOrderedDict");
+  ASSERT_NE(at, std::string::npos) << "the archive no longer pickles an OrderedDict; pick another name";
+  bytes[at + 13] = '&';
+  const test_data::Bytes payload(bytes.begin() + 24, bytes.end());  // after the 24-byte header
+  const uint32_t crc = test_data::crc32_of(payload);
+  for (int i = 0; i < 4; ++i) bytes[16 + i] = static_cast<char>(crc >> (8 * i));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const auto msg = read_error(path);
+  EXPECT_NE(msg.find("unreadable archive"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("last.ckpt"), std::string::npos) << msg;
 }
 
 TEST(Checkpoint, UnwritableDirectoryKeepsTheLastCheckpoint) {

@@ -156,6 +156,8 @@ Checkpoint Checkpoint::read(const std::string& path) {
     out.position_.step = value.toInt();
   } catch (const c10::Error& e) {
     throw fail(std::string("unreadable archive: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {  // e.g. torch::jit::ErrorReport for a damaged type name in the archive
+    throw fail(std::string("unreadable archive: ") + e.what());
   }
   return out;
 }
