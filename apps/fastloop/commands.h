@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace fastloop {
 
@@ -25,5 +26,7 @@ Subcommand models_command(CLI::App& root);
 Subcommand doctor_command(CLI::App& root);
 Subcommand bench_command(CLI::App& root);
 Subcommand export_command(CLI::App& root);
+/// `launched`: the command line after `--` (main() keeps it from CLI11's parser).
+Subcommand launch_command(CLI::App& root, const std::vector<std::string>& launched);
 
 } // namespace fastloop

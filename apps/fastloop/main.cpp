@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -27,18 +28,29 @@ std::string recipe_from_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace fastloop;
+  // A rank under a launcher writes into a pipe: line buffering keeps its lines whole and timely.
+  if (std::getenv("LOCAL_RANK")) std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App root{"fastloop " FASTLOOP_VERSION ": CNN training on LibTorch with the performance tuning guide built in"};
   root.require_subcommand(1);
   root.set_version_flag("--version", FASTLOOP_VERSION);
 
   TrainConfig config;
+  // `launch ... -- COMMAND`: what follows -- is the ranks' command line, run by launch and not parsed here.
+  std::vector<std::string> launched;
+  int parsed_argc = argc;
+  for (int i = 2; argc > 2 && std::strcmp(argv[1], "launch") == 0 && i < argc; ++i)
+    if (std::strcmp(argv[i], "--") == 0) {
+      launched.assign(argv + i + 1, argv + argc);
+      parsed_argc = i;
+      break;
+    }
   std::string recipe = recipe_from_args(argc, argv);
   std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
                                       models_command(root), doctor_command(root), bench_command(root),
-                                      export_command(root)};
+                                      export_command(root), launch_command(root, launched)};
   try {
     if (!recipe.empty()) config_load_toml(config, recipe);
-    root.parse(argc, argv);
+    root.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = root.exit(e);
     return code == 0 ? 0 : 2;

@@ -1,6 +1,7 @@
 // `fastloop train`: runs the training loop; Ctrl-C or SIGTERM stops after the current step with a checkpoint.
 #include "commands.h"
 
+#include "fastloop/dist/dist_env.h"
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/trainer.h"
 
@@ -25,7 +26,8 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
             config_validate(config);  // before any output or work
             if (config.perf.mode == "auto")
               for (const auto& line : perf_auto_apply(config, perf_hardware_detect())) std::printf("perf auto: %s\n", line.c_str());
-            std::printf("config %s\n", config_to_json(config).c_str());
+            const bool main_rank = dist_env_detect().rank == 0;  // distributed runs: rank 0 reports
+            if (main_rank) std::printf("config %s\n", config_to_json(config).c_str());
             TrainControl control;
             control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
             const TrainSummary summary = train(config, control);
@@ -34,6 +36,13 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
                           config.run.checkpoint_dir.empty() ? "" : "; --resume continues from the checkpoint");
               return 130;
             }
+            if (summary.world_size > 1)
+              std::printf("ddp: rank %lld of %lld, %lld buckets, %lld all-reduces, %.3f s in flight, %.3f s waited (%.0f%% hidden by backward)\n",
+                          static_cast<long long>(summary.rank), static_cast<long long>(summary.world_size),
+                          static_cast<long long>(summary.buckets), static_cast<long long>(summary.allreduces),
+                          summary.comm_s, summary.comm_exposed_s,
+                          summary.comm_s > 0 ? 100.0 * (1.0 - summary.comm_exposed_s / summary.comm_s) : 0.0);
+            if (!main_rank) return 0;
             std::printf("test accuracy %.2f%% (loss %.4f, %lld images) after %lld steps, %.1f s training, %.0f img/s\n",
                         100.0 * summary.test.accuracy, summary.test.loss, static_cast<long long>(summary.test.samples),
                         static_cast<long long>(summary.position.step), summary.train_seconds, summary.img_per_s);

@@ -103,6 +103,16 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.run.init_non_strict, {}},
       {"run.init_skip", "--init-skip", "with --init-from: regex of names to leave initialised (e.g. '^fc\\.')",
        &c.run.init_skip, {}},
+      {"dist.backend", "--dist-backend", "distributed runs: collective backend (auto: NCCL on CUDA, Gloo on CPU)",
+       &c.dist.backend, {"auto", "gloo", "nccl"}},
+      {"dist.bucket_mb", "--bucket-mb", "distributed runs: MiB of gradients per all-reduce bucket", &c.dist.bucket_mb, {}},
+      {"dist.timeout_s", "--dist-timeout-s", "distributed runs: seconds before the rendezvous or a collective gives up",
+       &c.dist.timeout_s, {}},
+      {"dist.broadcast_buffers", "--broadcast-buffers",
+       "distributed runs: rank 0's BatchNorm statistics to every rank before each forward", &c.dist.broadcast_buffers, {}},
+      {"dist.world_size", "--world-size",
+       "ranks the run expects (0: from WORLD_SIZE / SLURM_NTASKS); checked against the environment and on --resume",
+       &c.dist.world_size, {}},
   };
 }
 
@@ -157,7 +167,7 @@ void config_load_toml(TrainConfig& config, const std::string& path) {
     const auto* inner = node.as_table();
     if (!inner)
       throw InputError(path + ": '" + std::string(section.str()) +
-                       "' must be a [section] (data, model, optim, schedule, perf, run)");
+                       "' must be a [section] (data, model, optim, schedule, perf, run, dist)");
     for (const auto& [name, value] : *inner) {
       std::string key = std::string(section.str()) + "." + std::string(name.str());
       set_from_toml(field_by_key(fields, key, path), value, path);
@@ -199,6 +209,9 @@ void config_validate(const TrainConfig& c) {
   require(c.run.max_skipped_steps >= 0, "--max-skipped-steps", "must be >= 0");
   require(c.run.checkpoint_every >= 0, "--checkpoint-every", "must be >= 0");
   require(!c.run.resume || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
+  require(c.dist.bucket_mb > 0 && c.dist.bucket_mb <= 4096, "--bucket-mb", "must be in (0, 4096]");
+  require(c.dist.timeout_s > 0, "--dist-timeout-s", "must be > 0");
+  require(c.dist.world_size >= 0, "--world-size", "must be >= 0 (0: from the environment)");
   require(!c.run.init_from.empty() || (!c.run.init_non_strict && c.run.init_skip.empty()),
           c.run.init_non_strict ? "--init-non-strict" : "--init-skip", "needs --init-from");
 }

@@ -78,6 +78,14 @@ struct RunConfig {
   std::string init_skip;                 // ECMAScript regex: names it matches keep their initialisation
 };
 
+struct DistConfig {
+  std::string backend = "auto";          // auto (NCCL on CUDA, Gloo on CPU) | gloo | nccl
+  double bucket_mb = 25.0;               // MiB of gradients per all-reduce bucket
+  double timeout_s = 600.0;              // rendezvous and each collective give up after this (seconds)
+  bool broadcast_buffers = true;         // rank 0's BatchNorm statistics to every rank before each forward
+  int64_t world_size = 0;                // ranks the run expects; 0: from the environment (WORLD_SIZE, SLURM_NTASKS)
+};
+
 struct TrainConfig {
   DataConfig data;
   ModelConfig model;
@@ -85,6 +93,7 @@ struct TrainConfig {
   ScheduleConfig schedule;
   PerfConfig perf;
   RunConfig run;
+  DistConfig dist;
 };
 
 /// One setting: where it lives in TrainConfig, its flag, TOML key and what it may be.

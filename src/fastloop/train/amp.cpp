@@ -57,6 +57,7 @@ void GradScaler::unscale(torch::optim::Optimizer& optimizer) {
   found_inf_.zero_();
   const at::Tensor inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
   if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale);
+  if (found_inf_reduce_) found_inf_reduce_(found_inf_);
   unscaled_ = true;
 }
 

@@ -10,6 +10,7 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <functional>
 #include <string>
 
 namespace fastloop {
@@ -54,6 +55,10 @@ class GradScaler {
   /// Grows or backs off the scale from this step's inf/nan finding.
   void update();
 
+  /// Distributed runs: `reduce` turns this rank's inf/nan finding (float32 [1]) into the maximum over
+  /// ranks, so every rank skips the same steps whatever its own gradients held.
+  void set_found_inf_reduce(std::function<void(at::Tensor&)> reduce) { found_inf_reduce_ = std::move(reduce); }
+
   double current_scale() const;
   bool enabled() const { return options_.enabled(); }
 
@@ -66,6 +71,7 @@ class GradScaler {
   at::Tensor growth_tracker_;  // int32 [1]: clean steps since the last change
   at::Tensor found_inf_;       // float32 [1]: this step's finding
   bool unscaled_ = false;
+  std::function<void(at::Tensor&)> found_inf_reduce_;
 };
 
 } // namespace fastloop

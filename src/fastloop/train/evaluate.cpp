@@ -2,6 +2,7 @@
 #include "fastloop/train/evaluate.h"
 
 #include "fastloop/data/loader.h"
+#include "fastloop/dist/process_group.h"
 #include "fastloop/train/step.h"
 
 #include <c10/core/InferenceMode.h>
@@ -18,7 +19,13 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   options.workers = workers;
   options.drop_last = false;
   options.sampler.shuffle = false;
-  Loader loader(dataset, options);
+  Dataset shard = dataset;  // rank r of W: samples [r*N/W, (r+1)*N/W), so each sample counts once
+  if (eval.group) {
+    const int64_t n = dataset.size(), r = eval.group->rank(), w = eval.group->size();
+    shard.images = dataset.images.narrow(0, n * r / w, n * (r + 1) / w - n * r / w);
+    shard.labels = dataset.labels.narrow(0, n * r / w, n * (r + 1) / w - n * r / w);
+  }
+  Loader loader(shard, options);
   loader.start_epoch(0);
 
   c10::InferenceMode guard;
@@ -44,6 +51,13 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   }
   loss_sum = loss_sum_t.item<double>();
   correct = correct_t.item<int64_t>();
+  if (eval.group) {
+    at::Tensor sums = at::tensor({loss_sum, static_cast<double>(correct), static_cast<double>(seen)}, at::kDouble);
+    eval.group->allreduce(sums, "evaluation all-reduce");
+    loss_sum = sums[0].item<double>();
+    correct = static_cast<int64_t>(sums[1].item<double>());
+    seen = static_cast<int64_t>(sums[2].item<double>());
+  }
   EvalResult result;
   result.samples = seen;
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;

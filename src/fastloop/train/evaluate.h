@@ -11,6 +11,8 @@
 
 namespace fastloop {
 
+class ProcessGroup;
+
 struct EvalResult {
   double loss = 0.0;      // mean cross-entropy, no label smoothing
   double accuracy = 0.0;  // top-1, fraction in [0, 1]
@@ -23,6 +25,9 @@ struct EvalOptions {
   bool channels_last = false;
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
+  /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are
+  /// all-reduced, so every rank returns the accuracy over the whole split.
+  ProcessGroup* group = nullptr;
 };
 
 /// Evaluates every sample of `dataset` once, in order, without augmentation, under InferenceMode.

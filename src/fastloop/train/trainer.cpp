@@ -6,6 +6,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/source.h"
+#include "fastloop/dist/ddp.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/amp.h"
@@ -27,8 +28,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-EvalOptions eval_options(const TrainConfig& config, c10::Device device) {
+EvalOptions eval_options(const TrainConfig& config, c10::Device device, ProcessGroup* group) {
   EvalOptions options;
+  options.group = group;
   options.device = device;
   options.channels_last = config.perf.channels_last;
   options.autocast = config.perf.amp != "off";
@@ -42,7 +44,12 @@ std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckp
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   config_validate(config);
   runtime_apply(config.perf, config.run.threads);
-  const c10::Device device = device_resolve(config.perf.device);
+  // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
+  const DistEnv dist_env = dist_env_detect();
+  const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
+  const std::shared_ptr<ProcessGroup> group = process_group_join(config.dist, dist_env, device);
+  const int64_t world = group ? group->size() : 1;
+  const bool main_rank = !group || group->rank() == 0;  // the one rank that logs and writes files
   const DatasetSplits data = data_load(config.data.source);
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
@@ -69,6 +76,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   loader_options.prefetch = config.data.prefetch;
   loader_options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
   loader_options.sampler.seed = static_cast<uint64_t>(config.run.seed);
+  loader_options.sampler.rank = group ? group->rank() : 0;  // each rank its share of every epoch
+  loader_options.sampler.world_size = world;
   // Batches arrive where the model is, in the dtype autocast computes in and the model's memory format;
   // on CUDA through the pinned ring (--pin-memory), or all on the device with --data-on-device.
   loader_options.device = device;
@@ -87,7 +96,9 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   int64_t total_steps = config.run.epochs * steps_per_epoch;
   if (config.run.max_steps > 0) total_steps = std::min(total_steps, config.run.max_steps);
   const LrSchedule schedule(config.schedule, config.optim.lr, total_steps, steps_per_epoch);
-  const std::string config_json = config_to_json(config);
+  TrainConfig saved_config = config;  // checkpoints record the world size: positions count per-rank batches
+  saved_config.dist.world_size = world;
+  const std::string config_json = config_to_json(saved_config);
 
   TrainPosition position;
   const std::string checkpoint = config.run.checkpoint_dir.empty() ? "" : checkpoint_path_in(config.run.checkpoint_dir);
@@ -95,15 +106,31 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     auto saved = Checkpoint::read(checkpoint);
     saved.restore(*model, optimizer.get(), /*rng=*/true, &scaler);
     position = saved.position();
+    TrainConfig resumed;
+    config_from_json(resumed, saved.config_json());
+    if (resumed.dist.world_size > 0 && resumed.dist.world_size != world)
+      throw InputError(checkpoint + " was written by a run of " + std::to_string(resumed.dist.world_size) +
+                       " ranks; resume it with that many (now " + std::to_string(world) + ")");
     std::printf("resumed from %s at epoch %lld, step %lld\n", checkpoint.c_str(),
                 static_cast<long long>(position.epoch + 1), static_cast<long long>(position.step));
   }
   auto save = [&] {
-    if (!checkpoint.empty()) checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json, &scaler);
+    if (!checkpoint.empty() && main_rank) checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json, &scaler);
   };
 
-  Progress progress(control.progress);
-  MetricsWriter metrics(config.run.metrics);
+  // After the resume: every rank starts from rank 0's parameters and buffers (broadcast).
+  std::unique_ptr<DistributedDataParallel> ddp;
+  if (group) {
+    ddp = std::make_unique<DistributedDataParallel>(
+        *model, group,
+        DdpOptions()
+            .bucket_bytes(static_cast<int64_t>(config.dist.bucket_mb * 1024 * 1024))
+            .broadcast_buffers(config.dist.broadcast_buffers));
+    scaler.set_found_inf_reduce([&group](at::Tensor& found) { group->allreduce(found, "AMP inf/nan check", true); });
+  }
+
+  Progress progress(control.progress && main_rank);
+  MetricsWriter metrics(main_rank ? config.run.metrics : "");
   TrainSummary summary;
   const auto run_start = Clock::now();
   double train_seconds = 0.0;
@@ -131,20 +158,24 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       // --- the micro-step: forward and backward of one batch of the cycle ---
       const int64_t cycle_start = position.batch / accumulate * accumulate;
       const int64_t cycle_length = std::min(accumulate, batches - cycle_start);
+      if (ddp) ddp->prepare_micro_step(/*sync=*/position.batch + 1 - cycle_start == cycle_length);  // no_sync before
       auto loss = train_micro_step(*model, images, labels, step_options, cycle_length, scaler);
       loss_sum += loss, epoch_loss_sum += loss;
       ++position.batch, ++interval_batches, ++epoch_batches;
-      interval_images += labels.size(0), epoch_images += labels.size(0), images_trained += labels.size(0);
+      const int64_t images_all_ranks = labels.size(0) * world;
+      interval_images += images_all_ranks, epoch_images += images_all_ranks, images_trained += images_all_ranks;
       if (position.batch - cycle_start < cycle_length) continue;
 
       // --- the end of a cycle: the optimizer step ---
+      if (ddp) ddp->finish_gradient_sync();  // gradients averaged over ranks before the update
       const double lr = schedule.lr_at(position.step);
       optimizer_set_lr(*optimizer, lr);
       if (!train_optimizer_step(*optimizer, scaler, step_options))
         ++summary.skipped_steps;
       ++position.step;
       done = position.step >= total_steps;
-      const bool stop = control.should_stop && control.should_stop(position);
+      bool stop = control.should_stop && control.should_stop(position);
+      if (group) stop = group->any(stop, "stop request");  // all ranks stop after the same step
 
       // --- once in a while: report progress ---
       if (position.step % config.run.log_every == 0 || position.batch == batches || done || stop) {
@@ -174,7 +205,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     if (summary.stopped) break;
 
     // --- each epoch end: evaluate, report, checkpoint ---
-    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device));
+    if (ddp) ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
+    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device, group.get()));
     EpochReport report{position.epoch, position.step,
                        epoch_batches ? epoch_loss_sum.item<double>() / static_cast<double>(epoch_batches) : 0.0,
                        summary.test.loss, summary.test.accuracy, static_cast<double>(epoch_images) / epoch_train_s,
@@ -186,11 +218,20 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     save();
   }
   if (!summary.stopped && summary.test.samples == 0) {  // nothing left to train: still report accuracy
-    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device));
+    summary.test = evaluate(*model, data.test, config.data.batch_size, config.data.workers, eval_options(config, device, group.get()));
   }
   summary.position = position;
   summary.train_seconds = train_seconds;
   summary.img_per_s = train_seconds > 0 ? static_cast<double>(images_trained) / train_seconds : 0.0;
+  if (ddp) {
+    const DdpStats stats = ddp->stats();
+    summary.world_size = world;
+    summary.rank = group->rank();
+    summary.buckets = ddp->bucket_count();
+    summary.allreduces = stats.allreduces;
+    summary.comm_s = stats.comm_s;
+    summary.comm_exposed_s = stats.exposed_s;
+  }
   return summary;
 }
 

@@ -22,7 +22,14 @@ struct TrainSummary {
   bool stopped = false;   // ended early by TrainControl::should_stop
   int64_t skipped_steps = 0;  // optimizer steps AMP skipped for inf/nan gradients
   double train_seconds = 0.0;
-  double img_per_s = 0.0; // training images per second, whole run
+  double img_per_s = 0.0; // training images per second, whole run, all ranks together
+  // Distributed runs (DistributedDataParallel's counters, this rank):
+  int64_t world_size = 1;
+  int64_t rank = 0;
+  int64_t buckets = 0;        // gradient buckets
+  int64_t allreduces = 0;     // bucket all-reduces: buckets x optimizer steps
+  double comm_s = 0.0;        // seconds the all-reduces were in flight, summed
+  double comm_exposed_s = 0.0;  // of which the optimizer step waited: communication not hidden by backward
 };
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control = {});

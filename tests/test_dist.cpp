@@ -1,0 +1,270 @@
+// Distributed data parallel with real processes on 127.0.0.1 (Gloo): 2 ranks x batch B equal 1 process
+// x batch 2B; one all-reduce per bucket per optimizer step with --accumulate; a killed rank ends the
+// others with a message naming it; rendezvous mistakes are input errors; two network namespaces.
+#include "fastloop/core/errors.h"
+#include "fastloop/dist/dist_env.h"
+
+#include <gtest/gtest.h>
+#include <torch/serialize.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Result {
+  int code = -1;        // exit code, 128 + signal when killed
+  std::string output;   // stdout and stderr
+};
+
+/// A free TCP port of this host (bound once to port 0, then released).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::path(testing::TempDir()) / ("dist_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Starts `args` with `env` added, output to `log`; the caller waits.
+pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                             "SLURM_NTASKS", "SLURM_PROCID"})
+      unsetenv(name);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    freopen(log.c_str(), "w", stdout);
+    dup2(fileno(stdout), STDERR_FILENO);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Waits for `pid`; a process still running after `limit_s` (a hang) is killed and reported as 137.
+int wait_exit(pid_t pid, int limit_s = 240) {
+  for (int waited_ms = 0;; waited_ms += 20) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (waited_ms > limit_s * 1000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -9;  // distinct from any exit of its own
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+  static int counter = 0;
+  const std::string log = temp_path("log" + std::to_string(counter++));
+  Result r;
+  r.code = wait_exit(spawn(args, env, log));
+  r.output = read_file(log);
+  return r;
+}
+
+std::vector<std::string> helper(const std::string& out, int batch, int accumulate, int steps, int bucket_bytes,
+                                bool channels_last) {
+  return {FASTLOOP_DIST_HELPER, out, std::to_string(batch), std::to_string(accumulate), std::to_string(steps),
+          std::to_string(bucket_bytes), channels_last ? "1" : "0"};
+}
+
+std::vector<std::string> launch(int nproc, std::vector<std::string> command) {
+  std::vector<std::string> args = {FASTLOOP_CLI, "launch", "--nproc-per-node", std::to_string(nproc),
+                                   "--master-port", std::to_string(free_port()), "--"};
+  args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
+
+/// Largest |a - b| over the saved tensors of two helper runs (gradients of step 1, then parameters).
+double max_difference(const std::string& a, const std::string& b) {
+  std::vector<at::Tensor> ta, tb;
+  torch::load(ta, a);
+  torch::load(tb, b);
+  EXPECT_EQ(ta.size(), tb.size());
+  double worst = 0;
+  for (size_t i = 0; i < ta.size() && i < tb.size(); ++i)
+    worst = std::max(worst, (ta[i] - tb[i]).abs().max().item<double>());
+  return worst;
+}
+
+int64_t count_after(const std::string& text, const std::string& word) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(word + " (\\d+)"))) return -1;
+  return std::stoll(m[1]);
+}
+}  // namespace
+
+TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
+  auto from = [](std::map<std::string, std::string> vars) {
+    return fastloop::dist_env_from([vars](const std::string& k) { return vars.count(k) ? vars.at(k) : ""; });
+  };
+  auto none = from({});
+  EXPECT_FALSE(none.distributed());
+  auto torchrun = from({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node7"},
+                        {"MASTER_PORT", "1234"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "9"}});
+  EXPECT_EQ(torchrun.source, "torchrun");
+  EXPECT_EQ(torchrun.rank, 3);
+  EXPECT_EQ(torchrun.world_size, 4);
+  EXPECT_EQ(torchrun.local_rank, 1);
+  EXPECT_EQ(torchrun.master_addr, "node7");
+  EXPECT_EQ(torchrun.master_port, 1234);
+  auto slurm = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+                     {"SLURM_JOB_NODELIST", "gpu[03-04]"}});
+  EXPECT_EQ(slurm.source, "slurm");
+  EXPECT_EQ(slurm.rank, 5);
+  EXPECT_EQ(slurm.world_size, 8);
+  EXPECT_EQ(slurm.local_rank, 1);
+  EXPECT_EQ(slurm.master_addr, "gpu03");
+  EXPECT_EQ(fastloop::slurm_first_host("a1,b[1-2]"), "a1");
+  EXPECT_EQ(fastloop::slurm_first_host("n[7,9]"), "n7");
+  EXPECT_THROW(from({{"WORLD_SIZE", "two"}}), fastloop::InputError);
+  EXPECT_THROW(from({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), fastloop::InputError);
+}
+
+TEST(Dist, TwoRanksOfBatchBGiveTheGradientsAndParametersOfOneProcessOfBatch2B) {
+  const auto one = temp_path("one.pt"), two = temp_path("two.pt");
+  // channels_last parameters and gradients; 512-byte buckets: several buckets, reduced while backward runs.
+  auto single = run(helper(one, 16, 1, 1, 512, true));
+  ASSERT_EQ(single.code, 0) << single.output;
+  auto ranks = run(launch(2, helper(two, 8, 1, 1, 512, true)));
+  ASSERT_EQ(ranks.code, 0) << ranks.output;
+  EXPECT_GT(count_after(ranks.output, "\\[0\\] buckets"), 1) << ranks.output;
+  EXPECT_LE(max_difference(one, two), 1e-5);
+}
+
+TEST(Dist, AccumulateFourReducesOncePerBucketPerOptimizerStep) {
+  const auto one = temp_path("acc_one.pt"), two = temp_path("acc_two.pt");
+  auto single = run(helper(one, 8, 4, 3, 1024, false));
+  ASSERT_EQ(single.code, 0) << single.output;
+  auto ranks = run(launch(2, helper(two, 4, 4, 3, 1024, false)));
+  ASSERT_EQ(ranks.code, 0) << ranks.output;
+  for (const std::string rank : {"0", "1"}) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(ranks.output, m, std::regex("\\[" + rank + "\\] buckets (\\d+) allreduces (\\d+) syncs (\\d+)")))
+        << ranks.output;
+    const int64_t buckets = std::stoll(m[1]), allreduces = std::stoll(m[2]), syncs = std::stoll(m[3]);
+    EXPECT_GT(buckets, 1);
+    EXPECT_EQ(syncs, 3);
+    EXPECT_EQ(allreduces, buckets * 3) << "3 optimizer steps of 4 micro-batches: no_sync on the first 3";
+  }
+  EXPECT_LE(max_difference(one, two), 1e-5);
+}
+
+TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSize) {
+  const auto dir = temp_path("ckpt"), metrics = temp_path("metrics.jsonl");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<std::string> train = {"train", "--data", "synthetic:1x12x12:256", "--batch-size", "16", "--epochs", "2",
+                                    "--max-steps", "6", "--accumulate", "2", "--threads", "1", "--workers", "0",
+                                    "--checkpoint-dir", dir, "--metrics", metrics, "--log-every", "1",
+                                    "--bucket-mb", "0.05", "--dist-timeout-s", "60"};
+  auto first = run(launch(2, train));
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("[0] test accuracy"), std::string::npos) << first.output;
+  EXPECT_EQ(first.output.find("[1] test accuracy"), std::string::npos) << "only rank 0 reports";
+  EXPECT_EQ(first.output.find("[1] config"), std::string::npos);
+  for (const std::string rank : {"0", "1"}) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(first.output, m, std::regex("\\[" + rank + "\\] ddp: rank \\d of 2, (\\d+) buckets, (\\d+) all-reduces")))
+        << first.output;
+    EXPECT_EQ(std::stoll(m[2]), std::stoll(m[1]) * 6) << "6 optimizer steps";
+  }
+  const std::string lines = read_file(metrics);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 6 + 2) << "6 step lines and 2 epoch lines, once\n" << lines;
+  EXPECT_TRUE(fs::exists(dir + "/last.ckpt"));
+
+  train[6] = "4", train[8] = "12";  // --epochs, --max-steps: continue to step 12
+  train.push_back("--resume");
+  auto alone = run([&] { auto a = train; a.insert(a.begin(), FASTLOOP_CLI); return a; }());
+  EXPECT_EQ(alone.code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("2 ranks"), std::string::npos) << alone.output;
+  auto resumed = run(launch(2, train));
+  ASSERT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("after 12 steps"), std::string::npos) << resumed.output;
+}
+
+TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
+  const std::string log = temp_path("kill.log");
+  const pid_t launcher = spawn(launch(2, {"train", "--data", "synthetic:1x12x12:4096", "--batch-size", "8",
+                                          "--epochs", "50", "--threads", "1", "--workers", "0", "--log-every", "1",
+                                          "--dist-timeout-s", "60"}),
+                               {}, log);
+  pid_t victim = -1;
+  for (int i = 0; i < 6000 && victim < 0; ++i) {  // until rank 1's pid is known and rank 0 has stepped
+    std::smatch m;
+    const std::string text = read_file(log);
+    if (std::regex_search(text, m, std::regex("rank 1 is pid (\\d+)")) && text.find("[0] epoch") != std::string::npos)
+      victim = std::stoi(m[1]);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(victim, 0) << read_file(log);
+  kill(victim, SIGKILL);
+  const int code = wait_exit(launcher);
+  const std::string output = read_file(log);
+  EXPECT_EQ(code, 128 + SIGKILL) << "the launcher exits with the failed rank's code\n" << output;
+  EXPECT_NE(output.find("launch: rank 1 exited with code 137"), std::string::npos) << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex("\\[0\\] .*lost rank 1 of 2"))) << output;
+}
+
+TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {
+  const std::vector<std::string> train = {FASTLOOP_CLI, "train", "--data", "synthetic:1x12x12:64", "--max-steps", "1",
+                                          "--threads", "1", "--dist-timeout-s", "3"};
+  auto bad_addr = run(train, {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "no-such-host.invalid"},
+                              {"MASTER_PORT", std::to_string(free_port())}});
+  EXPECT_EQ(bad_addr.code, 2) << bad_addr.output;
+  EXPECT_NE(bad_addr.output.find("MASTER_ADDR 'no-such-host.invalid' does not resolve"), std::string::npos) << bad_addr.output;
+
+  const int busy = socket(AF_INET, SOCK_STREAM, 0);  // a port someone else listens on
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(busy, 1), 0);
+  getsockname(busy, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto in_use = run(train, {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},
+                            {"MASTER_PORT", std::to_string(ntohs(addr.sin_port))}});
+  close(busy);
+  EXPECT_EQ(in_use.code, 2) << in_use.output;
+  EXPECT_NE(in_use.output.find("is in use on this host"), std::string::npos) << in_use.output;
+
+  auto nobody = run(train, {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},
+                            {"MASTER_PORT", std::to_string(free_port())}});
+  EXPECT_EQ(nobody.code, 2) << nobody.output;
+  EXPECT_NE(nobody.output.find("rendezvous at MASTER_ADDR:MASTER_PORT"), std::string::npos) << nobody.output;
+}
