@@ -24,9 +24,9 @@ esac
 [ -x .venv/bin/python ] || scripts/setup.sh  # apt packages and the venv whose LibTorch we build against
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
-# -O1 -g and no NDEBUG: reports keep their frames and lines, assertions (fastloop's, toml++'s) stay on,
+# -O1 -g1 and no NDEBUG: reports keep their frames and lines, assertions (fastloop's, toml++'s) stay on,
 # and the build is faster than the -O3 Release one.
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_PREFIX_PATH="$prefix" -DFASTLOOP_PYTHON="$root/.venv/bin/python" -DFASTLOOP_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 
