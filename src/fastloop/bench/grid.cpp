@@ -274,8 +274,10 @@ BenchResult bench_run(const BenchOptions& options) {
         const double peak_flops = result.environment.peak_gemm_gflops * 1e9;
         if (peak_flops > 0) cell.mfu = cell.forward_flops * 3.0 * cell.train_img_per_s / peak_flops;
         if (options.progress) {
-          std::fprintf(stderr, "bench %-12s %-16s train %8.1f img/s  eval %8.1f img/s  (%.0f s)\n", model.c_str(),
-                       row_name.c_str(), cell.train_img_per_s, cell.eval_img_per_s,
+          char train[48] = "train (eval-only row)";
+          if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
+          std::fprintf(stderr, "bench %-12s %-16s %s  eval %.1f img/s  (%.0f s)\n", model.c_str(), row_name.c_str(),
+                       train, cell.eval_img_per_s,
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
         }
       }
