@@ -122,7 +122,7 @@ int64_t train_step_timed(Trainee& t, BatchStream& stream, const CellPlan& plan, 
   device_synchronize(plan.device);
   const auto copied = Clock::now();
   split.data_wait += seconds(start, got);
-  split.copy += seconds(got, copied);
+  if (batch.images.device() != plan.device) split.copy += seconds(got, copied);  // else nothing was copied
 
   const int64_t micro_batches = plan.config.perf.accumulate;
   const auto image_parts = images.chunk(micro_batches), label_parts = labels.chunk(micro_batches);
