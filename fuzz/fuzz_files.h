@@ -1,5 +1,6 @@
 // Scratch files for the fuzz targets whose parsers read paths, not buffers: one private directory per
-// fuzzer process (under /dev/shm when it exists, so 1M executions do not touch a disk), removed at exit.
+// fuzzer process under $TMPDIR, which scripts/fuzz.sh points at a folder in /dev/shm (so 1M executions do
+// not touch a disk) and removes afterwards, since libFuzzer does not always run destructors at exit.
 #pragma once
 
 #include <unistd.h>
@@ -15,8 +16,7 @@ namespace fastloop::fuzz {
 class ScratchDir {
  public:
   ScratchDir() {
-    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-    std::string tmpl = std::string(base) + "/fastloop_fuzz_XXXXXX";
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fastloop_fuzz_XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) std::abort();
     path_ = tmpl;
   }

@@ -48,6 +48,10 @@ corpus="${target%_archive}"  # checkpoint_archive starts from the checkpoint see
 "$CXX" "$std" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Isrc -Ifuzz "${sources[@]}" "${torch_flags[@]}" -lz -o "$out/${target}_fuzzer"
 cp -n tests/fuzz_corpus/"$corpus"/* "$out/$target-corpus/" 2>/dev/null || true
+# The targets write their inputs to files (the parsers read paths): in memory, removed afterwards.
+scratch="$(mktemp -d /dev/shm/fastloop_fuzz.XXXXXX 2>/dev/null || mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR="$scratch"
 # LibTorch's own leaks on malformed archives are listed (and explained) in fuzz/lsan.supp.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # -rss_limit_mb bounds what a hostile header length could make us allocate; -max_len lets headers grow.
