@@ -1,0 +1,360 @@
+// The bench result as markdown, CSV and JSON, and the tables they share with the HTML page. The markdown
+// keeps seed 001's shape (rows × models, "train: …s test: …s") and adds what the seed could not show.
+#include "fastloop/bench/report.h"
+
+#include "fastloop/bench/report_tables.h"
+#include "fastloop/core/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace fastloop {
+
+namespace {
+
+const char* const kSplitNames[] = {"data-wait", "copy", "forward", "backward", "optimizer", "communication"};
+
+std::vector<double> split_values(const TimeSplit& s) {
+  return {s.data_wait, s.copy, s.forward, s.backward, s.optimizer, s.communication};
+}
+
+std::string bytes_text(double bytes) {
+  if (bytes <= 0.0) return "-";
+  if (bytes >= 1024.0 * 1024 * 1024) return report_fixed(bytes / (1024.0 * 1024 * 1024), 2) + " GiB";
+  return report_fixed(bytes / (1024.0 * 1024), 0) + " MiB";
+}
+
+std::string seconds_text(const BenchCell& c) {  // seed 001: "train: 20.4s test: 1.4s"
+  std::string out;
+  if (c.train_s > 0.0) out += "train: " + report_fixed(c.train_s, 1) + "s";
+  if (c.test_s > 0.0) out += std::string(out.empty() ? "" : " ") + "test: " + report_fixed(c.test_s, 1) + "s";
+  return out.empty() ? "-" : out;
+}
+
+std::string rate_text(double median, double lo, double hi, double speedup) {
+  if (median <= 0.0) return "-";
+  std::string out = report_grouped(median);
+  if (hi > lo) out += " (" + report_grouped(lo) + "–" + report_grouped(hi) + ")";
+  if (speedup > 0.0) out += " " + report_ratio(speedup);
+  return out;
+}
+
+std::string python_text(const BenchCell& c) {
+  if (c.python_status.empty()) return "-";
+  if (c.python_status != "ok") return c.python_status;
+  std::string out;
+  if (c.train_img_per_s > 0.0 && c.python_train_img_per_s > 0.0)
+    out += "train " + report_ratio(c.train_img_per_s / c.python_train_img_per_s) + " [" +
+           report_grouped(c.python_train_img_per_s) + "]";
+  if (c.eval_img_per_s > 0.0 && c.python_eval_img_per_s > 0.0)
+    out += std::string(out.empty() ? "" : " · ") + "eval " + report_ratio(c.eval_img_per_s / c.python_eval_img_per_s) +
+           " [" + report_grouped(c.python_eval_img_per_s) + "]";
+  return out.empty() ? "-" : out;
+}
+
+// Rows × columns with `text` of each ok cell; n/a cells show their status, missing cells "-".
+template <typename Text>
+ReportTable grid_table(const ReportGrid& grid, std::string title, std::string note, Text text) {
+  ReportTable t{std::move(title), std::move(note), {"row"}, {}};
+  t.header.insert(t.header.end(), grid.columns.begin(), grid.columns.end());
+  for (size_t r = 0; r < grid.rows.size(); ++r) {
+    std::vector<std::string> line{grid.rows[r]};
+    for (const BenchCell* c : grid.cells[r]) line.push_back(!c ? "-" : report_ok(*c) ? text(*c) : c->status);
+    t.rows.push_back(std::move(line));
+  }
+  return t;
+}
+
+std::string markdown_cell(const std::string& s) {  // a "|" inside a cell would end it
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string csv_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+bool report_ok(const BenchCell& cell) { return cell.status == "ok"; }
+
+std::string report_fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+std::string report_grouped(double value) {
+  const std::string digits = report_fixed(std::fabs(value), 0);
+  std::string out = std::round(value) < 0.0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string report_ratio(double value) { return value > 0.0 ? report_fixed(value, 2) + "×" : "-"; }
+
+std::string report_column(const BenchCell& cell) {
+  return cell.nproc > 1 ? cell.model + " ×" + std::to_string(cell.nproc) : cell.model;
+}
+
+ReportGrid report_grid(const BenchResult& result) {
+  ReportGrid grid;
+  auto index = [](std::vector<std::string>& names, const std::string& name) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) return static_cast<size_t>(it - names.begin());
+    names.push_back(name);
+    return names.size() - 1;
+  };
+  for (const auto& c : result.cells) {
+    index(grid.rows, c.row);
+    index(grid.columns, report_column(c));
+  }
+  grid.cells.assign(grid.rows.size(), std::vector<const BenchCell*>(grid.columns.size(), nullptr));
+  for (const auto& c : result.cells) grid.cells[index(grid.rows, c.row)][index(grid.columns, report_column(c))] = &c;
+  return grid;
+}
+
+std::vector<std::pair<std::string, std::string>> report_environment(const BenchResult& result) {
+  const auto& e = result.environment;
+  std::vector<std::pair<std::string, std::string>> out{
+      {"CPU", e.cpu_model + (e.cores > 0 ? ", " + std::to_string(e.cores) + " usable cores" : "")},
+      {"threads", e.threads > 0 ? std::to_string(e.threads) + " intra-op" : ""},
+      {"device", e.device},
+      {"GPU", e.gpu.empty() ? "none" : e.gpu + (e.gpu_driver.empty() ? "" : ", driver " + e.gpu_driver)},
+      {"LibTorch", e.libtorch_version},
+      {"BLAS", e.blas},
+      {"peak GEMM", e.peak_gemm_gflops > 0 ? report_fixed(e.peak_gemm_gflops, 1) + " GFLOP/s (" +
+                                                 (e.peak_gemm_method.empty() ? "float32, measured at start" : e.peak_gemm_method) + ")"
+                                           : ""},
+      {"load average", e.load_average},
+      {"fastloop commit", e.commit},
+      {"PyTorch peer", e.pytorch_version.empty() ? "" : "torch " + e.pytorch_version + " (tools/bench_peer.py)"},
+      {"date", e.date},
+      {"command", e.command}};
+  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& kv) { return kv.second.empty(); }), out.end());
+  return out;
+}
+
+std::string report_settings(const BenchResult& result) {
+  const auto& o = result.options;
+  std::ostringstream s;
+  s << "Batch " << o.batch_size << ", data " << o.data << ", ";
+  if (o.full)
+    s << "5 epochs per cell (--full)";
+  else
+    s << o.steps << " training steps and " << o.eval_steps << " evaluation batches per repetition after " << o.warmup
+      << " warm-up steps";
+  s << ", median of " << o.repeat << " repetitions (spread in brackets).";
+  if (result.train_images > 0 || result.test_images > 0)
+    s << " Train and test seconds are for " << report_grouped(static_cast<double>(result.train_images)) << " and "
+      << report_grouped(static_cast<double>(result.test_images)) << " images at the measured rates.";
+  if (result.seconds > 0.0) s << " The grid took " << report_fixed(result.seconds, 0) << " s.";
+  return s.str();
+}
+
+std::vector<std::pair<std::string, std::string>> report_row_descriptions(const BenchResult& result) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& line : result.row_descriptions) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos)
+      out.emplace_back(line, "");
+    else
+      out.emplace_back(line.substr(0, colon), line.substr(colon + 1 + (line.size() > colon + 1 && line[colon + 1] == ' ')));
+  }
+  return out;
+}
+
+std::vector<ReportTable> report_tables(const BenchResult& result) {
+  const ReportGrid grid = report_grid(result);
+  std::vector<ReportTable> tables;
+  tables.push_back(grid_table(grid, "Train and test time (seed 001's table)",
+                              "Seconds for one epoch of the data's train split and for its test split at the measured rates.",
+                              seconds_text));
+  tables.push_back(grid_table(
+      grid, "Images per second and speedup",
+      "Median img/s (min–max over repetitions) and the speedup against the baseline row of the same model in this run.",
+      [](const BenchCell& c) {
+        std::string train = rate_text(c.train_img_per_s, c.train_img_per_s_min, c.train_img_per_s_max, c.train_speedup);
+        std::string eval = rate_text(c.eval_img_per_s, c.eval_img_per_s_min, c.eval_img_per_s_max, c.eval_speedup);
+        return c.eval_only ? "eval " + eval : "train " + train + " · eval " + eval;
+      }));
+
+  ReportTable split{"Where a training step's time goes",
+                    "Milliseconds per training step, median over repetitions.",
+                    {"model", "row"},
+                    {}};
+  for (const char* name : kSplitNames) split.header.push_back(name);
+  split.header.push_back("total");
+  for (const auto& c : result.cells) {
+    if (!report_ok(c) || c.split.total() <= 0.0) continue;
+    std::vector<std::string> line{report_column(c), c.row};
+    for (double v : split_values(c.split)) line.push_back(report_fixed(1e3 * v, 1));
+    line.push_back(report_fixed(1e3 * c.split.total(), 1));
+    split.rows.push_back(std::move(line));
+  }
+  tables.push_back(std::move(split));
+
+  tables.push_back(grid_table(
+      grid, "Peak memory and model FLOP utilization",
+      "Peak memory of training (evaluation in brackets): CUDA max allocated, or the process's peak RSS on CPU. MFU = forward FLOPs × 3 × train img/s ÷ peak GEMM.",
+      [](const BenchCell& c) {
+        std::string out = c.eval_only ? "eval " + bytes_text(c.eval_peak_memory_bytes > 0 ? c.eval_peak_memory_bytes : c.peak_memory_bytes)
+                                      : bytes_text(c.peak_memory_bytes);
+        if (!c.eval_only && c.eval_peak_memory_bytes > 0.0) out += " (eval " + bytes_text(c.eval_peak_memory_bytes) + ")";
+        if (c.mfu > 0.0) out += " · MFU " + report_fixed(100.0 * c.mfu, 1) + "%";
+        if (c.forward_flops > 0.0) out += " · " + report_fixed(c.forward_flops / 1e9, 2) + " GFLOP/img";
+        return out;
+      }));
+
+  const bool compared = std::any_of(result.cells.begin(), result.cells.end(),
+                                    [](const BenchCell& c) { return !c.python_status.empty(); });
+  if (compared) {
+    tables.push_back(grid_table(
+        grid, "fastloop ÷ PyTorch",
+        "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py); PyTorch's img/s in brackets.",
+        python_text));
+  }
+  return tables;
+}
+
+std::string bench_markdown(const BenchResult& result) {
+  std::ostringstream md;
+  md << "# fastloop bench\n\n| environment | |\n|---|---|\n";
+  for (const auto& [key, value] : report_environment(result))
+    md << "| " << key << " | " << (key == "command" ? "`" + value + "`" : value) << " |\n";
+  md << "\n" << report_settings(result) << "\n";
+  for (const auto& t : report_tables(result)) {
+    md << "\n## " << t.title << "\n\n" << t.note << "\n\n|";
+    for (const auto& h : t.header) md << " " << h << " |";
+    md << "\n|";
+    for (size_t i = 0; i < t.header.size(); ++i) md << (i == 0 ? "---|" : "---:|");
+    md << "\n";
+    for (const auto& row : t.rows) {
+      md << "|";
+      for (const auto& cell : row) md << " " << markdown_cell(cell) << " |";
+      md << "\n";
+    }
+  }
+  const auto rows = report_row_descriptions(result);
+  if (!rows.empty()) {
+    md << "\n## Rows\n\n";
+    for (const auto& [name, what] : rows) md << "- `" << name << "`: " << what << "\n";
+  }
+  return md.str();
+}
+
+std::string bench_csv(const BenchResult& result) {
+  std::ostringstream csv;
+  for (const auto& [key, value] : report_environment(result)) csv << "# " << key << ": " << value << "\n";
+  csv << "# settings: " << report_settings(result) << "\n";
+  csv << "model,row,nproc,status,eval_only,train_img_per_s,train_img_per_s_min,train_img_per_s_max,eval_img_per_s,"
+         "eval_img_per_s_min,eval_img_per_s_max,train_s,test_s,train_speedup,eval_speedup,data_wait_s,copy_s,"
+         "forward_s,backward_s,optimizer_s,communication_s,step_s,peak_memory_bytes,peak_memory_kind,eval_peak_memory_bytes,"
+         "forward_flops,"
+         "mfu,python_status,python_train_img_per_s,python_eval_img_per_s\n";
+  for (const auto& c : result.cells) {
+    csv << csv_field(c.model) << "," << csv_field(c.row) << "," << c.nproc << "," << csv_field(c.status) << ","
+        << (c.eval_only ? "true" : "false");
+    for (double v : {c.train_img_per_s, c.train_img_per_s_min, c.train_img_per_s_max, c.eval_img_per_s,
+                     c.eval_img_per_s_min, c.eval_img_per_s_max, c.train_s, c.test_s, c.train_speedup, c.eval_speedup})
+      csv << "," << csv_number(v);
+    for (double v : split_values(c.split)) csv << "," << csv_number(v);
+    csv << "," << csv_number(c.split.total()) << "," << csv_number(c.peak_memory_bytes) << ","
+        << csv_field(c.peak_memory_kind) << "," << csv_number(c.eval_peak_memory_bytes) << "," << csv_number(c.forward_flops) << "," << csv_number(c.mfu) << ","
+        << csv_field(c.python_status) << "," << csv_number(c.python_train_img_per_s) << ","
+        << csv_number(c.python_eval_img_per_s) << "\n";
+  }
+  return csv.str();
+}
+
+std::string bench_json(const BenchResult& result) {
+  using Json = nlohmann::ordered_json;
+  const auto& e = result.environment;
+  const auto& o = result.options;
+  Json out;
+  out["bench"] = "grid";
+  out["environment"] = {{"cpu_model", e.cpu_model}, {"cores", e.cores}, {"threads", e.threads}, {"gpu", e.gpu},
+                        {"gpu_driver", e.gpu_driver}, {"device", e.device}, {"libtorch_version", e.libtorch_version},
+                        {"blas", e.blas}, {"commit", e.commit}, {"peak_gemm_gflops", e.peak_gemm_gflops},
+                        {"peak_gemm_method", e.peak_gemm_method}, {"load_average", e.load_average},
+                        {"pytorch_version", e.pytorch_version}, {"command", e.command}, {"date", e.date}};
+  out["options"] = {{"models", o.models}, {"rows", o.rows}, {"repeat", o.repeat}, {"steps", o.steps},
+                    {"eval_steps", o.eval_steps}, {"warmup", o.warmup}, {"batch_size", o.batch_size},
+                    {"data", o.data}, {"device", o.device}, {"threads", o.threads}, {"full", o.full},
+                    {"compare_python", o.compare_python}, {"python", o.python}, {"nproc", o.nproc},
+                    {"progress", o.progress}};
+  out["train_images"] = result.train_images;
+  out["test_images"] = result.test_images;
+  out["seconds"] = result.seconds;
+  try {
+    out["config"] = result.config_json.empty() ? Json() : Json::parse(result.config_json);
+  } catch (const Json::parse_error& err) {
+    throw std::runtime_error(std::string("bench report: the resolved config is not JSON: ") + err.what());
+  }
+  out["rows"] = Json::array();
+  for (const auto& [name, what] : report_row_descriptions(result)) out["rows"].push_back({{"name", name}, {"description", what}});
+  out["cells"] = Json::array();
+  for (const auto& c : result.cells) {
+    Json cell = {{"model", c.model}, {"row", c.row}, {"nproc", c.nproc}, {"status", c.status}, {"eval_only", c.eval_only},
+                 {"train_img_per_s", c.train_img_per_s}, {"train_img_per_s_min", c.train_img_per_s_min},
+                 {"train_img_per_s_max", c.train_img_per_s_max}, {"eval_img_per_s", c.eval_img_per_s},
+                 {"eval_img_per_s_min", c.eval_img_per_s_min}, {"eval_img_per_s_max", c.eval_img_per_s_max},
+                 {"train_s", c.train_s}, {"test_s", c.test_s}, {"train_speedup", c.train_speedup},
+                 {"eval_speedup", c.eval_speedup}};
+    Json split = Json::object();
+    const auto values = split_values(c.split);
+    for (size_t i = 0; i < values.size(); ++i) split[std::string(kSplitNames[i]) + "_s"] = values[i];
+    split["total_s"] = c.split.total();
+    cell["split"] = split;
+    cell["peak_memory_bytes"] = c.peak_memory_bytes;
+    cell["peak_memory_kind"] = c.peak_memory_kind;
+    cell["eval_peak_memory_bytes"] = c.eval_peak_memory_bytes;
+    cell["forward_flops"] = c.forward_flops;
+    cell["mfu"] = c.mfu;
+    cell["python_status"] = c.python_status;
+    cell["python_train_img_per_s"] = c.python_train_img_per_s;
+    cell["python_eval_img_per_s"] = c.python_eval_img_per_s;
+    // fastloop ÷ PyTorch; null where either side did not measure
+    auto ratio = [](double ours, double theirs) { return ours > 0.0 && theirs > 0.0 ? Json(ours / theirs) : Json(); };
+    cell["train_vs_python"] = ratio(c.train_img_per_s, c.python_train_img_per_s);
+    cell["eval_vs_python"] = ratio(c.eval_img_per_s, c.python_eval_img_per_s);
+    out["cells"].push_back(std::move(cell));
+  }
+  return out.dump(2) + "\n";
+}
+
+std::vector<std::string> bench_write_reports(const BenchResult& result, const std::string& prefix) {
+  const std::pair<const char*, std::string> files[] = {{".md", bench_markdown(result)},
+                                                       {".csv", bench_csv(result)},
+                                                       {".json", bench_json(result)},
+                                                       {".html", bench_html(result)}};
+  std::vector<std::string> paths;
+  for (const auto& [extension, text] : files) {
+    const std::string path = prefix + extension;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out.flush()) throw InputError("--out: cannot write " + path + "; does its folder exist and is it writable?");
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+} // namespace fastloop
