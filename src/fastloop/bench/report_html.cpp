@@ -5,6 +5,7 @@
 #include "fastloop/bench/report_tables.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <iterator>
 #include <sstream>
@@ -51,19 +52,22 @@ std::string ratio_chart(const ReportGrid& grid, const std::string& id, const std
   const double bar = 14.0, gap = 18.0, left = 50.0, top = 34.0, plot_h = 220.0, bottom = 110.0;
   const double group = bar * static_cast<double>(grid.columns.size()) + gap;
   const double width = std::max(640.0, left + group * static_cast<double>(grid.rows.size()) + 20.0);
-  double top_value = 1.0;
+  double largest = 1.0;
   for (const auto& row : grid.cells)
     for (const BenchCell* c : row)
-      if (c) top_value = std::max(top_value, value(*c));
-  top_value *= 1.1;
+      if (c) largest = std::max(largest, value(*c));
+  double step = 0.25;  // gridline spacing: the first of 0.25, 0.5, 1, 2, 5, 10, ... giving at most 6 lines
+  for (int i = 0; largest * 1.05 / step > 6.0; ++i) step *= i > 0 && i % 3 == 0 ? 2.5 : 2.0;
+  const int64_t ticks = static_cast<int64_t>(std::ceil(largest * 1.05 / step));
+  const double top_value = step * static_cast<double>(ticks);
   auto y_of = [&](double v) { return top + plot_h * (1.0 - v / top_value); };
   std::ostringstream svg;
   svg << "<figure><figcaption>" << escape(title) << "</figcaption><svg class=\"chart\" id=\"" << id
       << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(top + plot_h + bottom)
       << "\" viewBox=\"0 0 " << num(width) << " " << num(top + plot_h + bottom) << "\">";
   legend(svg, grid.columns, kModelColors, std::size(kModelColors), left);
-  for (double tick : {0.0, 0.25, 0.5, 0.75, 1.0}) {  // y axis: five gridlines over the range
-    const double v = tick * top_value, y = y_of(v);
+  for (int64_t tick = 0; tick <= ticks; ++tick) {
+    const double v = step * static_cast<double>(tick), y = y_of(v);
     svg << "<line class=\"grid\" x1=\"" << num(left) << "\" x2=\"" << num(width - 10) << "\" y1=\"" << num(y) << "\" y2=\""
         << num(y) << "\"/><text class=\"axis\" x=\"" << num(left - 4) << "\" y=\"" << num(y + 4) << "\">"
         << report_fixed(v, 2) << "×</text>";
@@ -151,6 +155,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; max-width
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th:first-child, .env th, .env td { text-align: left; }
+.env td { white-space: normal; word-break: break-word; }
 td.na { color: #888; font-style: italic; }
 figure { margin: 1em 0; overflow-x: auto; }
 figcaption { font-weight: 600; margin-bottom: 4px; }
