@@ -1,6 +1,8 @@
 // Each speed technique keeps results within its stated tolerance: channels_last, set_to_none,
-// gradient accumulation, fused optimizers, bf16 autocast, GradScaler, InferenceMode.
+// gradient accumulation, fused optimizers, bf16 autocast, GradScaler, InferenceMode, conv+BN folding.
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/models/registry.h"
+#include "fastloop/train/cuda_graph.h"
 #include "fastloop/train/amp.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
@@ -188,6 +190,79 @@ TEST(Techniques, InferenceModeOutputEqualsNoGradOutput) {
     b = model->forward(x);
   }
   EXPECT_TRUE(torch::equal(a, b));
+}
+
+// Folding BN into the conv before it changes eval outputs by rounding only (<= 1e-5 relative), covers
+// every BatchNorm of our models, and restores the exact weights afterwards.
+TEST(Techniques, FoldedBatchNormEvalMatchesUnfolded) {
+  for (const std::string name : {"small_cnn", "resnet18", "mobilenet_v2"}) {
+    SCOPED_TRACE(name);
+    torch::manual_seed(3);
+    Classifier model = model_make(ModelOptions(name).in_channels(3).num_classes(10));
+    // Non-trivial statistics and affine parameters, as after training.
+    torch::NoGradGuard no_grad;
+    size_t batchnorms = 0;
+    for (auto& module : model->modules()) {
+      if (auto* bn = module->as<torch::nn::BatchNorm2d>()) {
+        bn->running_mean.uniform_(-0.5, 0.5), bn->running_var.uniform_(0.5, 2.0);
+        bn->weight.uniform_(0.5, 1.5), bn->bias.uniform_(-0.2, 0.2);
+        ++batchnorms;
+      }
+    }
+    model->eval();
+    const auto images = torch::randn({4, 3, 32, 32});
+    const auto unfolded = model->forward(images);
+    std::vector<at::Tensor> before;
+    for (const auto& p : model->parameters()) before.push_back(p.clone());
+    {
+      BatchNormFolding folding(*model);
+      EXPECT_EQ(folding.folded(), batchnorms);
+      EXPECT_LE(rel_diff(model->forward(images), unfolded), 1e-5);
+    }
+    size_t i = 0;
+    for (const auto& p : model->parameters()) EXPECT_TRUE(p.equal(before[i++]));
+    EXPECT_TRUE(model->forward(images).equal(unfolded));  // BatchNorms are back
+  }
+}
+
+TEST(Techniques, CudaGraphIsRefusedWithAReasonOnTheCpu) {
+  auto model = small_model();
+  auto [images, labels] = batch(8);
+  GradScaler no_scaling(GradScalerOptions().enabled(false));
+  std::string why;
+  EXPECT_EQ(graphed_step_make(*model, StepOptions{}, no_scaling, images, labels, 1, &why), nullptr);
+  EXPECT_NE(why.find("CUDA"), std::string::npos) << why;
+}
+
+// Replaying the captured micro-step gives the parameters eager steps give (same kernels; <= 1e-5).
+TEST(Techniques, CudaGraphStepsMatchEagerSteps_CUDA) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  const torch::Device cuda(torch::kCUDA);
+  auto eager = small_model(5), graphed_model = small_model(5);
+  eager->to(cuda), graphed_model->to(cuda);
+  auto opt_a = optimizer_make(OptimConfig{}, eager->parameters(), false);
+  auto opt_b = optimizer_make(OptimConfig{}, graphed_model->parameters(), false);
+  GradScaler scaler_a(GradScalerOptions().enabled(false)), scaler_b(GradScalerOptions().enabled(false));
+  StepOptions options;
+  std::unique_ptr<GraphedStep> graph;
+  for (int step = 0; step < 6; ++step) {
+    auto [images, labels] = batch(16, 10 + step);
+    images = images.to(cuda), labels = labels.to(cuda);
+    train_micro_step(*eager, images, labels, options, 1, scaler_a);
+    train_optimizer_step(*opt_a, scaler_a, options);
+    if (step == 2) {  // after warm-up, as the trainer does
+      std::string why;
+      graph = graphed_step_make(*graphed_model, options, scaler_b, images, labels, 1, &why);
+      ASSERT_NE(graph, nullptr) << why;
+    }
+    StepOptions graphed_options = options;
+    graphed_options.keep_gradients = static_cast<bool>(graph);
+    if (graph) graph->run(images, labels);
+    else train_micro_step(*graphed_model, images, labels, options, 1, scaler_b);
+    train_optimizer_step(*opt_b, scaler_b, graphed_options);
+  }
+  auto a = eager->parameters(), b = graphed_model->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_LE(rel_diff(b[i].cpu(), a[i].cpu()), 1e-5) << i;
 }
 
 TEST(Techniques, AccumulationStepsOncePerCycleWithAPartialLastCycle) {

@@ -26,6 +26,7 @@ Subcommand models_command(CLI::App& root);
 Subcommand doctor_command(CLI::App& root);
 Subcommand bench_command(CLI::App& root);
 Subcommand export_command(CLI::App& root);
+Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 /// `launched`: the command line after `--` (main() keeps it from CLI11's parser).
 Subcommand launch_command(CLI::App& root, const std::vector<std::string>& launched);
 

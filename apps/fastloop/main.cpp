@@ -1,5 +1,5 @@
 // fastloop: train and evaluate CNNs on LibTorch with the PyTorch Performance Tuning Guide built in.
-// The only place that catches errors: input errors exit 2, other failures 1.
+// The only place that catches errors: input errors exit 2, runs that cannot go on 3, other failures 1.
 #include "commands.h"
 
 #include "fastloop/core/errors.h"
@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   std::string recipe = recipe_from_args(argc, argv);
   std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
                                       models_command(root), doctor_command(root), bench_command(root),
-                                      export_command(root), launch_command(root, launched)};
+                                      export_command(root), launch_command(root, launched),
+                                      tune_command(root, config, recipe)};
   try {
     if (!recipe.empty()) config_load_toml(config, recipe);
     root.parse(parsed_argc, argv);
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.what());
     return 2;
+  } catch (const RunError& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what());
+    return 3;
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.what_without_backtrace());
     return 1;

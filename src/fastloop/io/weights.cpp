@@ -3,9 +3,8 @@
 #include "fastloop/io/weights.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/models/fold_bn.h"
 
-#include <torch/nn/modules/batchnorm.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/torch.h>
 
 #include <cstring>
@@ -41,34 +40,22 @@ std::string join(const std::vector<std::string>& items, const char* separator = 
 void fold_batchnorms(const torch::nn::Module& model, NamedTensors& tensors) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < tensors.size(); ++i) index[tensors[i].first] = i;
-  std::string conv_name;
-  const torch::nn::Conv2dImpl* conv = nullptr;
   std::set<std::string> drop;
   std::vector<std::pair<size_t, std::pair<std::string, at::Tensor>>> biases;  // insert after the weight
-  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
-    if (const auto* c = item.value()->as<torch::nn::Conv2d>()) {
-      conv = c;
-      conv_name = item.key();
-      continue;
-    }
-    const auto* bn = item.value()->as<torch::nn::BatchNorm2d>();
-    if (!bn || !conv || conv->options.out_channels() != bn->options.num_features() || !bn->options.affine() ||
-        !bn->options.track_running_stats())
-      continue;
-    const std::string b = item.key() + ".";
+  for (const auto& pair : conv_batchnorm_pairs(model)) {
+    const std::string b = pair.bn_name + ".";
     const at::Tensor scale = tensors[index.at(b + "weight")].second /
-                             (tensors[index.at(b + "running_var")].second + bn->options.eps()).sqrt();
-    at::Tensor& weight = tensors[index.at(conv_name + ".weight")].second;
+                             (tensors[index.at(b + "running_var")].second + pair.bn->options.eps()).sqrt();
+    at::Tensor& weight = tensors[index.at(pair.conv_name + ".weight")].second;
     weight = weight * scale.reshape({-1, 1, 1, 1});
     at::Tensor shift = tensors[index.at(b + "bias")].second - tensors[index.at(b + "running_mean")].second * scale;
-    if (index.count(conv_name + ".bias")) {
-      at::Tensor& bias = tensors[index.at(conv_name + ".bias")].second;
+    if (index.count(pair.conv_name + ".bias")) {
+      at::Tensor& bias = tensors[index.at(pair.conv_name + ".bias")].second;
       bias = bias * scale + shift;
     } else {
-      biases.push_back({index.at(conv_name + ".weight"), {conv_name + ".bias", shift}});
+      biases.push_back({index.at(pair.conv_name + ".weight"), {pair.conv_name + ".bias", shift}});
     }
     for (const char* n : {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}) drop.insert(b + n);
-    conv = nullptr;  // one BatchNorm per conv
   }
   NamedTensors folded;
   for (size_t i = 0; i < tensors.size(); ++i) {

@@ -2,6 +2,7 @@
 // torchvision does: kaiming-normal fan-out convs, unit BN, Linear weights N(0, 0.01) with zero bias.
 #include "fastloop/models/mobilenet_v2.h"
 
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/models/init.h"
 
 #include <torch/nn/modules/dropout.h>
@@ -31,7 +32,7 @@ constexpr int64_t kLastChannels = 1280;
 
 ConvBNReLU6Impl::ConvBNReLU6Impl(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t groups) {
   conv = register_module("0", conv_for(in, out, kernel, stride, groups));
-  bn = register_module("1", nn::BatchNorm2d(out));
+  bn = register_module("1", FoldableBatchNorm2d(out));
 }
 
 at::Tensor ConvBNReLU6Impl::forward(at::Tensor x) {
@@ -46,7 +47,7 @@ InvertedResidualImpl::InvertedResidualImpl(int64_t in, int64_t out, int64_t stri
   if (expand_ratio != 1) conv->push_back(ConvBNReLU6(in, hidden, 1, 1, 1));
   conv->push_back(ConvBNReLU6(hidden, hidden, 3, stride, /*groups=*/hidden));  // depthwise
   conv->push_back(nn::Conv2d(nn::Conv2dOptions(hidden, out, 1).bias(false)));  // linear bottleneck
-  conv->push_back(nn::BatchNorm2d(out));
+  conv->push_back(FoldableBatchNorm2d(out));
   register_module("conv", conv);
 }
 
@@ -71,19 +72,21 @@ MobileNetV2Impl::MobileNetV2Impl(const MobileNetV2Options& options_) : options(o
                                          {6, 160, 3, 2},
                                          {6, 320, 1, 1}}};
 
+  const int64_t w = options.width_delta();
+  TORCH_CHECK(16 + w > 0, "MobileNetV2 width_delta ", w, " leaves no channels");
   features = nn::Sequential();
-  features->push_back(ConvBNReLU6(options.in_channels(), kFirstChannels, 3, cifar ? 1 : 2, 1));
-  int64_t in = kFirstChannels;
+  features->push_back(ConvBNReLU6(options.in_channels(), kFirstChannels + w, 3, cifar ? 1 : 2, 1));
+  int64_t in = kFirstChannels + w;
   for (const auto& s : stages) {
     for (int64_t i = 0; i < s.blocks; ++i) {
-      features->push_back(InvertedResidual(in, s.channels, i == 0 ? s.stride : 1, s.expand_ratio));
-      in = s.channels;
+      features->push_back(InvertedResidual(in, s.channels + w, i == 0 ? s.stride : 1, s.expand_ratio));
+      in = s.channels + w;
     }
   }
-  features->push_back(ConvBNReLU6(in, kLastChannels, 1, 1, 1));
+  features->push_back(ConvBNReLU6(in, kLastChannels + w, 1, 1, 1));
   register_module("features", features);
 
-  nn::Linear linear(kLastChannels, options.num_classes());
+  nn::Linear linear(kLastChannels + w, options.num_classes());
   classifier = register_module("classifier", nn::Sequential(nn::Dropout(options.dropout()), linear));
 
   init_convs_and_batchnorms(*this);

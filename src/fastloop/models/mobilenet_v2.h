@@ -4,8 +4,8 @@
 #pragma once
 
 #include "fastloop/models/classifier.h"
+#include "fastloop/models/fold_bn.h"
 
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
@@ -19,6 +19,9 @@ struct MobileNetV2Options {
   TORCH_ARG(int64_t, num_classes) = 10;
   /// Probability of the Dropout before the final Linear (torchvision: 0.2).
   TORCH_ARG(double, dropout) = 0.2;
+  /// Added to every stage's width (32, 16 ... 320, 1280). The bench's rec-model row uses -1 to break the
+  /// multiples of 8 that tensor cores and vector units want (seed 001).
+  TORCH_ARG(int64_t, width_delta) = 0;
 };
 
 /// Conv (no bias) + BN + ReLU6, children named "0" and "1" like torchvision's Conv2dNormActivation.
@@ -29,7 +32,7 @@ class ConvBNReLU6Impl : public torch::nn::Module {
   at::Tensor forward(at::Tensor x);
 
   torch::nn::Conv2d conv{nullptr};
-  torch::nn::BatchNorm2d bn{nullptr};
+  FoldableBatchNorm2d bn{nullptr};
 };
 TORCH_MODULE(ConvBNReLU6);
 

@@ -2,6 +2,7 @@
 // layerN.M.downsample.{0,1}, fc) and initialised as torchvision does with zero_init_residual=false.
 #include "fastloop/models/resnet.h"
 
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/models/init.h"
 
 
@@ -18,7 +19,7 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
 /// The projection shortcut when the block changes resolution or width; null for the identity.
 nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride) {
   if (stride == 1 && in == out) return nullptr;
-  return nn::Sequential(conv(in, out, 1, stride), nn::BatchNorm2d(out));
+  return nn::Sequential(conv(in, out, 1, stride), FoldableBatchNorm2d(out));
 }
 
 template <typename Block>
@@ -36,9 +37,9 @@ nn::Sequential make_layer(int64_t& in_planes, int64_t planes, int64_t blocks, in
 BasicBlockImpl::BasicBlockImpl(int64_t in_planes, int64_t planes, int64_t stride) {
   // Registration order is torchvision's (conv1, bn1, conv2, bn2, downsample): state dicts are ordered.
   conv1 = register_module("conv1", conv(in_planes, planes, 3, stride));
-  bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+  bn1 = register_module("bn1", FoldableBatchNorm2d(planes));
   conv2 = register_module("conv2", conv(planes, planes, 3, 1));
-  bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+  bn2 = register_module("bn2", FoldableBatchNorm2d(planes));
   downsample = make_downsample(in_planes, planes * kExpansion, stride);
   if (downsample) register_module("downsample", downsample);
 }
@@ -52,11 +53,11 @@ at::Tensor BasicBlockImpl::forward(at::Tensor x) {
 
 BottleneckImpl::BottleneckImpl(int64_t in_planes, int64_t planes, int64_t stride) {
   conv1 = register_module("conv1", conv(in_planes, planes, 1, 1));
-  bn1 = register_module("bn1", nn::BatchNorm2d(planes));
+  bn1 = register_module("bn1", FoldableBatchNorm2d(planes));
   conv2 = register_module("conv2", conv(planes, planes, 3, stride));
-  bn2 = register_module("bn2", nn::BatchNorm2d(planes));
+  bn2 = register_module("bn2", FoldableBatchNorm2d(planes));
   conv3 = register_module("conv3", conv(planes, planes * kExpansion, 1, 1));
-  bn3 = register_module("bn3", nn::BatchNorm2d(planes * kExpansion));
+  bn3 = register_module("bn3", FoldableBatchNorm2d(planes * kExpansion));
   downsample = make_downsample(in_planes, planes * kExpansion, stride);
   if (downsample) register_module("downsample", downsample);
 }
@@ -76,19 +77,21 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options_) : options(options_) {
               "ResNet needs in_channels and num_classes > 0, got ", options.in_channels(), " and ",
               options.num_classes());
   const bool cifar = options.stem() == "cifar";
-  conv1 = register_module("conv1", conv(options.in_channels(), 64, cifar ? 3 : 7, cifar ? 1 : 2));
-  bn1 = register_module("bn1", nn::BatchNorm2d(64));
+  const int64_t w = options.width_delta();
+  TORCH_CHECK(64 + w > 0, "ResNet width_delta ", w, " leaves no channels");
+  conv1 = register_module("conv1", conv(options.in_channels(), 64 + w, cifar ? 3 : 7, cifar ? 1 : 2));
+  bn1 = register_module("bn1", FoldableBatchNorm2d(64 + w));
 
-  int64_t in_planes = 64;
+  int64_t in_planes = 64 + w;
   auto build = [&](int64_t b1, int64_t b2, int64_t b3, int64_t b4, bool bottleneck) {
     auto layer = [&](int64_t planes, int64_t blocks, int64_t stride) {
       return bottleneck ? make_layer<Bottleneck>(in_planes, planes, blocks, stride)
                         : make_layer<BasicBlock>(in_planes, planes, blocks, stride);
     };
-    layer1 = register_module("layer1", layer(64, b1, 1));
-    layer2 = register_module("layer2", layer(128, b2, 2));
-    layer3 = register_module("layer3", layer(256, b3, 2));
-    layer4 = register_module("layer4", layer(512, b4, 2));
+    layer1 = register_module("layer1", layer(64 + w, b1, 1));
+    layer2 = register_module("layer2", layer(128 + w, b2, 2));
+    layer3 = register_module("layer3", layer(256 + w, b3, 2));
+    layer4 = register_module("layer4", layer(512 + w, b4, 2));
   };
   switch (options.depth()) {
     case 18: build(2, 2, 2, 2, false); break;

@@ -2,6 +2,7 @@
 // initialised like the torchvision models: kaiming-normal fan-out convs, unit BN, default Linear.
 #include "fastloop/models/small_cnn.h"
 
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/models/init.h"
 
 #include <torch/nn/modules/activation.h>
@@ -17,7 +18,7 @@ namespace nn = torch::nn;
 /// Appends conv3x3 (no bias: BN follows) + BN + ReLU, three children as in the Python twin.
 void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
   seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
-  seq->push_back(nn::BatchNorm2d(out));
+  seq->push_back(FoldableBatchNorm2d(out));
   seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
 }
 

@@ -3,11 +3,13 @@
 
 #include "fastloop/data/loader.h"
 #include "fastloop/dist/process_group.h"
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/train/step.h"
 
 #include <c10/core/InferenceMode.h>
 
 #include <chrono>
+#include <optional>
 
 namespace fastloop {
 
@@ -28,8 +30,10 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   Loader loader(shard, options);
   loader.start_epoch(0);
 
-  c10::InferenceMode guard;
   model.eval();
+  std::optional<BatchNormFolding> folding;  // restores the exact weights when evaluation ends
+  if (eval.fold_bn) folding.emplace(model);
+  c10::InferenceMode guard;
   double loss_sum = 0.0;
   int64_t correct = 0, seen = 0;
   at::Tensor loss_sum_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kDouble));

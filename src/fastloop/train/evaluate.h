@@ -25,6 +25,7 @@ struct EvalOptions {
   bool channels_last = false;
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
+  bool fold_bn = false;   // BatchNorms folded into their convs while evaluating (models/fold_bn.h)
   /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are
   /// all-reduced, so every rank returns the accuracy over the whole split.
   ProcessGroup* group = nullptr;

@@ -25,7 +25,7 @@ at::Tensor train_micro_step(ClassifierImpl& model, const at::Tensor& images, con
 bool train_optimizer_step(torch::optim::Optimizer& optimizer, GradScaler& scaler, const StepOptions& options) {
   const bool stepped = scaler.step(optimizer);
   scaler.update();
-  optimizer.zero_grad(options.set_to_none);
+  if (!options.keep_gradients) optimizer.zero_grad(options.set_to_none);
   return stepped;
 }
 

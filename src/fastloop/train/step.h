@@ -16,6 +16,7 @@ struct StepOptions {
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
   bool set_to_none = true;     // false: zero the gradients in place (the pre-2.0 default)
+  bool keep_gradients = false; // a CUDA graph owns the gradient tensors and overwrites them: no zero_grad
 };
 
 /// Cross-entropy of `logits` against `labels`, mean over the batch.

@@ -10,6 +10,8 @@
 #include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/amp.h"
+#include "fastloop/train/cuda_graph.h"
+#include "fastloop/train/faults.h"
 #include "fastloop/train/metrics.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
@@ -27,6 +29,9 @@ namespace fastloop {
 namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// Eager steps before --cuda-graph captures: lazily made state (optimizer buffers, the scaler's device
+// tensors, cuDNN's algorithm choice) must exist first, since nothing may allocate from the host in a capture.
+constexpr int64_t kGraphWarmupSteps = 3;
 
 EvalOptions eval_options(const TrainConfig& config, c10::Device device, ProcessGroup* group) {
   EvalOptions options;
@@ -35,6 +40,7 @@ EvalOptions eval_options(const TrainConfig& config, c10::Device device, ProcessG
   options.channels_last = config.perf.channels_last;
   options.autocast = config.perf.amp != "off";
   options.autocast_dtype = amp_dtype(config.perf.amp);
+  options.fold_bn = config.perf.fold_bn;
   return options;
 }
 }  // namespace
@@ -114,8 +120,12 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     std::printf("resumed from %s at epoch %lld, step %lld\n", checkpoint.c_str(),
                 static_cast<long long>(position.epoch + 1), static_cast<long long>(position.step));
   }
+  SavedCheckpoint last_saved;  // named by the messages of runs that cannot go on
+  if (config.run.resume) last_saved = {checkpoint, position.step};
   auto save = [&] {
-    if (!checkpoint.empty() && main_rank) checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json, &scaler);
+    if (checkpoint.empty() || !main_rank) return;
+    checkpoint_save(checkpoint, *model, optimizer.get(), position, config_json, &scaler);
+    last_saved = {checkpoint, position.step};
   };
 
   // After the resume: every rank starts from rank 0's parameters and buffers (broadcast).
@@ -135,6 +145,10 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const auto run_start = Clock::now();
   double train_seconds = 0.0;
   int64_t images_trained = 0;
+  int64_t consecutive_skipped = 0;  // optimizer steps skipped in a row (inf/nan)
+  std::unique_ptr<GraphedStep> graphed;  // --cuda-graph: captured after kGraphWarmupSteps eager steps
+  bool graph_refused = false;
+  at::Tensor cycle_finite;          // every loss of the current accumulation cycle was finite
 
   bool done = position.step >= total_steps;
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
@@ -158,9 +172,25 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       // --- the micro-step: forward and backward of one batch of the cycle ---
       const int64_t cycle_start = position.batch / accumulate * accumulate;
       const int64_t cycle_length = std::min(accumulate, batches - cycle_start);
-      if (ddp) ddp->prepare_micro_step(/*sync=*/position.batch + 1 - cycle_start == cycle_length);  // no_sync before
-      auto loss = train_micro_step(*model, images, labels, step_options, cycle_length, scaler);
+      if (config.perf.cuda_graph && !graphed && !graph_refused && position.step >= kGraphWarmupSteps) {
+        std::string why = "the gradient all-reduce of distributed training is not captured; training without capture";
+        if (!ddp) graphed = graphed_step_make(*model, step_options, scaler, images, labels, accumulate, &why);
+        graph_refused = !graphed;
+        step_options.keep_gradients = static_cast<bool>(graphed);
+        summary.cuda_graph = static_cast<bool>(graphed);
+        if (main_rank) std::printf("cuda-graph: %s\n", graphed ? "training step captured" : why.c_str());
+      }
+      at::Tensor loss;
+      try {
+        if (ddp) ddp->prepare_micro_step(/*sync=*/position.batch + 1 - cycle_start == cycle_length);  // no_sync before
+        loss = graphed ? graphed->run(images, labels)
+                       : train_micro_step(*model, images, labels, step_options, cycle_length, scaler);
+      } catch (const c10::Error& e) {  // CUDA's OutOfMemoryError, or the CPU allocator's refusal
+        if (!is_out_of_memory(e)) throw;
+        throw RunError(out_of_memory_message(config, images, e.what_without_backtrace()));
+      }
       loss_sum += loss, epoch_loss_sum += loss;
+      cycle_finite = position.batch == cycle_start ? loss.isfinite() : cycle_finite.logical_and(loss.isfinite());
       ++position.batch, ++interval_batches, ++epoch_batches;
       const int64_t images_all_ranks = labels.size(0) * world;
       interval_images += images_all_ranks, epoch_images += images_all_ranks, images_trained += images_all_ranks;
@@ -170,8 +200,21 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       if (ddp) ddp->finish_gradient_sync();  // gradients averaged over ranks before the update
       const double lr = schedule.lr_at(position.step);
       optimizer_set_lr(*optimizer, lr);
-      if (!train_optimizer_step(*optimizer, scaler, step_options))
-        ++summary.skipped_steps;
+      // Without a scaler (fp32, bf16) a non-finite loss is caught here: one host sync per step.
+      bool finite = scaler.enabled() || cycle_finite.item<bool>();
+      if (group && !scaler.enabled()) finite = !group->any(!finite, "non-finite loss check");  // all ranks agree
+      if (!finite && config.run.nan_policy == "stop")
+        throw RunError(nonfinite_loss_message(position, last_saved));
+      bool stepped = false;
+      if (finite) {
+        stepped = train_optimizer_step(*optimizer, scaler, step_options);
+      } else {
+        optimizer->zero_grad(/*set_to_none=*/!step_options.keep_gradients);  // --nan-policy skip: drop them
+      }
+      consecutive_skipped = stepped ? 0 : consecutive_skipped + 1;
+      summary.skipped_steps += stepped ? 0 : 1;
+      if (config.run.max_skipped_steps > 0 && consecutive_skipped >= config.run.max_skipped_steps)
+        throw RunError(skipped_steps_message(position, consecutive_skipped, scaler.enabled(), last_saved));
       ++position.step;
       done = position.step >= total_steps;
       bool stop = control.should_stop && control.should_stop(position);
@@ -184,6 +227,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
                           static_cast<double>(interval_images) / seconds_since(interval_start),
                           seconds_since(run_start), lr, data_wait};
         progress.step(report);
+        if (control.on_report) control.on_report(report);
         if (position.step % config.run.log_every == 0) metrics.step(report);
         loss_sum.zero_();
         interval_batches = interval_images = 0;

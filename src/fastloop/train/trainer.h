@@ -5,6 +5,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/evaluate.h"
+#include "fastloop/train/metrics.h"
 
 #include <functional>
 
@@ -14,13 +15,16 @@ struct TrainControl {
   /// Asked after every step; true saves a checkpoint (when a directory is set) and ends the run early.
   std::function<bool(const TrainPosition&)> should_stop;
   bool progress = true;   // progress bar / lines on stdout
+  /// Called with every progress report (each --log-every steps, and at epoch ends and the last step).
+  std::function<void(const StepReport&)> on_report;
 };
 
 struct TrainSummary {
   EvalResult test;        // evaluation after the last epoch run
   TrainPosition position; // where the run ended
   bool stopped = false;   // ended early by TrainControl::should_stop
-  int64_t skipped_steps = 0;  // optimizer steps AMP skipped for inf/nan gradients
+  int64_t skipped_steps = 0;  // optimizer steps skipped for inf/nan (AMP scaler or --nan-policy skip)
+  bool cuda_graph = false;    // the training step ran as a captured CUDA graph
   double train_seconds = 0.0;
   double img_per_s = 0.0; // training images per second, whole run, all ranks together
   // Distributed runs (DistributedDataParallel's counters, this rank):

@@ -1,0 +1,54 @@
+// Conv + BatchNorm folding.
+#include "fastloop/models/fold_bn.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/autograd.h>
+
+namespace fastloop {
+
+std::vector<ConvBatchNormPair> conv_batchnorm_pairs(const torch::nn::Module& model) {
+  std::vector<ConvBatchNormPair> pairs;
+  std::string conv_name;
+  torch::nn::Conv2dImpl* conv = nullptr;
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    if (auto* c = item.value()->as<torch::nn::Conv2d>()) {
+      conv = c, conv_name = item.key();
+      continue;
+    }
+    auto* bn = item.value()->as<torch::nn::BatchNorm2d>();
+    if (bn && conv && conv->options.out_channels() == bn->options.num_features() && bn->options.affine() &&
+        bn->options.track_running_stats())
+      pairs.push_back({conv_name, item.key(), conv, bn});
+    if (bn) conv = nullptr;  // one BatchNorm per conv; anything else between them is left alone too
+  }
+  return pairs;
+}
+
+BatchNormFolding::BatchNormFolding(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;  // the folded tensors are plain values, not part of any graph
+  for (const auto& pair : conv_batchnorm_pairs(model)) {
+    auto* bn = dynamic_cast<FoldableBatchNorm2dImpl*>(pair.bn);
+    if (!bn || bn->folded_) continue;
+    auto* conv = pair.conv;
+    saved_.push_back({conv, bn, conv->weight, conv->bias});
+    const at::Tensor scale = bn->weight / (bn->running_var + bn->options.eps()).sqrt();
+    at::Tensor shift = bn->bias - bn->running_mean * scale;
+    if (conv->bias.defined()) shift = shift + conv->bias * scale;
+    // New tensors replace the members (the registered parameters stay untouched for the restore);
+    // the memory format of the weight is kept so channels_last models stay channels_last.
+    conv->weight = (conv->weight * scale.reshape({-1, 1, 1, 1})).contiguous(conv->weight.suggest_memory_format());
+    conv->bias = shift;
+    bn->folded_ = true;
+  }
+}
+
+BatchNormFolding::~BatchNormFolding() {
+  for (auto& s : saved_) {
+    s.conv->weight = s.weight;
+    s.conv->bias = s.bias;
+    s.bn->folded_ = false;
+  }
+}
+
+} // namespace fastloop

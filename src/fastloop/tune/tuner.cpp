@@ -1,0 +1,211 @@
+// The search of `fastloop tune`.
+#include "fastloop/tune/tuner.h"
+
+#include "fastloop/core/env.h"
+#include "fastloop/core/errors.h"
+#include "fastloop/core/config_text.h"
+
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace fastloop {
+
+namespace {
+
+constexpr double kKeepGain = 1.02;   // an option must be 2% faster to replace the best (timing noise)
+constexpr double kPruneLoss = 0.85;  // 15% slower or worse: never tried again in later combinations
+
+struct Dimension {
+  std::string key;                   // TOML key of the setting
+  std::vector<std::string> values;
+  double tolerance;                  // allowed relative change of the first-step loss (techniques' tests)
+  std::string why;                   // what the setting does, for the recipe's comments
+};
+
+std::vector<Dimension> dimensions(const TuneOptions& options, bool cuda) {
+  const int64_t cores = usable_cores();
+  std::vector<Dimension> dims;
+  std::vector<std::string> workers;
+  for (int64_t w : {0, 1, 2, 4, 8})
+    if (w <= std::max<int64_t>(2, cores)) workers.push_back(std::to_string(w));
+  dims.push_back({"data.workers", workers, 1e-5, "loader threads assembling batches beside the step"});
+  dims.push_back({"data.prefetch", {"2", "4", "8"}, 1e-5, "batches assembled ahead of the step"});
+  dims.push_back({"data.on_device", {"false", "true"}, 1e-5, "the whole uint8 dataset on the device, augmented there"});
+  std::set<int64_t> threads{cores, std::max<int64_t>(1, cores - 1), std::max<int64_t>(1, cores / 2)};
+  std::vector<std::string> thread_values;
+  for (auto it = threads.rbegin(); it != threads.rend(); ++it) thread_values.push_back(std::to_string(*it));
+  dims.push_back({"run.threads", thread_values, 1e-5, "compute threads; the rest of the cores are left to the loader"});
+  std::vector<std::string> amp{"off", "bf16"};
+  if (cuda) amp.push_back("fp16");
+  dims.push_back({"perf.amp", amp, 1e-2, "autocast dtype (bf16 loss within 1e-2 of fp32, tested)"});
+  dims.push_back({"perf.channels_last", {"false", "true"}, 1e-5, "NHWC parameters and batches"});
+  dims.push_back({"perf.fused_optim", {"false", "true"}, 1e-5, "one fused kernel for the optimizer update"});
+  if (cuda) {
+    dims.push_back({"perf.cudnn_benchmark", {"false", "true"}, 1e-5, "cuDNN times its algorithms once"});
+    dims.push_back({"perf.cuda_graph", {"false", "true"}, 1e-5, "the training step replayed as one CUDA graph"});
+  }
+  if (!options.batch_sizes.empty()) {
+    std::vector<std::string> sizes;
+    for (int64_t b : options.batch_sizes) sizes.push_back(std::to_string(b));
+    // Not compared by loss: a different batch sees different images. The LR scales with it instead.
+    dims.push_back({"data.batch_size", sizes, INFINITY, "images per step; the learning rate scaled linearly with it"});
+  }
+  return dims;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string percent(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.0f%%", (ratio - 1.0) * 100.0);
+  return text;
+}
+
+}  // namespace
+
+std::vector<int64_t> tune_batch_sizes_near(int64_t batch_size) {
+  std::set<int64_t> sizes;
+  for (double f : {0.5, 1.0, 2.0}) sizes.insert(std::max<int64_t>(8, std::llround(batch_size * f / 8.0) * 8));
+  return {sizes.begin(), sizes.end()};
+}
+
+TuneResult tune_run(const TuneOptions& given, const std::function<void(const TuneTrial&)>& on_trial) {
+  config_validate(given.base);
+  TuneOptions options = given;
+  if (options.base.run.threads == 0) options.base.run.threads = usable_cores();  // what 0 means, spelled out
+  for (int64_t b : options.batch_sizes)
+    if (b < 8 || b % 8 != 0)
+      throw InputError("--batch-sizes: " + std::to_string(b) + " is not a multiple of 8 (tensor cores and vector units want them)");
+  const auto start = std::chrono::steady_clock::now();
+  const bool cuda = options.base.perf.device == "cuda" || (options.base.perf.device == "auto" && torch::cuda::is_available());
+  TuneResult result;
+  TrainConfig best_config = options.base;
+  best_config.perf.mode = "manual";
+  const double base_lr = options.base.optim.lr;
+  const int64_t base_batch = options.base.data.batch_size;
+  double best_img_per_s = 0.0, baseline_loss = 0.0;
+  std::set<std::pair<std::string, std::string>> pruned;
+  bool out_of_budget = false;
+
+  auto run = [&](const std::string& change, const TrainConfig& config) -> TuneTrial& {
+    TuneTrial trial;
+    trial.index = static_cast<int64_t>(result.trials.size());
+    trial.change = change;
+    trial.config = config;
+    trial.result = trial_run(config, options.trial);
+    result.trials.push_back(trial);
+    return result.trials.back();
+  };
+  auto budget_left = [&] {
+    if (options.max_trials > 0 && static_cast<int64_t>(result.trials.size()) >= options.max_trials) return false;
+    if (options.budget_s <= 0) return true;
+    // A trial is not started when the last one's length would overrun the budget.
+    const double last = result.trials.empty() ? 0.0 : result.trials.back().result.seconds;
+    return seconds_since(start) + last <= options.budget_s;
+  };
+
+  {
+    TuneTrial& baseline = run("baseline", best_config);  // a reference only until the next run()
+    if (!baseline.result.ok)
+      throw InputError("tune: the configuration to start from fails: " + baseline.result.failure + "; fix it first");
+    baseline.verdict = "baseline";
+    best_img_per_s = baseline.result.img_per_s;
+    baseline_loss = baseline.result.first_loss;
+    if (on_trial) on_trial(baseline);
+  }
+
+  const auto dims = dimensions(options, cuda);
+  for (int pass = 0; pass < 2 && !out_of_budget; ++pass) {
+    bool improved = false;
+    for (const auto& dim : dims) {
+      for (const auto& value : dim.values) {
+        if (value == config_field_text(best_config, dim.key) || pruned.count({dim.key, value})) continue;
+        if (!budget_left()) {
+          out_of_budget = true;
+          break;
+        }
+        TrainConfig candidate = best_config;
+        config_field_set(candidate, dim.key, value);
+        if (dim.key == "data.batch_size")
+          candidate.optim.lr = base_lr * static_cast<double>(candidate.data.batch_size) / static_cast<double>(base_batch);
+        TuneTrial& trial = run(dim.key + "=" + value, candidate);
+        const double ratio = trial.result.ok ? trial.result.img_per_s / best_img_per_s : 0.0;
+        const double loss_change = std::abs(trial.result.first_loss - baseline_loss) / std::max(std::abs(baseline_loss), 1e-12);
+        if (!trial.result.ok) {
+          trial.verdict = "failed: " + trial.result.failure;
+          pruned.insert({dim.key, value});
+        } else if (!(loss_change <= dim.tolerance)) {
+          char text[160];
+          std::snprintf(text, sizeof(text), "rejected: first-step loss changed by %.2g relative (tolerance %.0g)",
+                        loss_change, dim.tolerance);
+          trial.verdict = text;
+          pruned.insert({dim.key, value});
+        } else if (ratio >= kKeepGain) {
+          trial.verdict = "faster " + percent(ratio) + ": kept";
+          best_config = candidate;
+          best_img_per_s = trial.result.img_per_s;
+          improved = true;
+        } else if (ratio < kPruneLoss) {
+          trial.verdict = "slower " + percent(ratio) + ": pruned";
+          pruned.insert({dim.key, value});
+        } else {
+          trial.verdict = "not faster (" + percent(ratio) + ")";
+        }
+        if (on_trial) on_trial(trial);
+      }
+      if (out_of_budget) break;
+    }
+    if (!improved) break;  // a second pass only re-tries options next to a changed best
+  }
+
+  // The winner is the fastest accepted trial (the greedy best, unless noise favoured another).
+  for (const auto& trial : result.trials) {
+    const bool accepted = trial.result.ok && trial.verdict.rfind("rejected", 0) != 0;
+    if (accepted && trial.result.img_per_s > result.trials[static_cast<size_t>(result.winner)].result.img_per_s)
+      result.winner = trial.index;
+  }
+  const TuneTrial& winner = result.best();
+  for (const auto& dim : dims) {
+    const std::string value = config_field_text(winner.config, dim.key);
+    std::string reason;
+    if (value == config_field_text(options.base, dim.key)) {
+      reason = "kept as given: no alternative tried was faster";
+    } else {
+      char text[200];
+      std::snprintf(text, sizeof(text), "%s: %.0f img/s vs %.0f at the baseline (%s)", dim.why.c_str(),
+                    winner.result.img_per_s, result.trials[0].result.img_per_s,
+                    percent(winner.result.img_per_s / result.trials[0].result.img_per_s).c_str());
+      reason = text;
+    }
+    std::vector<std::string> lost;
+    for (const auto& trial : result.trials)
+      if (trial.change.rfind(dim.key + "=", 0) == 0 && trial.verdict.find("kept") == std::string::npos)
+        lost.push_back(trial.change.substr(dim.key.size() + 1) + " " + trial.verdict);
+    for (size_t i = 0; i < lost.size(); ++i) reason += (i ? "; " : "; tried ") + lost[i];
+    result.choices.push_back({dim.key, value, reason});
+  }
+  if (winner.config.data.batch_size != base_batch) {
+    char text[160];
+    std::snprintf(text, sizeof(text), "batch size %lld instead of %lld: the learning rate was scaled linearly to %g",
+                  static_cast<long long>(winner.config.data.batch_size), static_cast<long long>(base_batch),
+                  winner.config.optim.lr);
+    result.notes.push_back(text);
+  }
+  result.notes.push_back("not searched: --accumulate (with BatchNorm, micro-batches see other batch statistics: "
+                         "results change beyond 1e-5) and --tf32 (fp32 matmuls rounded to 10-bit mantissas)");
+  if (!cuda) result.notes.push_back("not searched on a CPU: --cudnn-benchmark and --cuda-graph (CUDA only)");
+  if (options.batch_sizes.empty()) result.notes.push_back("batch size kept: pass --batch-sizes LIST or auto to search it");
+  if (out_of_budget) result.notes.push_back("the budget ran out before every option was tried");
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+} // namespace fastloop
