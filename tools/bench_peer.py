@@ -224,7 +224,7 @@ def row_settings(row, cuda):
     if row == "fused-optim":
         return dict(seed_base, fused=True)
     if row == "cuda-graph":
-        return "n/a: fastloop's cuda-graph row is not implemented; nothing to compare"
+        return "n/a: not compared (PyTorch eager replays no graph; its counterpart is torch.cuda.graphs)"
     if row == "data-on-device":
         return dict(seed_base, on_device=True)
     if row == "fold-bn":

@@ -13,6 +13,7 @@
 #include "fastloop/models/resnet.h"
 #include "fastloop/models/small_cnn.h"
 #include "fastloop/train/amp.h"
+#include "fastloop/train/cuda_graph.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/step.h"
@@ -111,6 +112,8 @@ struct Trainee {
   torch::optim::Optimizer& optimizer;
   GradScaler& scaler;
   StepOptions step;
+  bool capture = false;                // --cuda-graph: capture at the next step (after warm-up)
+  std::unique_ptr<GraphedStep> graph;  // then every step replays it
 };
 
 /// One optimizer step of the row (accumulate micro-batches of B / N), its seconds added to `split`.
@@ -125,8 +128,20 @@ int64_t train_step_timed(Trainee& t, BatchStream& stream, const CellPlan& plan, 
   if (batch.images.device() != plan.device) split.copy += seconds(got, copied);  // else nothing was copied
 
   const int64_t micro_batches = plan.config.perf.accumulate;
+  if (t.capture && !t.graph) {
+    std::string why;
+    t.graph = graphed_step_make(t.model, t.step, t.scaler, images, labels, micro_batches, &why);
+    TORCH_CHECK(t.graph, "bench cuda-graph row: ", why);
+    t.step.keep_gradients = true;  // the graph owns the gradient tensors
+  }
+  if (t.graph) {  // forward and backward are one replay: their time shows under forward
+    const auto replay_start = Clock::now();
+    t.graph->run(images, labels);
+    device_synchronize(plan.device);
+    split.forward += seconds(replay_start, Clock::now());
+  }
   const auto image_parts = images.chunk(micro_batches), label_parts = labels.chunk(micro_batches);
-  for (size_t m = 0; m < image_parts.size(); ++m) {
+  for (size_t m = 0; m < image_parts.size() && !t.graph; ++m) {
     const auto forward_start = Clock::now();
     at::Tensor loss;
     {
@@ -177,6 +192,10 @@ void train_measure(ClassifierImpl& model, const CellPlan& plan, const DatasetSpl
   model.train();
   TimeSplit unused;
   for (int64_t s = 0; s < warmup; ++s) train_step_timed(trainee, stream, plan, unused);
+  if (c.perf.cuda_graph) {  // one more untimed step captures the graph
+    trainee.capture = true;
+    train_step_timed(trainee, stream, plan, unused);
+  }
   for (auto& rep : times.repetitions) {
     device_synchronize(plan.device);
     const auto start = Clock::now();
