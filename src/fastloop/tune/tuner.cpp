@@ -139,13 +139,19 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
         TuneTrial& trial = run(dim.key + "=" + value, candidate);
         const double ratio = trial.result.ok ? trial.result.img_per_s / best_img_per_s : 0.0;
         const double loss_change = std::abs(trial.result.first_loss - baseline_loss) / std::max(std::abs(baseline_loss), 1e-12);
+        // Compared with the starting configuration, every setting that differs from it may contribute
+        // its own tolerance (bf16 kept earlier allows 1e-2 for all later combinations with it).
+        double tolerance = 0.0;
+        for (const auto& d : dims)
+          if (config_field_text(candidate, d.key) != config_field_text(options.base, d.key))
+            tolerance = std::max(tolerance, d.tolerance);
         if (!trial.result.ok) {
           trial.verdict = "failed: " + trial.result.failure;
           pruned.insert({dim.key, value});
-        } else if (!(loss_change <= dim.tolerance)) {
+        } else if (!(loss_change <= tolerance)) {
           char text[160];
           std::snprintf(text, sizeof(text), "rejected: first-step loss changed by %.2g relative (tolerance %.0g)",
-                        loss_change, dim.tolerance);
+                        loss_change, tolerance);
           trial.verdict = text;
           pruned.insert({dim.key, value});
         } else if (ratio >= kKeepGain) {
