@@ -5,6 +5,7 @@
 #include "fastloop/dist/dist_env.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 
 #include <netinet/in.h>
@@ -267,4 +268,57 @@ TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {
                             {"MASTER_PORT", std::to_string(free_port())}});
   EXPECT_EQ(nobody.code, 2) << nobody.output;
   EXPECT_NE(nobody.output.find("rendezvous at MASTER_ADDR:MASTER_PORT"), std::string::npos) << nobody.output;
+}
+
+TEST(Dist, BenchNprocReportsScalingAndTheShareOfCommunicationHiddenBehindBackward) {
+  const std::string prefix = temp_path("bench");
+  // Tiny buckets (10 KB): several all-reduces per step, launched while backward still runs.
+  auto bench = run({FASTLOOP_CLI, "bench", "--models", "small_cnn", "--rows", "baseline,accumulate", "--nproc", "1,2",
+                    "--repeat", "2", "--steps", "3", "--eval-steps", "1", "--warmup", "1", "--batch-size", "8",
+                    "--data", "synthetic:3x16x16:64", "--device", "cpu", "--threads", "2", "--bucket-mb", "0.01",
+                    "--out", prefix});
+  ASSERT_EQ(bench.code, 0) << bench.output;
+  const auto json = nlohmann::json::parse(read_file(prefix + ".json"));
+  const auto& cells = json.at("cells");
+  ASSERT_EQ(cells.size(), 4u);
+  int64_t buckets = -1;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto& cell = cells[i];
+    SCOPED_TRACE(cell.dump());
+    ASSERT_EQ(cell.at("status"), "ok");
+    EXPECT_EQ(cell.at("row"), i < 2 ? "baseline" : "accumulate");
+    EXPECT_EQ(cell.at("nproc"), i % 2 == 0 ? 1 : 2);
+    EXPECT_EQ(cell.at("threads"), i % 2 == 0 ? 2 : 1) << "2 ranks split the 2 threads";
+    EXPECT_GT(cell.at("train_img_per_s").get<double>(), 0.0);
+    if (cell.at("nproc") == 1) {
+      EXPECT_FALSE(cell.contains("ddp"));
+      continue;
+    }
+    const auto& ddp = cell.at("ddp");
+    const auto& one = cells[i - 1];
+    EXPECT_GT(ddp.at("buckets").get<int64_t>(), 1);
+    if (buckets < 0) buckets = ddp.at("buckets");
+    EXPECT_EQ(ddp.at("buckets"), buckets) << "same model, same buckets";
+    // One all-reduce per bucket per optimizer step, also with 2 micro-batches (no_sync on the first).
+    EXPECT_DOUBLE_EQ(ddp.at("allreduces_per_step").get<double>(), static_cast<double>(buckets));
+    EXPECT_GT(ddp.at("comm_in_flight_s").get<double>(), 0.0);
+    EXPECT_GE(ddp.at("comm_waited_s").get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(ddp.at("comm_waited_s").get<double>(), cell.at("split").at("communication_s").get<double>());
+    const double hidden = ddp.at("comm_hidden_fraction");
+    EXPECT_GE(hidden, 0.0);
+    EXPECT_LE(hidden, 1.0);
+    const double speedup = ddp.at("nproc_speedup");
+    EXPECT_NEAR(speedup, cell.at("train_img_per_s").get<double>() / one.at("train_img_per_s").get<double>(), 1e-9);
+    EXPECT_DOUBLE_EQ(ddp.at("scaling_efficiency").get<double>(), speedup) << "CPU: the ranks share the same cores";
+  }
+  const std::string md = read_file(prefix + ".md");
+  EXPECT_NE(md.find("## Scaling over ranks"), std::string::npos) << md;
+  EXPECT_NE(md.find("small_cnn ×2"), std::string::npos) << md;
+
+  auto zero = run({FASTLOOP_CLI, "bench", "--models", "small_cnn", "--nproc", "1,0"});
+  EXPECT_EQ(zero.code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--nproc 0"), std::string::npos) << zero.output;
+  auto alone = run({FASTLOOP_CLI, "bench", "--models", "small_cnn", "--rows", "baseline", "--rank-cell", prefix + ".x"});
+  EXPECT_EQ(alone.code, 2) << "a rank cell outside a launcher is an input error\n" << alone.output;
+  EXPECT_NE(alone.output.find("fastloop bench --nproc N"), std::string::npos) << alone.output;
 }

@@ -4,11 +4,13 @@
 // llama-bench.
 #include "commands.h"
 
+#include "fastloop/bench/dist_cell.h"
 #include "fastloop/bench/grid.h"
 #include "fastloop/bench/loader_bench.h"
 #include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/report.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/dist/launch.h"
 #include "fastloop/train/runtime.h"
 
 #include <cstdio>
@@ -82,6 +84,7 @@ struct GridFlags {
   std::vector<std::string> rows{"all"};
   std::string peer = "tools/bench_peer.py";
   std::string out;
+  std::string rank_cell;  // set by a multi-rank cell's launcher: this process is one of its ranks
 };
 
 // On the CPU, seed 001's batch 128 would take hours for the 4-model grid (ResNet101 trains ~8 img/s on
@@ -108,7 +111,11 @@ void grid_flags_add(CLI::App& app, GridFlags& flags) {
   app.add_flag("--compare-python", o.compare_python, "also run the same cells in PyTorch (tools/bench_peer.py)");
   app.add_option("--python", o.python, "interpreter for the peer (default $FASTLOOP_PYTHON or ./.venv/bin/python)");
   app.add_option("--peer", flags.peer, "the PyTorch peer script")->capture_default_str();
+  app.add_option("--nproc", o.nproc, "comma-separated rank counts: every cell runs once per count, as DDP ranks "
+                 "(processes) on this machine that split its cores (CUDA: one GPU each)")->delimiter(',')->capture_default_str();
+  app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size of the multi-rank cells (MiB)")->capture_default_str();
   app.add_option("--out", flags.out, "write PREFIX.md, PREFIX.csv, PREFIX.json and PREFIX.html");
+  app.add_option("--rank-cell", flags.rank_cell, "internal: one rank of a multi-rank cell, rank 0 writes FILE")->group("");
 }
 
 int grid_run(const CLI::App& app, GridFlags& flags) {
@@ -118,6 +125,11 @@ int grid_run(const CLI::App& app, GridFlags& flags) {
     if (row != "all") options.rows.push_back(row);
   if (options.rows.size() != flags.rows.size() && !options.rows.empty())
     throw InputError("--rows: 'all' cannot be combined with other rows");
+  if (!flags.rank_cell.empty()) {
+    dist_cell_rank_run(options, flags.rank_cell);
+    return 0;
+  }
+  options.cli = self_executable();  // runs the ranks of multi-rank cells
   const bool cpu = !device_resolve(options.device).is_cuda();
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
   if (cpu && !options.full) {

@@ -1,235 +1,32 @@
 // `fastloop launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A] [--master-port P] -- train ...`:
-// torchrun's static launch for fastloop. Starts N local ranks of the command with torchrun's environment,
-// prefixes their output lines with "[rank] ", forwards Ctrl-C / SIGTERM, and when a rank fails stops
-// the others (SIGTERM, SIGKILL after a grace period) and exits with the failing rank's code.
+// torchrun's static launch for fastloop (dist/launch.h), exiting with the failing rank's code.
 #include "commands.h"
 
-#include "fastloop/core/errors.h"
+#include "fastloop/dist/launch.h"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
-#include <climits>
-#include <csignal>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace fastloop {
 
-namespace {
-struct LaunchFlags {
-  int64_t nproc_per_node = 1;
-  int64_t nnodes = 1;
-  int64_t node_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int64_t master_port = 29500;     // 0: a free port of this host (single node only)
-  double grace_s = 10.0;           // seconds between SIGTERM and SIGKILL when stopping ranks
-};
-
-std::atomic<int> g_forward_signal{0};  // set from a signal handler, so it cannot live in a struct
-extern "C" void forward_signal(int sig) { g_forward_signal = sig; }
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw InputError("--master-port 0: could not find a free port on this host");
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string self_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) throw std::runtime_error("launch: cannot find this executable (/proc/self/exe)");
-  return std::string(path, static_cast<size_t>(n));
-}
-
-/// One rank's output stream: bytes in, whole lines out with the rank prefix.
-struct Relay {
-  int fd = -1;
-  FILE* to = stdout;
-  std::string pending;
-  std::string prefix;
-
-  void emit(const std::string& line) {
-    std::fputs((prefix + line).c_str(), to);
-    std::fflush(to);
-  }
-  bool pump() {  // false at end of stream
-    char buffer[4096];
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) return true;
-    if (n <= 0) {
-      if (!pending.empty()) emit(pending + "\n");
-      pending.clear();
-      close(fd);
-      fd = -1;
-      return false;
-    }
-    pending.append(buffer, static_cast<size_t>(n));
-    for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
-      emit(pending.substr(0, end) + "\n");
-      pending.erase(0, end + 1);
-    }
-    return true;
-  }
-};
-
-struct Rank {
-  int64_t rank = 0;
-  pid_t pid = -1;
-  bool running = true;
-  int code = 0;
-};
-
-int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-
-pid_t spawn_rank(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
-                 int out_fd, int err_fd) {
-  const pid_t launcher = getpid();
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  prctl(PR_SET_PDEATHSIG, SIGTERM);  // a launcher killed outright takes its ranks with it
-  if (getppid() != launcher) _exit(1);
-  setpgid(0, 0);  // Ctrl-C reaches the ranks once, forwarded by the launcher, not also from the terminal
-  for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-  dup2(out_fd, STDOUT_FILENO);
-  dup2(err_fd, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  std::fprintf(stderr, "launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
-  _exit(127);
-}
-
-int launch(const LaunchFlags& flags, std::vector<std::string> command) {
-  if (command.empty())
-    throw InputError("launch needs a command after --, e.g. fastloop launch --nproc-per-node 2 -- train --epochs 1");
-  if (flags.node_rank >= flags.nnodes)
-    throw InputError("--node-rank " + std::to_string(flags.node_rank) + " must be below --nnodes " +
-                     std::to_string(flags.nnodes));
-  if (flags.master_port == 0 && flags.nnodes > 1)
-    throw InputError("--master-port 0 (a free port) works on one node only; give every node the same port");
-  const int port = flags.master_port == 0 ? free_port() : static_cast<int>(flags.master_port);
-  // A fastloop subcommand runs this same executable; a path runs that program (torchrun --no-python).
-  if (command[0].find('/') == std::string::npos) command.insert(command.begin(), self_executable());
-
-  const int64_t world = flags.nnodes * flags.nproc_per_node;
-  std::fprintf(stderr, "launch: ranks %lld-%lld of %lld on this node, rendezvous %s:%d\n",
-               static_cast<long long>(flags.node_rank * flags.nproc_per_node),
-               static_cast<long long>((flags.node_rank + 1) * flags.nproc_per_node - 1), static_cast<long long>(world),
-               flags.master_addr.c_str(), port);
-
-  std::signal(SIGINT, forward_signal);
-  std::signal(SIGTERM, forward_signal);
-  std::signal(SIGPIPE, SIG_IGN);
-  std::vector<Rank> ranks;
-  std::vector<Relay> relays;
-  for (int64_t local = 0; local < flags.nproc_per_node; ++local) {
-    const int64_t rank = flags.node_rank * flags.nproc_per_node + local;
-    int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("launch: pipe failed");
-    const std::vector<std::pair<std::string, std::string>> env = {
-        {"MASTER_ADDR", flags.master_addr},        {"MASTER_PORT", std::to_string(port)},
-        {"RANK", std::to_string(rank)},            {"WORLD_SIZE", std::to_string(world)},
-        {"LOCAL_RANK", std::to_string(local)},     {"LOCAL_WORLD_SIZE", std::to_string(flags.nproc_per_node)},
-        {"GROUP_RANK", std::to_string(flags.node_rank)}};
-    const pid_t pid = spawn_rank(command, env, out[1], err[1]);
-    close(out[1]);
-    close(err[1]);
-    ranks.push_back({rank, pid});
-    const std::string prefix = "[" + std::to_string(rank) + "] ";
-    relays.push_back({out[0], stdout, "", prefix});
-    relays.push_back({err[0], stderr, "", prefix});
-    std::fprintf(stderr, "launch: rank %lld is pid %d\n", static_cast<long long>(rank), static_cast<int>(pid));
-  }
-
-  using Clock = std::chrono::steady_clock;
-  int failed_code = 0;
-  int64_t failed_rank = -1;
-  bool stopping = false;
-  Clock::time_point kill_at{};
-  auto signal_all = [&](int sig) {
-    for (const auto& r : ranks)
-      if (r.running) kill(r.pid, sig);
-  };
-  size_t running = ranks.size(), open_streams = relays.size();
-  while (running > 0 || open_streams > 0) {
-    if (const int sig = g_forward_signal.exchange(0)) signal_all(sig);
-    std::vector<pollfd> fds;
-    std::vector<size_t> which;
-    for (size_t i = 0; i < relays.size(); ++i)
-      if (relays[i].fd >= 0) fds.push_back({relays[i].fd, POLLIN, 0}), which.push_back(i);
-    if (!fds.empty() && poll(fds.data(), fds.size(), 100) > 0) {
-      for (size_t k = 0; k < fds.size(); ++k)
-        if (fds[k].revents & (POLLIN | POLLHUP | POLLERR))
-          if (!relays[which[k]].pump()) --open_streams;
-    } else if (fds.empty()) {
-      usleep(100 * 1000);
-    }
-    int status = 0;
-    for (pid_t pid; running > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
-      for (auto& r : ranks) {
-        if (r.pid != pid) continue;
-        r.running = false;
-        r.code = exit_code(status);
-        --running;
-        if (r.code != 0 && failed_rank < 0) {
-          failed_rank = r.rank, failed_code = r.code;
-          std::fprintf(stderr, "launch: rank %lld exited with code %d%s; stopping the other ranks\n",
-                       static_cast<long long>(r.rank), r.code,
-                       WIFSIGNALED(status) ? (std::string(" (") + strsignal(WTERMSIG(status)) + ")").c_str() : "");
-          stopping = true;
-          kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(flags.grace_s * 1000));
-          signal_all(SIGTERM);
-        }
-      }
-    }
-    if (stopping && Clock::now() >= kill_at) {
-      signal_all(SIGKILL);
-      stopping = false;
-    }
-  }
-  if (failed_rank >= 0)
-    std::fprintf(stderr, "launch: failed: rank %lld exited with code %d\n", static_cast<long long>(failed_rank), failed_code);
-  return failed_code;
-}
-}  // namespace
-
 Subcommand launch_command(CLI::App& root, const std::vector<std::string>& launched) {
   auto* app = root.add_subcommand(
       "launch", "Start the ranks of a distributed run on this node: fastloop launch --nproc-per-node N -- train ...");
-  auto flags = std::make_shared<LaunchFlags>();
-  app->add_option("--nproc-per-node", flags->nproc_per_node, "ranks (processes) on this node")
+  auto flags = std::make_shared<LaunchOptions>();
+  app->add_option("--nproc-per-node", flags->nproc_per_node(), "ranks (processes) on this node")
       ->check(CLI::Range(1, 1024))->capture_default_str();
-  app->add_option("--nnodes", flags->nnodes, "nodes of the run")->check(CLI::Range(1, 65536))->capture_default_str();
-  app->add_option("--node-rank", flags->node_rank, "this node's index in [0, nnodes)")
+  app->add_option("--nnodes", flags->nnodes(), "nodes of the run")->check(CLI::Range(1, 65536))->capture_default_str();
+  app->add_option("--node-rank", flags->node_rank(), "this node's index in [0, nnodes)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--master-addr", flags->master_addr, "host of rank 0 (node 0), where the rendezvous listens")
+  app->add_option("--master-addr", flags->master_addr(), "host of rank 0 (node 0), where the rendezvous listens")
       ->capture_default_str();
-  app->add_option("--master-port", flags->master_port, "rendezvous port (0: a free one, single node)")
+  app->add_option("--master-port", flags->master_port(), "rendezvous port (0: a free one, single node)")
       ->check(CLI::Range(0, 65535))->capture_default_str();
-  app->add_option("--grace-s", flags->grace_s, "seconds from SIGTERM to SIGKILL when stopping ranks after a failure")
+  app->add_option("--grace-s", flags->grace_s(), "seconds from SIGTERM to SIGKILL when stopping ranks after a failure")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app->prefix_command();  // without --: everything from the first positional on is the command
-  return {app, [flags, app, &launched] { return launch(*flags, launched.empty() ? app->remaining() : launched); }};
+  return {app, [flags, app, &launched] { return launch_ranks(*flags, launched.empty() ? app->remaining() : launched); }};
 }
 
 } // namespace fastloop

@@ -1,11 +1,14 @@
 // The timed cell. Each training step is the library's step (train/step.h) opened at its phase
 // boundaries, with a device sync at each so the split adds up to the step; evaluation is evaluate()'s
-// loop with a choice of grad mode and BatchNorm folding.
+// loop with a choice of grad mode and BatchNorm folding. With a process group the model trains under
+// DistributedDataParallel, each rank on its shard, and every repetition starts and ends at a barrier so
+// rank 0's clock measures all ranks.
 #include "fastloop/bench/cell_timer.h"
 
 #include "fastloop/bench/device_probe.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader.h"
+#include "fastloop/dist/ddp.h"
 #include "fastloop/models/flops.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/models/mobilenet_v2.h"
@@ -60,6 +63,7 @@ LoaderOptions loader_options_for(const CellPlan& plan, bool train_split) {
   options.workers = c.data.workers;
   options.prefetch = c.data.prefetch;
   options.sampler.seed = static_cast<uint64_t>(c.run.seed);
+  if (plan.group) options.sampler.rank = plan.group->rank(), options.sampler.world_size = plan.group->size();
   if (train_split) {
     options.augment = {c.data.augment, c.data.crop_pad, c.data.augment && c.data.flip};
     options.on_device = c.data.on_device;
@@ -107,10 +111,21 @@ at::Tensor to_device(const at::Tensor& t, const CellPlan& plan) {
   return (plan.config.data.pin_memory ? t.pin_memory() : t).to(plan.device, /*non_blocking=*/false);
 }
 
+/// All ranks here before any goes on (nothing without a group).
+void barrier(const CellPlan& plan) {
+  if (!plan.group) return;
+  at::Tensor token = at::zeros({1});
+  plan.group->allreduce(token, "bench barrier");
+}
+
+/// Images of one step or batch of every rank.
+int64_t all_ranks(const CellPlan& plan, int64_t images) { return plan.group ? images * plan.group->size() : images; }
+
 struct Trainee {
   ClassifierImpl& model;
   torch::optim::Optimizer& optimizer;
   GradScaler& scaler;
+  DistributedDataParallel* ddp = nullptr;  // with a group
   StepOptions step;
   bool capture = false;                // --cuda-graph: capture at the next step (after warm-up)
   std::unique_ptr<GraphedStep> graph;  // then every step replays it
@@ -143,6 +158,7 @@ int64_t train_step_timed(Trainee& t, BatchStream& stream, const CellPlan& plan, 
   const auto image_parts = images.chunk(micro_batches), label_parts = labels.chunk(micro_batches);
   for (size_t m = 0; m < image_parts.size() && !t.graph; ++m) {
     const auto forward_start = Clock::now();
+    if (t.ddp) t.ddp->prepare_micro_step(/*sync=*/m + 1 == image_parts.size());  // no_sync but the last
     at::Tensor loss;
     {
       AutocastScope autocast(plan.device.type(), t.step.autocast, t.step.autocast_dtype);
@@ -154,6 +170,12 @@ int64_t train_step_timed(Trainee& t, BatchStream& stream, const CellPlan& plan, 
     device_synchronize(plan.device);
     split.forward += seconds(forward_start, backward_start);
     split.backward += seconds(backward_start, Clock::now());
+  }
+  if (t.ddp) {  // what backward's all-reduces did not hide: waiting for them, then averaging
+    const auto sync_start = Clock::now();
+    t.ddp->finish_gradient_sync();
+    device_synchronize(plan.device);
+    split.communication += seconds(sync_start, Clock::now());
   }
   const auto optimizer_start = Clock::now();
   train_optimizer_step(t.optimizer, t.scaler, t.step);
@@ -176,11 +198,14 @@ int64_t eval_batch(ClassifierImpl& model, BatchStream& stream, const CellPlan& p
   return labels.size(0);
 }
 
-void train_measure(ClassifierImpl& model, const CellPlan& plan, const DatasetSplits& data, CellTimes& times) {
+void train_measure(ClassifierImpl& model, DistributedDataParallel* ddp, const CellPlan& plan, const DatasetSplits& data,
+                   CellTimes& times) {
   const TrainConfig& c = plan.config;
   auto optimizer = optimizer_make(c.optim, model.parameters(), c.perf.fused_optim);
   GradScaler scaler(GradScalerOptions().enabled(c.perf.amp == "fp16"));  // bf16 keeps fp32's range
-  Trainee trainee{model, *optimizer, scaler, {}};
+  if (plan.group)  // every rank skips the same steps
+    scaler.set_found_inf_reduce([&plan](at::Tensor& found) { plan.group->allreduce(found, "AMP inf/nan check", true); });
+  Trainee trainee{model, *optimizer, scaler, ddp, StepOptions{}, false, nullptr};
   trainee.step.label_smoothing = c.optim.label_smoothing;
   trainee.step.autocast = c.perf.amp != "off";
   trainee.step.autocast_dtype = amp_dtype(c.perf.amp);
@@ -198,15 +223,24 @@ void train_measure(ClassifierImpl& model, const CellPlan& plan, const DatasetSpl
   }
   for (auto& rep : times.repetitions) {
     device_synchronize(plan.device);
+    barrier(plan);
+    const DdpStats before = ddp ? ddp->stats() : DdpStats{};
     const auto start = Clock::now();
     int64_t images = 0;
     for (int64_t s = 0; s < steps; ++s) images += train_step_timed(trainee, stream, plan, rep.split);
     device_synchronize(plan.device);
-    rep.train_img_per_s = static_cast<double>(images) / seconds(start, Clock::now());
+    barrier(plan);
+    rep.train_img_per_s = static_cast<double>(all_ranks(plan, images)) / seconds(start, Clock::now());
     const double n = static_cast<double>(steps);
     for (double* part : {&rep.split.data_wait, &rep.split.copy, &rep.split.forward, &rep.split.backward,
-                         &rep.split.optimizer})
+                         &rep.split.optimizer, &rep.split.communication})
       *part /= n;
+    if (ddp) {
+      const DdpStats after = ddp->stats();
+      rep.allreduces_per_step = static_cast<double>(after.allreduces - before.allreduces) / n;
+      rep.comm_in_flight_s = (after.comm_s - before.comm_s) / n;
+      rep.comm_exposed_s = (after.exposed_s - before.exposed_s) / n;
+    }
   }
 }
 
@@ -221,11 +255,13 @@ void eval_measure(ClassifierImpl& model, const CellPlan& plan, const DatasetSpli
   for (int64_t s = 0; s < plan.warmup; ++s) eval_batch(model, stream, plan);
   for (auto& rep : times.repetitions) {
     device_synchronize(plan.device);
+    barrier(plan);
     const auto start = Clock::now();
     int64_t images = 0;
     for (int64_t s = 0; s < steps; ++s) images += eval_batch(model, stream, plan);
     device_synchronize(plan.device);
-    rep.eval_img_per_s = static_cast<double>(images) / seconds(start, Clock::now());
+    barrier(plan);
+    rep.eval_img_per_s = static_cast<double>(all_ranks(plan, images)) / seconds(start, Clock::now());
   }
 }
 
@@ -245,10 +281,18 @@ CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
   if (c.perf.channels_last) module_to_channels_last(*model);
   times.forward_flops = model_forward_flops(*model, {data.train.channels(), data.train.height(), data.train.width()});
 
-  if (plan.train) train_measure(*model, plan, data, times);
+  std::unique_ptr<DistributedDataParallel> ddp;  // after the model's device and memory format: buckets mirror them
+  if (plan.group) {
+    const auto bucket_bytes = static_cast<int64_t>(c.dist.bucket_mb * 1024 * 1024);
+    ddp = std::make_unique<DistributedDataParallel>(
+        *model, plan.group, DdpOptions().bucket_bytes(bucket_bytes).broadcast_buffers(c.dist.broadcast_buffers));
+    times.buckets = ddp->bucket_count();
+  }
+  if (plan.train) train_measure(*model, ddp.get(), plan, data, times);
   times.train_peak_bytes = plan.train ? memory_peak_bytes(plan.device) : 0.0;
 
   memory_peak_reset(plan.device);
+  if (ddp) ddp->sync_buffers();  // every rank evaluates rank 0's model
   eval_measure(*model, plan, data, times);
   times.eval_peak_bytes = memory_peak_bytes(plan.device);
   return times;

@@ -10,9 +10,12 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace fastloop {
+
+class ProcessGroup;
 
 /// What a row runs for one model, resolved: the settings and the measuring schedule.
 struct CellPlan {
@@ -28,12 +31,18 @@ struct CellPlan {
   int64_t eval_steps = 5;        // timed evaluation batches per repetition; 0: the whole test split
   int64_t warmup = 1;            // untimed steps (and eval batches) first; with steps 0: epochs
   int64_t repeat = 3;
+  /// Several ranks: the model is wrapped in DistributedDataParallel (config.dist.bucket_mb) on this group,
+  /// each rank reads its shard, and images/s count every rank's images.
+  std::shared_ptr<ProcessGroup> group;
 };
 
 struct RepetitionTimes {
   double train_img_per_s = 0.0;
   double eval_img_per_s = 0.0;
   TimeSplit split;               // seconds per step, mean over the repetition's steps
+  double allreduces_per_step = 0.0;  // DDP (with a group): bucket all-reduces per step
+  double comm_in_flight_s = 0.0;     //   seconds per step from each all-reduce's launch to its completion, summed
+  double comm_exposed_s = 0.0;       //   seconds per step the optimizer step waited for them
 };
 
 struct CellTimes {
@@ -41,6 +50,7 @@ struct CellTimes {
   double train_peak_bytes = 0.0; // over warm-up and timed training
   double eval_peak_bytes = 0.0;  // over warm-up and timed evaluation
   double forward_flops = 0.0;    // of one image through this cell's model
+  int64_t buckets = 0;           // DDP gradient buckets (with a group)
 };
 
 /// Builds the cell's model (seed config.run.seed), loader and optimizer and measures them.

@@ -1,20 +1,15 @@
-// The bench grid: what each row switches, and the run over models × rows × repetitions.
-//
-// Rows follow seed 001's protocol. `baseline` is everything off: no loader workers, no pinning, fp32,
-// NCHW, zero_grad without set_to_none, the plain optimizer. `workers4`/`workers8` add loader workers
-// (and pinned host batches on CUDA). Every later row is measured on top of the seed's base config,
-// workers4 + pinning (on CUDA fastloop's pinned ring with non_blocking copies), plus its own technique;
-// `channels-last` adds to AMP, as the seed did. Speedups are against `baseline` of the same run, so a
-// later row's speedup includes the workers' share; compare it with workers4 to see the technique alone.
+// The bench grid: the run over models × rows (× ranks) × repetitions, each cell measured in this process
+// or, with several ranks, by launched rank processes (dist_cell.h); speedups and scaling computed after.
 #include "fastloop/bench/grid.h"
 
 #include "fastloop/bench/cell_timer.h"
 #include "fastloop/bench/device_probe.h"
+#include "fastloop/bench/dist_cell.h"
+#include "fastloop/bench/rows.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
-#include "fastloop/train/perf_auto.h"
 #include "fastloop/train/runtime.h"
 
 #include <ATen/Parallel.h>
@@ -23,92 +18,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <functional>
 #include <optional>
 
 namespace fastloop {
 
 namespace {
-
-struct RowSpec {
-  const char* name;
-  const char* description;
-  /// Sets the row's technique on a plan that holds the base config; returns "n/a: why" when it cannot run.
-  std::function<std::optional<std::string>(CellPlan&)> apply;
-};
-
-std::optional<std::string> cuda_only(const CellPlan& plan, const char* why) {
-  if (plan.device.is_cuda()) return std::nullopt;
-  return std::string("n/a: CUDA only (") + why + ")";
-}
-
-/// The seed's base config, from which every row after workers8 starts.
-void on_workers4(CellPlan& plan) {
-  plan.config.data.workers = 4;
-  plan.config.data.pin_memory = true;
-  plan.non_blocking = true;
-}
-
-const std::vector<RowSpec>& rows() {
-  static const std::vector<RowSpec> table = {
-      {"baseline", "everything off: 0 loader workers, no pinning, fp32, NCHW, zero_grad without set_to_none, plain optimizer",
-       [](CellPlan&) { return std::nullopt; }},
-      {"workers4", "baseline + 4 loader workers (+ pinned host batches, copied blocking, on CUDA)",
-       [](CellPlan& p) { p.config.data.workers = 4, p.config.data.pin_memory = true; return std::nullopt; }},
-      {"workers8", "baseline + 8 loader workers (+ pinned host batches, copied blocking, on CUDA)",
-       [](CellPlan& p) { p.config.data.workers = 8, p.config.data.pin_memory = true; return std::nullopt; }},
-      {"non-blocking", "workers4 + the pinned ring copied non_blocking on a side stream (CUDA); the base of the rows below",
-       [](CellPlan& p) { on_workers4(p); return cuda_only(p, "no host-to-device copy on the CPU"); }},
-      {"rec-model", "workers4 + the seed's \"rec model\": every stage's width -1 and batch +1, no multiple of 8 left",
-       [](CellPlan& p) {
-         on_workers4(p);
-         p.width_delta = -1;
-         p.config.data.batch_size += 1;
-         return std::nullopt;
-       }},
-      {"amp", "workers4 + autocast (fp16 with GradScaler on CUDA as in the seed, bf16 on the CPU)",
-       [](CellPlan& p) { on_workers4(p); p.config.perf.amp = p.device.is_cuda() ? "fp16" : "bf16"; return std::nullopt; }},
-      {"set-to-none", "workers4 + zero_grad(set_to_none): gradients freed instead of zeroed",
-       [](CellPlan& p) { on_workers4(p); p.config.perf.set_to_none = true; return std::nullopt; }},
-      {"accumulate", "workers4 + gradient accumulation: 2 micro-batches of B/2 per optimizer step (images/s per image)",
-       [](CellPlan& p) { on_workers4(p); p.config.perf.accumulate = 2; return std::nullopt; }},
-      {"no-grad", "workers4, evaluation only, WITHOUT InferenceMode/no_grad (every other row evaluates under "
-                  "InferenceMode): the eval speedup below 1 and the eval memory are what no_grad saves",
-       [](CellPlan& p) { on_workers4(p); p.train = false; p.eval_grad_mode = true; return std::nullopt; }},
-      {"cudnn-benchmark", "workers4 + cudnn.benchmark (algorithm search on the first step of each shape)",
-       [](CellPlan& p) { on_workers4(p); p.config.perf.cudnn_benchmark = true; return cuda_only(p, "cuDNN"); }},
-      {"channels-last", "workers4 + amp + channels_last parameters and batches (on top of AMP, as in the seed)",
-       [](CellPlan& p) {
-         on_workers4(p);
-         p.config.perf.amp = p.device.is_cuda() ? "fp16" : "bf16";
-         p.config.perf.channels_last = true;
-         return std::nullopt;
-       }},
-      {"fused-optim", "workers4 + the fused optimizer update (_fused_sgd_: one kernel for all parameters)",
-       [](CellPlan& p) { on_workers4(p); p.config.perf.fused_optim = true; return std::nullopt; }},
-      {"cuda-graph", "workers4 + forward and backward captured once as a CUDA graph and replayed (their time shows under forward)",
-       [](CellPlan& p) -> std::optional<std::string> {
-         on_workers4(p);
-         if (auto na = cuda_only(p, "graphs replay CUDA kernels")) return na;
-         p.config.perf.cuda_graph = true;
-         return std::nullopt;
-       }},
-      {"data-on-device", "the whole uint8 dataset on the device, augmented there by tensor ops, no workers, no copy",
-       [](CellPlan& p) { on_workers4(p); p.config.data.on_device = true; return std::nullopt; }},
-      {"fold-bn", "workers4, evaluation only, with each conv's BatchNorm folded into it",
-       [](CellPlan& p) { on_workers4(p); p.train = false; p.fold_bn = true; return std::nullopt; }},
-      {"perf-auto", "workers4, then --perf auto's choices for this hardware (train/perf_auto.h)",
-       [](CellPlan& p) {
-         on_workers4(p);
-         const int64_t threads = p.config.run.threads;
-         perf_auto_apply(p.config, perf_hardware_detect());
-         p.config.run.threads = threads;                  // --threads of the bench wins
-         p.config.perf.device = p.device.is_cuda() ? "cuda" : "cpu";
-         return std::nullopt;
-       }},
-  };
-  return table;
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -146,9 +60,15 @@ void options_check(const BenchOptions& o) {
   if (o.warmup < 0) throw InputError("--warmup must be >= 0, got " + std::to_string(o.warmup));
   if (o.full && o.data.rfind("cifar10:", 0) != 0)
     throw InputError("--full runs seed 001's 5 epochs of CIFAR-10: give --data cifar10:DIR (got '" + o.data + "')");
+  if (o.nproc.empty()) throw InputError("--nproc: give at least one rank count, e.g. 1,2");
   for (int64_t n : o.nproc) {
-    if (n != 1) throw InputError("--nproc " + std::to_string(n) + ": distributed cells are not implemented yet; use 1");
+    if (n < 1 || n > 1024) throw InputError("--nproc " + std::to_string(n) + ": rank counts are 1 to 1024");
+    if (std::count(o.nproc.begin(), o.nproc.end(), n) > 1) throw InputError("--nproc " + std::to_string(n) + " is given twice");
+    if (n > 1 && o.cli.empty())
+      throw InputError("--nproc " + std::to_string(n) + ": multi-rank cells are launched as processes of the fastloop "
+                       "executable; run them with `fastloop bench --nproc ...` (BenchOptions::cli names it)");
   }
+  if (!(o.bucket_mb > 0.0)) throw InputError("--bucket-mb must be positive, got " + std::to_string(o.bucket_mb));
 }
 
 std::string utc_now() {
@@ -181,30 +101,60 @@ BenchEnvironment environment_detect(c10::Device device) {
   return env;
 }
 
-/// Base config of every row: the baseline's settings (rows switch their technique on from here).
-TrainConfig baseline_config(const BenchOptions& o, const std::string& model, c10::Device device, int64_t threads) {
-  TrainConfig c;
-  c.data.source = o.data;
-  c.data.batch_size = o.batch_size;
-  c.data.workers = 0;
-  c.data.pin_memory = false;
-  c.data.augment = true;           // seed: random crop (pad 4 at 32 px) + flip, as CIFAR training does
-  c.model.name = model;
-  c.model.stem = "cifar";
-  c.perf.device = device.is_cuda() ? "cuda" : "cpu";
-  c.perf.channels_last = false;
-  c.perf.set_to_none = false;
-  c.run.threads = threads;
-  return c;
+/// A cell's numbers from its measured repetitions (the lower median's, with the spread).
+void cell_fill(BenchCell& cell, const CellPlan& plan, const CellTimes& times, const BenchResult& result) {
+  cell.eval_only = !plan.train;
+  cell.buckets = times.buckets;
+  std::vector<double> train_rates, eval_rates;
+  for (const auto& rep : times.repetitions) train_rates.push_back(rep.train_img_per_s), eval_rates.push_back(rep.eval_img_per_s);
+  if (plan.train) {
+    const auto& rep = times.repetitions[lower_median_index(train_rates)];
+    cell.train_img_per_s = rep.train_img_per_s;
+    cell.train_img_per_s_min = *std::min_element(train_rates.begin(), train_rates.end());
+    cell.train_img_per_s_max = *std::max_element(train_rates.begin(), train_rates.end());
+    cell.train_s = static_cast<double>(result.train_images) / cell.train_img_per_s;
+    cell.split = rep.split;
+    cell.allreduces_per_step = rep.allreduces_per_step;
+    cell.comm_in_flight_s = rep.comm_in_flight_s;
+    if (rep.comm_in_flight_s > 0.0) cell.comm_hidden_fraction = std::clamp(1.0 - rep.comm_exposed_s / rep.comm_in_flight_s, 0.0, 1.0);
+  }
+  cell.eval_img_per_s = times.repetitions[lower_median_index(eval_rates)].eval_img_per_s;
+  cell.eval_img_per_s_min = *std::min_element(eval_rates.begin(), eval_rates.end());
+  cell.eval_img_per_s_max = *std::max_element(eval_rates.begin(), eval_rates.end());
+  cell.test_s = static_cast<double>(result.test_images) / cell.eval_img_per_s;
+  cell.peak_memory_bytes = plan.train ? times.train_peak_bytes : times.eval_peak_bytes;
+  cell.eval_peak_memory_bytes = times.eval_peak_bytes;
+  cell.forward_flops = times.forward_flops;
+  const double peak_flops = result.environment.peak_gemm_gflops * 1e9;
+  if (peak_flops > 0) cell.mfu = cell.forward_flops * 3.0 * cell.train_img_per_s / peak_flops;
+}
+
+/// Speedups against the baseline row (same model, same ranks) and scaling against one rank (same model
+/// and row), all measured in this run.
+void ratios_fill(std::vector<BenchCell>& cells, c10::Device device) {
+  auto find = [&](const std::string& model, const std::string& row, int64_t nproc) -> const BenchCell* {
+    for (const auto& c : cells)
+      if (c.model == model && c.row == row && c.nproc == nproc && c.status == "ok") return &c;
+    return nullptr;
+  };
+  auto ratio = [](double a, double b) { return a > 0.0 && b > 0.0 ? a / b : 0.0; };
+  for (auto& cell : cells) {
+    if (cell.status != "ok") continue;
+    if (const BenchCell* base = find(cell.model, "baseline", cell.nproc)) {
+      cell.train_speedup = ratio(cell.train_img_per_s, base->train_img_per_s);
+      cell.eval_speedup = ratio(cell.eval_img_per_s, base->eval_img_per_s);
+    }
+    const BenchCell* one = cell.nproc > 1 ? find(cell.model, cell.row, 1) : nullptr;
+    if (!one) continue;
+    cell.nproc_speedup = ratio(cell.train_img_per_s > 0.0 ? cell.train_img_per_s : cell.eval_img_per_s,
+                               cell.train_img_per_s > 0.0 ? one->train_img_per_s : one->eval_img_per_s);
+    // Per unit of hardware: on CUDA each rank adds a GPU; on the CPU the ranks split the same cores.
+    const double devices = device.is_cuda() ? static_cast<double>(cell.nproc) : 1.0;
+    cell.scaling_efficiency = cell.nproc_speedup / devices;
+  }
 }
 
 }  // namespace
-
-std::vector<std::string> bench_row_names() {
-  std::vector<std::string> names;
-  for (const auto& row : rows()) names.push_back(row.name);
-  return names;
-}
 
 BenchResult bench_run(const BenchOptions& options) {
   options_check(options);
@@ -221,82 +171,55 @@ BenchResult bench_run(const BenchOptions& options) {
   result.train_images = synthetic ? 50000 : data.train.size();
   result.test_images = synthetic ? 10000 : data.test.size();
   result.environment = environment_detect(device);
-
-  for (const auto& name : result.options.rows) {
-    for (const auto& row : rows())
-      if (name == row.name) result.row_descriptions.push_back(name + ": " + row.description);
-  }
+  for (const auto& row : result.options.rows) result.row_descriptions.push_back(bench_row_description(row));
   {
-    TrainConfig base = baseline_config(options, options.models.front(), device, threads);
-    base.data.crop_pad = data.train.height() >= 32 ? 4 : 2;
-    result.config_json = config_to_json(base);
+    std::optional<std::string> na;
+    result.config_json =
+        config_to_json(bench_cell_plan(options, options.models.front(), "baseline", device, threads, 1, data, na).config);
   }
 
   for (const auto& model : options.models) {
-    for (const auto& row_name : result.options.rows) {
-      const auto& row = *std::find_if(rows().begin(), rows().end(), [&](const RowSpec& r) { return row_name == r.name; });
-      CellPlan plan;
-      plan.config = baseline_config(options, model, device, threads);
-      plan.config.data.crop_pad = data.train.height() >= 32 ? 4 : 2;
-      plan.device = device;
-      plan.non_blocking = false;
-      plan.steps = options.full ? 0 : options.steps;          // 0: whole epochs
-      plan.eval_steps = options.full ? 0 : options.eval_steps;
-      plan.warmup = options.full ? 1 : options.warmup;        // --full: the first of 5 epochs, as the seed
-      plan.repeat = options.full ? 4 : options.repeat;
-
-      BenchCell cell;
-      cell.model = model;
-      cell.row = row_name;
-      cell.peak_memory_kind = memory_peak_kind(device);
-      if (auto na = row.apply(plan)) {
-        cell.status = *na;
-      } else {
-        cell.eval_only = !plan.train;
+    for (const auto& row : result.options.rows) {
+      for (const int64_t nproc : options.nproc) {
+        // Ranks split the cores of this machine (on CUDA each drives its GPU with the same threads).
+        const int64_t rank_threads = device.is_cuda() ? threads : std::max<int64_t>(1, threads / nproc);
+        std::optional<std::string> na;
+        const CellPlan plan = bench_cell_plan(options, model, row, device, rank_threads, nproc, data, na);
+        BenchCell cell;
+        cell.model = model;
+        cell.row = row;
+        cell.nproc = nproc;
+        cell.threads = rank_threads;
+        cell.peak_memory_kind = memory_peak_kind(device);
         const auto cell_start = std::chrono::steady_clock::now();
-        const CellTimes times = cell_run(plan, data);
-        std::vector<double> train_rates, eval_rates;
-        for (const auto& rep : times.repetitions) train_rates.push_back(rep.train_img_per_s), eval_rates.push_back(rep.eval_img_per_s);
-        const auto& train_rep = times.repetitions[lower_median_index(train_rates)];
-        if (plan.train) {
-          cell.train_img_per_s = train_rep.train_img_per_s;
-          cell.train_img_per_s_min = *std::min_element(train_rates.begin(), train_rates.end());
-          cell.train_img_per_s_max = *std::max_element(train_rates.begin(), train_rates.end());
-          cell.train_s = static_cast<double>(result.train_images) / cell.train_img_per_s;
-          cell.split = train_rep.split;
+        if (na) {
+          cell.status = *na;
+        } else if (nproc == 1) {
+          cell_fill(cell, plan, cell_run(plan, data), result);
+        } else {
+          try {
+            cell_fill(cell, plan, dist_cell_launch(options, model, row, nproc, rank_threads), result);
+          } catch (const RunError& e) {  // one cell's ranks failed: said in its place, the grid goes on
+            cell.status = std::string("failed: ") + e.what();
+          }
         }
-        cell.eval_img_per_s = times.repetitions[lower_median_index(eval_rates)].eval_img_per_s;
-        cell.eval_img_per_s_min = *std::min_element(eval_rates.begin(), eval_rates.end());
-        cell.eval_img_per_s_max = *std::max_element(eval_rates.begin(), eval_rates.end());
-        cell.test_s = static_cast<double>(result.test_images) / cell.eval_img_per_s;
-        cell.peak_memory_bytes = plan.train ? times.train_peak_bytes : times.eval_peak_bytes;
-        cell.eval_peak_memory_bytes = times.eval_peak_bytes;
-        cell.forward_flops = times.forward_flops;
-        const double peak_flops = result.environment.peak_gemm_gflops * 1e9;
-        if (peak_flops > 0) cell.mfu = cell.forward_flops * 3.0 * cell.train_img_per_s / peak_flops;
         if (options.progress) {
+          std::string name = nproc > 1 ? model + " ×" + std::to_string(nproc) : model;
+          name.resize(std::max<size_t>(name.size(), nproc > 1 ? 16 : 15), ' ');  // "×" is 2 bytes, 1 column
           char train[48] = "train (eval-only row)";
           if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
-          std::fprintf(stderr, "bench %-12s %-16s %s  eval %.1f img/s  (%.0f s)\n", model.c_str(), row_name.c_str(),
-                       train, cell.eval_img_per_s,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
+          if (cell.status == "ok")
+            std::fprintf(stderr, "bench %s %-16s %s  eval %.1f img/s  (%.0f s)\n", name.c_str(), row.c_str(), train,
+                         cell.eval_img_per_s,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
+          else
+            std::fprintf(stderr, "bench %s %-16s %s\n", name.c_str(), row.c_str(), cell.status.c_str());
         }
+        result.cells.push_back(std::move(cell));
       }
-      if (options.progress && cell.status != "ok")
-        std::fprintf(stderr, "bench %-12s %-16s %s\n", model.c_str(), row_name.c_str(), cell.status.c_str());
-      result.cells.push_back(std::move(cell));
     }
   }
-
-  // Speedups against the baseline row of the same model, measured in this run.
-  for (auto& cell : result.cells) {
-    const auto base = std::find_if(result.cells.begin(), result.cells.end(), [&](const BenchCell& c) {
-      return c.model == cell.model && c.row == "baseline" && c.status == "ok";
-    });
-    if (base == result.cells.end() || cell.status != "ok") continue;
-    if (cell.train_img_per_s > 0 && base->train_img_per_s > 0) cell.train_speedup = cell.train_img_per_s / base->train_img_per_s;
-    if (cell.eval_img_per_s > 0 && base->eval_img_per_s > 0) cell.eval_speedup = cell.eval_img_per_s / base->eval_img_per_s;
-  }
+  ratios_fill(result.cells, device);
   result.environment.load_average += ", end " + load_average();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - grid_start).count();
   return result;

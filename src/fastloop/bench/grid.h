@@ -24,7 +24,10 @@ struct BenchOptions {
   bool full = false;                  // seed 001's whole run: 5 epochs of CIFAR-10 per cell
   bool compare_python = false;        // run tools/bench_peer.py on the same cells
   std::string python;                 // interpreter for the peer; empty: $FASTLOOP_PYTHON or ./.venv/bin/python
-  std::vector<int64_t> nproc{1};      // distributed: ranks per cell (issue 6)
+  std::vector<int64_t> nproc{1};      // ranks per cell: every cell runs once per entry (DDP over Gloo/NCCL)
+  double bucket_mb = 25.0;            // DDP gradient bucket size of the multi-rank cells
+  std::string cli;                    // the fastloop executable that runs a multi-rank cell's ranks
+                                      // (`fastloop bench` sets itself); needed only for nproc > 1
   bool progress = true;               // one line per finished cell on stderr
 };
 
@@ -35,7 +38,7 @@ struct TimeSplit {
   double forward = 0.0;
   double backward = 0.0;
   double optimizer = 0.0;             // unscale/inf check, update, zero_grad
-  double communication = 0.0;         // all-reduce time not hidden behind backward (distributed)
+  double communication = 0.0;         // DDP: waiting for the all-reduces backward started, averaging (not hidden)
   double total() const { return data_wait + copy + forward + backward + optimizer + communication; }
 };
 
@@ -44,7 +47,8 @@ struct BenchCell {
   std::string row;                    // row name, e.g. "amp"
   std::string status = "ok";          // "ok" or "n/a: <reason>" (the row cannot run here)
   bool eval_only = false;             // the row measures evaluation only (no-grad, fold-bn): train fields stay 0
-  int64_t nproc = 1;
+  int64_t nproc = 1;                  // ranks (processes); images/s are of all ranks together
+  int64_t threads = 0;                // intra-op threads of each rank
   double train_img_per_s = 0.0;       // median over repetitions
   double train_img_per_s_min = 0.0, train_img_per_s_max = 0.0;  // spread
   double eval_img_per_s = 0.0;
@@ -59,6 +63,14 @@ struct BenchCell {
   double eval_peak_memory_bytes = 0.0;  // the same measure over the evaluation alone (reset before it)
   double forward_flops = 0.0;         // multiply-adds × 2 of one image's forward pass
   double mfu = 0.0;                   // forward_flops × 3 (fwd + bwd) × train img/s ÷ peak GEMM FLOP/s
+  // Multi-rank cells (nproc > 1):
+  int64_t buckets = 0;                // DDP gradient buckets
+  double allreduces_per_step = 0.0;   // bucket all-reduces per optimizer step (accumulation reduces once per step)
+  double comm_in_flight_s = 0.0;      // per step: each bucket's all-reduce from launch to completion, summed
+  double comm_hidden_fraction = 0.0;  // 1 − time waited for them ÷ comm_in_flight_s: the share hidden behind backward
+  double nproc_speedup = 0.0;         // images/s ÷ the same model and row with 1 rank in this run
+  double scaling_efficiency = 0.0;    // nproc_speedup per device added: ÷ N on CUDA (a GPU per rank), ÷ 1 on the
+                                      // CPU (the ranks split the same cores, so 1.0 means no loss from splitting)
   double python_train_img_per_s = 0.0;  // the PyTorch peer on the same cell; 0: not run
   double python_eval_img_per_s = 0.0;
   std::string python_status;          // "" (not run), "ok" or "n/a: <reason>"

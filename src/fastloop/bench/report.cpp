@@ -224,6 +224,33 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
         return out;
       }));
 
+  const bool distributed = std::any_of(result.cells.begin(), result.cells.end(),
+                                       [](const BenchCell& c) { return c.nproc > 1; });
+  if (distributed) {
+    ReportTable scaling{
+        "Scaling over ranks",
+        "DDP ranks on this machine (Gloo on the CPU, NCCL on CUDA), batch per rank as above. vs 1 rank: img/s ÷ the "
+        "same model and row with one rank; efficiency: that per device added (÷ N on CUDA, a GPU per rank; ÷ 1 on "
+        "the CPU, where the ranks split the same cores). all-reduce: bucket all-reduces per step, their time in "
+        "flight and the part the optimizer step waited for; hidden = 1 − waited ÷ in flight (overlapped with backward).",
+        {"model", "row", "ranks", "threads/rank", "img/s", "vs 1 rank", "efficiency", "buckets", "all-reduces/step",
+         "in flight ms/step", "waited ms/step", "hidden"},
+        {}};
+    for (const auto& c : result.cells) {
+      if (!report_ok(c) || c.nproc <= 1) continue;
+      const bool train = c.train_img_per_s > 0.0;
+      auto ms = [&](double s) { return train ? report_fixed(1e3 * s, 1) : std::string("-"); };
+      scaling.rows.push_back({c.model, c.row, std::to_string(c.nproc), std::to_string(c.threads),
+                              report_grouped(train ? c.train_img_per_s : c.eval_img_per_s) + (train ? "" : " (eval)"),
+                              report_ratio(c.nproc_speedup),
+                              c.scaling_efficiency > 0.0 ? report_fixed(100.0 * c.scaling_efficiency, 0) + "%" : "-",
+                              std::to_string(c.buckets), train ? report_fixed(c.allreduces_per_step, 1) : "-",
+                              ms(c.comm_in_flight_s), ms(c.split.communication),
+                              train && c.comm_in_flight_s > 0.0 ? report_fixed(100.0 * c.comm_hidden_fraction, 0) + "%" : "-"});
+    }
+    tables.push_back(std::move(scaling));
+  }
+
   const bool compared = std::any_of(result.cells.begin(), result.cells.end(),
                                     [](const BenchCell& c) { return !c.python_status.empty(); });
   if (compared) {
@@ -268,8 +295,8 @@ std::string bench_csv(const BenchResult& result) {
   csv << "model,row,nproc,status,eval_only,train_img_per_s,train_img_per_s_min,train_img_per_s_max,eval_img_per_s,"
          "eval_img_per_s_min,eval_img_per_s_max,train_s,test_s,train_speedup,eval_speedup,data_wait_s,copy_s,"
          "forward_s,backward_s,optimizer_s,communication_s,step_s,peak_memory_bytes,peak_memory_kind,eval_peak_memory_bytes,"
-         "forward_flops,"
-         "mfu,python_status,python_train_img_per_s,python_eval_img_per_s\n";
+         "forward_flops,mfu,threads,buckets,allreduces_per_step,comm_in_flight_s,comm_hidden_fraction,nproc_speedup,"
+         "scaling_efficiency,python_status,python_train_img_per_s,python_eval_img_per_s\n";
   for (const auto& c : result.cells) {
     csv << csv_field(c.model) << "," << csv_field(c.row) << "," << c.nproc << "," << csv_field(c.status) << ","
         << (c.eval_only ? "true" : "false");
@@ -279,7 +306,10 @@ std::string bench_csv(const BenchResult& result) {
     for (double v : split_values(c.split)) csv << "," << csv_number(v);
     csv << "," << csv_number(c.split.total()) << "," << csv_number(c.peak_memory_bytes) << ","
         << csv_field(c.peak_memory_kind) << "," << csv_number(c.eval_peak_memory_bytes) << "," << csv_number(c.forward_flops) << "," << csv_number(c.mfu) << ","
-        << csv_field(c.python_status) << "," << csv_number(c.python_train_img_per_s) << ","
+        << c.threads << "," << c.buckets;
+    for (double v : {c.allreduces_per_step, c.comm_in_flight_s, c.comm_hidden_fraction, c.nproc_speedup, c.scaling_efficiency})
+      csv << "," << csv_number(v);
+    csv << "," << csv_field(c.python_status) << "," << csv_number(c.python_train_img_per_s) << ","
         << csv_number(c.python_eval_img_per_s) << "\n";
   }
   return csv.str();
@@ -299,7 +329,7 @@ std::string bench_json(const BenchResult& result) {
   out["options"] = {{"models", o.models}, {"rows", o.rows}, {"repeat", o.repeat}, {"steps", o.steps},
                     {"eval_steps", o.eval_steps}, {"warmup", o.warmup}, {"batch_size", o.batch_size},
                     {"data", o.data}, {"device", o.device}, {"threads", o.threads}, {"full", o.full},
-                    {"compare_python", o.compare_python}, {"python", o.python}, {"nproc", o.nproc},
+                    {"compare_python", o.compare_python}, {"python", o.python}, {"nproc", o.nproc}, {"bucket_mb", o.bucket_mb},
                     {"progress", o.progress}};
   out["train_images"] = result.train_images;
   out["test_images"] = result.test_images;
@@ -329,6 +359,12 @@ std::string bench_json(const BenchResult& result) {
     cell["eval_peak_memory_bytes"] = c.eval_peak_memory_bytes;
     cell["forward_flops"] = c.forward_flops;
     cell["mfu"] = c.mfu;
+    cell["threads"] = c.threads;
+    if (c.nproc > 1)
+      cell["ddp"] = {{"buckets", c.buckets}, {"allreduces_per_step", c.allreduces_per_step},
+                     {"comm_in_flight_s", c.comm_in_flight_s}, {"comm_waited_s", c.split.communication},
+                     {"comm_hidden_fraction", c.comm_hidden_fraction}, {"nproc_speedup", c.nproc_speedup},
+                     {"scaling_efficiency", c.scaling_efficiency}};
     cell["python_status"] = c.python_status;
     cell["python_train_img_per_s"] = c.python_train_img_per_s;
     cell["python_eval_img_per_s"] = c.python_eval_img_per_s;

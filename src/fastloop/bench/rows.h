@@ -1,0 +1,23 @@
+// What each row of the bench grid switches: the plan of one cell (a model under a row's technique),
+// built from the seed's baseline settings. Internal to the bench; grid.cpp and the multi-rank cells
+// (dist_cell.cpp) build their cells from it.
+#pragma once
+
+#include "fastloop/bench/cell_timer.h"
+#include "fastloop/bench/grid.h"
+
+#include <optional>
+#include <string>
+
+namespace fastloop {
+
+/// "row: what it switches" for a name of bench_row_names().
+std::string bench_row_description(const std::string& row);
+
+/// The cell of `row` for `model` with `nproc` ranks: the baseline config from `options` (batch per rank),
+/// then the row's technique. `na` is set to "n/a: why" when the row cannot run here.
+CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, const std::string& row,
+                         c10::Device device, int64_t threads, int64_t nproc, const DatasetSplits& data,
+                         std::optional<std::string>& na);
+
+} // namespace fastloop
