@@ -59,6 +59,21 @@ TEST(Doctor, PerfAutoOnCpuWithoutNativeBf16KeepsAmpOffAndSaysWhy) {
   EXPECT_TRUE(says_why);
 }
 
+TEST(Doctor, PerfAutoOnCpuWithNativeBf16PicksBf16AutocastAndSaysWhy) {
+  TrainConfig config;
+  PerfHardware hw;
+  hw.cpu.logical_cores = 2;
+  hw.cpu.avx512 = true;
+  hw.cpu.native_bf16 = true;
+  auto lines = perf_auto_apply(config, hw);
+  EXPECT_EQ(config.perf.amp, "bf16");
+  EXPECT_TRUE(config.perf.channels_last);
+  EXPECT_FALSE(config.perf.tf32);
+  bool says_why = false;
+  for (const auto& line : lines) says_why |= line.rfind("amp bf16: this CPU has native bf16", 0) == 0;
+  EXPECT_TRUE(says_why);
+}
+
 TEST(Doctor, PerfAutoOnAmpereClassCudaPicksBf16ChannelsLastAndCudnnBenchmark) {
   TrainConfig config;
   PerfHardware hw;

@@ -236,7 +236,8 @@ def row_settings(row, cuda):
             major = torch.cuda.get_device_capability()[0]
             return dict(s, amp="bfloat16" if major >= 8 else "float16", channels_last=True, cudnn_benchmark=True,
                         tf32=major >= 8)
-        return dict(s, channels_last="avx512f" in cpu_flags())
+        native_bf16 = bool({"avx512_bf16", "amx_bf16"} & set(cpu_flags()))
+        return dict(s, channels_last="avx512f" in cpu_flags(), amp="bfloat16" if native_bf16 else None)
     return f"n/a: unknown row {row!r}"
 
 

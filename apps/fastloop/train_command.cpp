@@ -5,6 +5,7 @@
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -37,11 +38,11 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
               return 130;
             }
             if (summary.world_size > 1)
-              std::printf("ddp: rank %lld of %lld, %lld buckets, %lld all-reduces, %.3f s in flight, %.3f s waited (%.0f%% hidden by backward)\n",
+              std::printf("ddp: rank %lld of %lld, %lld buckets, %lld all-reduces, %.3f s communicating, %.3f s waited (%.0f%% hidden by backward)\n",
                           static_cast<long long>(summary.rank), static_cast<long long>(summary.world_size),
                           static_cast<long long>(summary.buckets), static_cast<long long>(summary.allreduces),
-                          summary.comm_s, summary.comm_exposed_s,
-                          summary.comm_s > 0 ? 100.0 * (1.0 - summary.comm_exposed_s / summary.comm_s) : 0.0);
+                          summary.comm_span_s, summary.comm_exposed_s,
+                          summary.comm_span_s > 0 ? 100.0 * std::max(0.0, 1.0 - summary.comm_exposed_s / summary.comm_span_s) : 0.0);
             if (!main_rank) return 0;
             std::printf("test accuracy %.2f%% (loss %.4f, %lld images) after %lld steps, %.1f s training, %.0f img/s\n",
                         100.0 * summary.test.accuracy, summary.test.loss, static_cast<long long>(summary.test.samples),

@@ -238,7 +238,7 @@ void train_measure(ClassifierImpl& model, DistributedDataParallel* ddp, const Ce
     if (ddp) {
       const DdpStats after = ddp->stats();
       rep.allreduces_per_step = static_cast<double>(after.allreduces - before.allreduces) / n;
-      rep.comm_in_flight_s = (after.comm_s - before.comm_s) / n;
+      rep.comm_span_s = (after.span_s - before.span_s) / n;
       rep.comm_exposed_s = (after.exposed_s - before.exposed_s) / n;
     }
   }

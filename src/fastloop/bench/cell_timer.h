@@ -41,7 +41,7 @@ struct RepetitionTimes {
   double eval_img_per_s = 0.0;
   TimeSplit split;               // seconds per step, mean over the repetition's steps
   double allreduces_per_step = 0.0;  // DDP (with a group): bucket all-reduces per step
-  double comm_in_flight_s = 0.0;     //   seconds per step from each all-reduce's launch to its completion, summed
+  double comm_span_s = 0.0;          //   seconds per step from the first all-reduce's launch to the last one's end
   double comm_exposed_s = 0.0;       //   seconds per step the optimizer step waited for them
 };
 

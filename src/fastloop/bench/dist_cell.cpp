@@ -33,7 +33,7 @@ Json times_json(const CellTimes& times) {
     const TimeSplit& s = r.split;
     reps.push_back({{"train_img_per_s", r.train_img_per_s}, {"eval_img_per_s", r.eval_img_per_s},
                     {"split", {s.data_wait, s.copy, s.forward, s.backward, s.optimizer, s.communication}},
-                    {"allreduces_per_step", r.allreduces_per_step}, {"comm_in_flight_s", r.comm_in_flight_s},
+                    {"allreduces_per_step", r.allreduces_per_step}, {"comm_span_s", r.comm_span_s},
                     {"comm_exposed_s", r.comm_exposed_s}});
   }
   return {{"repetitions", reps}, {"train_peak_bytes", times.train_peak_bytes},
@@ -51,7 +51,7 @@ CellTimes times_from_json(const Json& j) {
     if (split.size() != 6) throw std::runtime_error("time split of " + std::to_string(split.size()) + " parts, not 6");
     rep.split = {split[0], split[1], split[2], split[3], split[4], split[5]};
     rep.allreduces_per_step = r.at("allreduces_per_step");
-    rep.comm_in_flight_s = r.at("comm_in_flight_s");
+    rep.comm_span_s = r.at("comm_span_s");
     rep.comm_exposed_s = r.at("comm_exposed_s");
     times.repetitions.push_back(rep);
   }

@@ -115,8 +115,8 @@ void cell_fill(BenchCell& cell, const CellPlan& plan, const CellTimes& times, co
     cell.train_s = static_cast<double>(result.train_images) / cell.train_img_per_s;
     cell.split = rep.split;
     cell.allreduces_per_step = rep.allreduces_per_step;
-    cell.comm_in_flight_s = rep.comm_in_flight_s;
-    if (rep.comm_in_flight_s > 0.0) cell.comm_hidden_fraction = std::clamp(1.0 - rep.comm_exposed_s / rep.comm_in_flight_s, 0.0, 1.0);
+    cell.comm_span_s = rep.comm_span_s;
+    if (rep.comm_span_s > 0.0) cell.comm_hidden_fraction = std::clamp(1.0 - rep.comm_exposed_s / rep.comm_span_s, 0.0, 1.0);
   }
   cell.eval_img_per_s = times.repetitions[lower_median_index(eval_rates)].eval_img_per_s;
   cell.eval_img_per_s_min = *std::min_element(eval_rates.begin(), eval_rates.end());

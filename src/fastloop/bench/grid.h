@@ -66,8 +66,8 @@ struct BenchCell {
   // Multi-rank cells (nproc > 1):
   int64_t buckets = 0;                // DDP gradient buckets
   double allreduces_per_step = 0.0;   // bucket all-reduces per optimizer step (accumulation reduces once per step)
-  double comm_in_flight_s = 0.0;      // per step: each bucket's all-reduce from launch to completion, summed
-  double comm_hidden_fraction = 0.0;  // 1 − time waited for them ÷ comm_in_flight_s: the share hidden behind backward
+  double comm_span_s = 0.0;           // per step: from the first bucket's all-reduce launch to the last one's end
+  double comm_hidden_fraction = 0.0;  // 1 − time waited for them ÷ comm_span_s: the share overlapped with backward
   double nproc_speedup = 0.0;         // images/s ÷ the same model and row with 1 rank in this run
   double scaling_efficiency = 0.0;    // nproc_speedup per device added: ÷ N on CUDA (a GPU per rank), ÷ 1 on the
                                       // CPU (the ranks split the same cores, so 1.0 means no loss from splitting)

@@ -231,10 +231,11 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
         "Scaling over ranks",
         "DDP ranks on this machine (Gloo on the CPU, NCCL on CUDA), batch per rank as above. vs 1 rank: img/s ÷ the "
         "same model and row with one rank; efficiency: that per device added (÷ N on CUDA, a GPU per rank; ÷ 1 on "
-        "the CPU, where the ranks split the same cores). all-reduce: bucket all-reduces per step, their time in "
-        "flight and the part the optimizer step waited for; hidden = 1 − waited ÷ in flight (overlapped with backward).",
+        "the CPU, where the ranks split the same cores). Per step: bucket all-reduces, the time communication went "
+        "on (first all-reduce launched to last finished) and the part the optimizer step waited for; hidden = 1 − "
+        "waited ÷ communicating: the share overlapped with backward.",
         {"model", "row", "ranks", "threads/rank", "img/s", "vs 1 rank", "efficiency", "buckets", "all-reduces/step",
-         "in flight ms/step", "waited ms/step", "hidden"},
+         "communicating ms/step", "waited ms/step", "hidden"},
         {}};
     for (const auto& c : result.cells) {
       if (!report_ok(c) || c.nproc <= 1) continue;
@@ -245,8 +246,8 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
                               report_ratio(c.nproc_speedup),
                               c.scaling_efficiency > 0.0 ? report_fixed(100.0 * c.scaling_efficiency, 0) + "%" : "-",
                               std::to_string(c.buckets), train ? report_fixed(c.allreduces_per_step, 1) : "-",
-                              ms(c.comm_in_flight_s), ms(c.split.communication),
-                              train && c.comm_in_flight_s > 0.0 ? report_fixed(100.0 * c.comm_hidden_fraction, 0) + "%" : "-"});
+                              ms(c.comm_span_s), ms(c.split.communication),
+                              train && c.comm_span_s > 0.0 ? report_fixed(100.0 * c.comm_hidden_fraction, 0) + "%" : "-"});
     }
     tables.push_back(std::move(scaling));
   }
@@ -295,7 +296,7 @@ std::string bench_csv(const BenchResult& result) {
   csv << "model,row,nproc,status,eval_only,train_img_per_s,train_img_per_s_min,train_img_per_s_max,eval_img_per_s,"
          "eval_img_per_s_min,eval_img_per_s_max,train_s,test_s,train_speedup,eval_speedup,data_wait_s,copy_s,"
          "forward_s,backward_s,optimizer_s,communication_s,step_s,peak_memory_bytes,peak_memory_kind,eval_peak_memory_bytes,"
-         "forward_flops,mfu,threads,buckets,allreduces_per_step,comm_in_flight_s,comm_hidden_fraction,nproc_speedup,"
+         "forward_flops,mfu,threads,buckets,allreduces_per_step,comm_span_s,comm_hidden_fraction,nproc_speedup,"
          "scaling_efficiency,python_status,python_train_img_per_s,python_eval_img_per_s\n";
   for (const auto& c : result.cells) {
     csv << csv_field(c.model) << "," << csv_field(c.row) << "," << c.nproc << "," << csv_field(c.status) << ","
@@ -307,7 +308,7 @@ std::string bench_csv(const BenchResult& result) {
     csv << "," << csv_number(c.split.total()) << "," << csv_number(c.peak_memory_bytes) << ","
         << csv_field(c.peak_memory_kind) << "," << csv_number(c.eval_peak_memory_bytes) << "," << csv_number(c.forward_flops) << "," << csv_number(c.mfu) << ","
         << c.threads << "," << c.buckets;
-    for (double v : {c.allreduces_per_step, c.comm_in_flight_s, c.comm_hidden_fraction, c.nproc_speedup, c.scaling_efficiency})
+    for (double v : {c.allreduces_per_step, c.comm_span_s, c.comm_hidden_fraction, c.nproc_speedup, c.scaling_efficiency})
       csv << "," << csv_number(v);
     csv << "," << csv_field(c.python_status) << "," << csv_number(c.python_train_img_per_s) << ","
         << csv_number(c.python_eval_img_per_s) << "\n";
@@ -362,7 +363,7 @@ std::string bench_json(const BenchResult& result) {
     cell["threads"] = c.threads;
     if (c.nproc > 1)
       cell["ddp"] = {{"buckets", c.buckets}, {"allreduces_per_step", c.allreduces_per_step},
-                     {"comm_in_flight_s", c.comm_in_flight_s}, {"comm_waited_s", c.split.communication},
+                     {"comm_span_s", c.comm_span_s}, {"comm_waited_s", c.split.communication},
                      {"comm_hidden_fraction", c.comm_hidden_fraction}, {"nproc_speedup", c.nproc_speedup},
                      {"scaling_efficiency", c.scaling_efficiency}};
     cell["python_status"] = c.python_status;

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 
@@ -153,11 +154,13 @@ void DistributedDataParallel::finish_gradient_sync() {
   const int64_t all_done = now_ns();
   stats_.exposed_s += std::chrono::duration<double>(Clock::now() - wait_start).count();
   const double world = static_cast<double>(group_->size());
+  int64_t first_launch = all_done, last_done = 0;
   for (auto& bucket : buckets_) {
     bucket.flat.div_(world);
-    const int64_t done = bucket.completed->load();
+    const int64_t done = bucket.completed->load() ? bucket.completed->load() : all_done;
     const int64_t launched = std::chrono::duration_cast<std::chrono::nanoseconds>(bucket.launched.time_since_epoch()).count();
-    stats_.comm_s += static_cast<double>((done ? done : all_done) - launched) * 1e-9;
+    stats_.comm_s += static_cast<double>(done - launched) * 1e-9;
+    first_launch = std::min(first_launch, launched), last_done = std::max(last_done, done);
     bucket.work.reset();
     bucket.pending = bucket.params.size();
   }
@@ -167,6 +170,7 @@ void DistributedDataParallel::finish_gradient_sync() {
     else grad = param.view.clone(at::MemoryFormat::Preserve);
     param.ready = false;
   }
+  if (!buckets_.empty()) stats_.span_s += static_cast<double>(last_done - first_launch) * 1e-9;
   next_bucket_ = 0;
   ++stats_.syncs;
 }

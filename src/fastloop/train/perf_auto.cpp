@@ -38,10 +38,11 @@ std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware
                                                    : "off: needs compute capability 8.0 or newer"));
   } else {
     p.device = "cpu";
-    p.amp = "off";
+    p.amp = hw.cpu.native_bf16 ? "bf16" : "off";
     lines.push_back(hw.cpu.native_bf16
-                        ? "amp off: this CPU has native bf16 (avx512_bf16/amx), but autocast's casts around small "
-                          "convolutions cost more than they save on CPU; try --amp bf16 with fastloop tune"
+                        ? "amp bf16: this CPU has native bf16 (avx512_bf16/amx); bf16 autocast trained the ResNets "
+                          "1.6-2.0x and the Fashion-MNIST recipe 2.1x faster than fp32 on a 2-core AVX-512 EPYC "
+                          "(bench/results/cpu-2core), first-step losses within 1e-2"
                         : "amp off: this CPU has no native bf16; bf16 autocast ran 30x slower than fp32 on an "
                           "AVX2-only CPU (PyTorch 1.13)");
     p.channels_last = hw.cpu.avx512;

@@ -274,6 +274,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     summary.buckets = ddp->bucket_count();
     summary.allreduces = stats.allreduces;
     summary.comm_s = stats.comm_s;
+    summary.comm_span_s = stats.span_s;
     summary.comm_exposed_s = stats.exposed_s;
   }
   return summary;

@@ -33,6 +33,7 @@ struct TrainSummary {
   int64_t buckets = 0;        // gradient buckets
   int64_t allreduces = 0;     // bucket all-reduces: buckets x optimizer steps
   double comm_s = 0.0;        // seconds the all-reduces were in flight, summed
+  double comm_span_s = 0.0;   // seconds communication went on: per step, first bucket launch to last completion
   double comm_exposed_s = 0.0;  // of which the optimizer step waited: communication not hidden by backward
 };
 
