@@ -16,7 +16,9 @@ tsan_tests='Loader|Sampler|DeviceData|Dist'
 # packaging, not memory, and scripts/test.sh runs it).
 exclude='FindPackageConsumer'
 case "$mode" in
-  address) sanitize=address,undefined; build_dir=build-asan ;;
+  # Also left out under ASan: the out-of-memory test limits virtual memory (ulimit -v 6 GB), and ASan
+  # reserves ~15 TB of address space for its shadow at start, so that process cannot start under it.
+  address) sanitize=address,undefined; build_dir=build-asan; exclude="$exclude|Faults.BatchTooBigForMemory" ;;
   thread) sanitize=thread; build_dir=build-tsan ;;
   *) echo "usage: scripts/sanitize.sh address|thread [CTEST_REGEX]" >&2; exit 2 ;;
 esac
@@ -24,9 +26,11 @@ esac
 [ -x .venv/bin/python ] || scripts/setup.sh  # apt packages and the venv whose LibTorch we build against
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
-# -O1 -g1 and no NDEBUG: reports keep their frames and lines, assertions (fastloop's, toml++'s) stay on,
-# and the build is faster than the -O3 Release one.
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+# -O1 -g1: reports keep their frames and lines, and the build is faster than the -O3 Release one.
+# NDEBUG as LibTorch was built: some of its classes have members only without NDEBUG (RecordFunction's
+# inputs_valid_), so code compiled without it reads LibTorch's objects at the wrong offsets — UBSan
+# reported exactly that ("load of value 97, which is not a valid value for type 'bool'").
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_PREFIX_PATH="$prefix" -DFASTLOOP_PYTHON="$root/.venv/bin/python" -DFASTLOOP_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 

@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -151,4 +154,48 @@ TEST(Checkpoint, RestoreIntoAnotherArchitectureNamesTheMismatch) {
   auto other = model_make(ModelOptions("resnet18").in_channels(1).num_classes(10));
   auto checkpoint = Checkpoint::read(dir + "/a.ckpt");
   EXPECT_THROW(checkpoint.restore(*other, nullptr, false), InputError);
+}
+
+TEST(Checkpoint, DiskFullWhileSavingIsAClearErrorAndKeepsTheLastCheckpoint) {
+  const auto dir = fresh_dir("disk_full");
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  const std::string path = dir + "/last.ckpt";
+  checkpoint_save(path, *model, nullptr, TrainPosition{0, 0, 1}, "{}");
+  const auto good_size = fs::file_size(path);
+  // A file-size limit below the checkpoint's size fails its writes as a full disk does (EFBIG instead of
+  // ENOSPC, on the same write path), for this process only and without root.
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    checkpoint_save(path, *model, nullptr, TrainPosition{0, 0, 2}, "{}");
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(message.find("checkpoint not saved"), std::string::npos) << message;
+  EXPECT_NE(message.find("the last checkpoint is intact"), std::string::npos) << message;
+  EXPECT_EQ(Checkpoint::read(path).position().step, 1);
+  EXPECT_EQ(fs::file_size(path), good_size);
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename(), "last.ckpt") << "a temporary file was left behind";
+}
+
+TEST(Checkpoint, MissingCheckpointDirIsCreatedAndAnUncreatableOneIsAnInputError) {
+  const auto dir = fresh_dir("made") + "/runs/a";
+  auto config = tiny_run(dir);
+  config.run.epochs = 1;
+  config.run.max_steps = 2;
+  train(config);
+  EXPECT_EQ(Checkpoint::read(dir + "/last.ckpt").position().step, 2);
+
+  const auto file = fresh_dir("blocked") + "/file";
+  std::ofstream(file) << "not a folder";
+  config.run.checkpoint_dir = file + "/sub";
+  EXPECT_THROW(train(config), InputError);
 }

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 namespace fastloop {
 
@@ -119,6 +120,13 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
                        " ranks; resume it with that many (now " + std::to_string(world) + ")");
     std::printf("resumed from %s at epoch %lld, step %lld\n", checkpoint.c_str(),
                 static_cast<long long>(position.epoch + 1), static_cast<long long>(position.step));
+  }
+  if (!checkpoint.empty() && main_rank && !config.run.resume) {  // made now, not found missing at the first save
+    std::error_code error;
+    std::filesystem::create_directories(config.run.checkpoint_dir, error);
+    if (error)
+      throw InputError("--checkpoint-dir " + config.run.checkpoint_dir + ": cannot create it: " + error.message() +
+                       "; give a writable folder");
   }
   SavedCheckpoint last_saved;  // named by the messages of runs that cannot go on
   if (config.run.resume) last_saved = {checkpoint, position.step};
