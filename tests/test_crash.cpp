@@ -49,7 +49,7 @@ int wait_exit(pid_t pid) {
 TEST(Crash, SigkillAtRandomMomentsAlwaysLeavesAResumableCheckpoint) {
   const int trials = std::getenv("FASTLOOP_CRASH_TRIALS") ? std::atoi(std::getenv("FASTLOOP_CRASH_TRIALS")) : 4;
   std::mt19937 rng(12345);
-  int kills_after_a_checkpoint = 0;
+  int kills_after_a_checkpoint = 0, kills_during_a_write = 0;
   for (int trial = 0; trial < trials; ++trial) {
     const auto dir = (fs::path(testing::TempDir()) / ("crash_" + std::to_string(trial))).string();
     fs::remove_all(dir);
@@ -72,6 +72,7 @@ TEST(Crash, SigkillAtRandomMomentsAlwaysLeavesAResumableCheckpoint) {
       if (finished) break;
       kill(pid, SIGKILL);
       wait_exit(pid);
+      kills_during_a_write += fs::exists(checkpoint + ".tmp." + std::to_string(pid));  // its temporary file: mid-write
       if (fs::exists(checkpoint)) {
         ++kills_after_a_checkpoint;
         EXPECT_NO_THROW(fastloop::Checkpoint::read(checkpoint)) << "trial " << trial << " attempt " << attempt;
@@ -84,5 +85,6 @@ TEST(Crash, SigkillAtRandomMomentsAlwaysLeavesAResumableCheckpoint) {
       EXPECT_EQ(entry.path().filename(), "last.ckpt") << "left behind after a clean finish: " << entry.path();
   }
   EXPECT_GE(kills_after_a_checkpoint, trials) << "runs must be killed mid-training, not only before or after";
-  std::printf("[ crash ] %d trials, %d kills after a checkpoint existed\n", trials, kills_after_a_checkpoint);
+  std::printf("[ crash ] %d trials, %d kills after a checkpoint existed, %d of them while one was being written\n",
+              trials, kills_after_a_checkpoint, kills_during_a_write);
 }
