@@ -1,7 +1,7 @@
 // One timed trial.
 #include "fastloop/tune/trial.h"
 
-#include "fastloop/core/errors.h"
+#include "fastloop/train/faults.h"
 #include "fastloop/train/trainer.h"
 
 #include <c10/util/Exception.h>
@@ -34,14 +34,8 @@ TrialResult trial_run(TrainConfig config, const TrialOptions& options) {
   control.should_stop = [steps](const TrainPosition& position) { return position.step >= steps; };
   try {
     train(config, control);
-  } catch (const c10::OutOfMemoryError&) {
-    result.failure = "out of memory";
-  } catch (const RunError& e) {
-    result.failure = e.what();
-  } catch (const InputError& e) {
-    result.failure = e.what();
-  } catch (const c10::Error& e) {
-    result.failure = e.what_without_backtrace();
+  } catch (const c10::Error& e) {  // the trainer turns what it can into RunError/InputError, caught below
+    result.failure = is_out_of_memory(e) ? "out of memory" : e.what_without_backtrace();
   } catch (const std::exception& e) {
     result.failure = e.what();
   }
