@@ -8,6 +8,8 @@
 
 #include "fastloop/train/perf_auto.h"
 
+#include <torch/cuda.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -144,6 +146,10 @@ CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, 
   na = spec->apply(plan);
   if (!na && nproc > 1 && plan.config.perf.cuda_graph)
     na = "n/a: one rank only (DDP's all-reduce hooks run outside a captured graph)";
+  const int64_t gpus = device.is_cuda() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  if (!na && device.is_cuda() && nproc > gpus)
+    na = "n/a: " + std::to_string(nproc) + " ranks need as many GPUs (NCCL puts one rank on each), " +
+         std::to_string(gpus) + " visible";
   return plan;
 }
 
