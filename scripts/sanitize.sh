@@ -24,7 +24,10 @@ case "$mode" in
 esac
 
 [ -x .venv/bin/python ] || scripts/setup.sh  # apt packages and the venv whose LibTorch we build against
+# CCACHE_NOHASHDIR: with -g ccache would hash the working directory, so another checkout (CI's clean clone)
+# could never reuse this build's objects; paths are relative under CCACHE_BASEDIR anyway.
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+export CCACHE_NOHASHDIR=1
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
 # -O1 -g1: reports keep their frames and lines, and the build is faster than the -O3 Release one.
 # NDEBUG as LibTorch was built: some of its classes have members only without NDEBUG (RecordFunction's
