@@ -218,28 +218,42 @@ TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSi
   EXPECT_NE(resumed.output.find("after 12 steps"), std::string::npos) << resumed.output;
 }
 
-TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
-  const std::string log = temp_path("kill.log");
+/// Launches 2 ranks of a long training run, SIGKILLs `victim` once rank 0 has stepped, waits for the launcher.
+Result kill_rank_while_training(int victim) {
+  const std::string log = temp_path("kill" + std::to_string(victim) + ".log");
   const pid_t launcher = spawn(launch(2, {"train", "--data", "synthetic:1x12x12:4096", "--batch-size", "8",
                                           "--epochs", "50", "--threads", "1", "--workers", "0", "--log-every", "1",
                                           "--dist-timeout-s", "60"}),
                                {}, log);
-  pid_t victim = -1;
-  for (int i = 0; i < 6000 && victim < 0; ++i) {  // until rank 1's pid is known and rank 0 has stepped
+  pid_t pid = -1;
+  for (int i = 0; i < 6000 && pid < 0; ++i) {  // until the victim's pid is known and rank 0 has stepped
     std::smatch m;
     const std::string text = read_file(log);
-    if (std::regex_search(text, m, std::regex("rank 1 is pid (\\d+)")) && text.find("[0] epoch") != std::string::npos)
-      victim = std::stoi(m[1]);
+    if (std::regex_search(text, m, std::regex("rank " + std::to_string(victim) + " is pid (\\d+)")) &&
+        text.find("[0] epoch") != std::string::npos)
+      pid = std::stoi(m[1]);
     else
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_GT(victim, 0) << read_file(log);
-  kill(victim, SIGKILL);
-  const int code = wait_exit(launcher);
-  const std::string output = read_file(log);
-  EXPECT_EQ(code, 128 + SIGKILL) << "the launcher exits with the failed rank's code\n" << output;
-  EXPECT_NE(output.find("launch: rank 1 exited with code 137"), std::string::npos) << output;
-  EXPECT_TRUE(std::regex_search(output, std::regex("\\[0\\] .*lost rank 1 of 2"))) << output;
+  EXPECT_GT(pid, 0) << read_file(log);
+  if (pid > 0) kill(pid, SIGKILL);
+  Result r;
+  r.code = wait_exit(launcher);
+  r.output = read_file(log);
+  return r;
+}
+
+TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
+  const Result one = kill_rank_while_training(1);
+  EXPECT_EQ(one.code, 128 + SIGKILL) << "the launcher exits with the failed rank's code\n" << one.output;
+  EXPECT_NE(one.output.find("launch: rank 1 exited with code 137"), std::string::npos) << one.output;
+  EXPECT_TRUE(std::regex_search(one.output, std::regex("\\[0\\] .*lost rank 1 of 2"))) << one.output;
+  // Rank 0 hosts the rendezvous store: the survivor names it in one message, without LibTorch's stack trace.
+  const Result zero = kill_rank_while_training(0);
+  EXPECT_EQ(zero.code, 128 + SIGKILL) << zero.output;
+  EXPECT_TRUE(std::regex_search(zero.output, std::regex("\\[1\\] .*lost rank 0 of 2 \\(the rendezvous host\\)")))
+      << zero.output;
+  EXPECT_EQ(zero.output.find("frame #"), std::string::npos) << zero.output;
 }
 
 TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 #include <c10/util/Exception.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -150,7 +151,14 @@ ProcessGroup::~ProcessGroup() {
 }
 
 std::vector<int64_t> ProcessGroup::lost_ranks() {
-  // A rank is lost when its heartbeat counter does not move for 4 heartbeat periods.
+  // A rank is lost when its heartbeat counter does not move for 4 heartbeat periods. When rank 0, the
+  // store's host, is gone, LibTorch's store client logs the failed read as a warning with a C++ stack
+  // trace: errors only while probing, since the caller reports the loss in one message.
+  struct ErrorsOnly {
+    int saved = FLAGS_caffe2_log_level;
+    ErrorsOnly() { FLAGS_caffe2_log_level = 2; }  // 0 info, 1 warning, 2 error
+    ~ErrorsOnly() { FLAGS_caffe2_log_level = saved; }
+  } quiet;
   std::vector<int64_t> before(static_cast<size_t>(env_.world_size)), lost;
   try {
     for (int64_t r = 0; r < env_.world_size; ++r) before[r] = store_->add(heartbeat_key(r), 0);
