@@ -5,12 +5,11 @@
 #include "fastloop/bench/grid.h"
 #include "fastloop/core/errors.h"
 
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <sys/wait.h>
 
 namespace fastloop {
 namespace {
@@ -160,18 +159,10 @@ TEST(BenchCommand, WritesEveryFormatAndPrintsTheMarkdown) {
   const auto dir = std::filesystem::temp_directory_path() / "fastloop_bench_command";
   std::filesystem::create_directories(dir);
   const std::string prefix = (dir / "grid").string();
-  const std::string command = std::string(FASTLOOP_CLI) +
-                              " bench --models small_cnn --rows baseline,cuda-graph --repeat 2 --steps 2 "
-                              "--eval-steps 2 --batch-size 4 --data synthetic:3x16x16:64 --device cpu --out " +
-                              prefix + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  const auto [code, output] = test::cli_run(
+      "bench --models small_cnn --rows baseline,cuda-graph --repeat 2 --steps 2 --eval-steps 2 --batch-size 4 "
+      "--data synthetic:3x16x16:64 --device cpu --out " + prefix);
+  ASSERT_EQ(code, 0) << output;
   EXPECT_TRUE(contains(output, "small_cnn")) << output;
   EXPECT_TRUE(contains(output, "n/a: CUDA only")) << output;
   for (const char* ext : {".md", ".csv", ".json", ".html"})
@@ -179,15 +170,8 @@ TEST(BenchCommand, WritesEveryFormatAndPrintsTheMarkdown) {
 }
 
 TEST(BenchCommand, BadRowExitsTwoNamingTheFlag) {
-  const std::string command = std::string(FASTLOOP_CLI) + " bench --rows baseline,warp-speed --device cpu 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+  const auto [code, output] = test::cli_run("bench --rows baseline,warp-speed --device cpu");
+  EXPECT_EQ(code, 2) << output;
   EXPECT_TRUE(contains(output, "--rows")) << output;
 }
 

@@ -1,6 +1,7 @@
 // Checkpoints: a stopped and resumed run ends bitwise equal to an uninterrupted one (CPU, fixed
 // threads); damaged files are clear errors; saving never leaves temporary files or harms the last one.
 #include "data_files.h"
+#include "test_support.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
@@ -32,12 +33,7 @@ TrainConfig tiny_run(const std::string& dir) {
   return config;
 }
 
-std::string fresh_dir(const std::string& name) {
-  auto dir = fs::path(testing::TempDir()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+using test::fresh_dir;
 
 Classifier restored(const std::string& path) {
   auto checkpoint = Checkpoint::read(path);

@@ -1,77 +1,61 @@
 // The fastloop executable as a user runs it: exit codes, messages that name the flag, help,
 // model listing, and a tiny train → metrics → eval round on synthetic data.
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 
 namespace {
-struct Run {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Run run_cli(const std::string& args) {
-  Run run;
-  FILE* pipe = popen((std::string(FASTLOOP_CLI) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using fastloop::test::cli_run;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 
 TEST(Cli, UnknownFlagExitsTwoNamingIt) {
-  auto r = run_cli("train --learning-rate 3");
+  auto r = cli_run("train --learning-rate 3");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "--learning-rate")) << r.output;
 }
 
 TEST(Cli, BadChoiceExitsTwoListingAllowedValues) {
-  auto r = run_cli("train --optim lbfgs");
+  auto r = cli_run("train --optim lbfgs");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "--optim")) << r.output;
   EXPECT_TRUE(contains(r.output, "adamw")) << r.output;
 }
 
 TEST(Cli, OutOfRangeValueExitsTwoBeforeAnyWork) {
-  auto r = run_cli("train --lr -1 --data cifar10:/nonexistent");
+  auto r = cli_run("train --lr -1 --data cifar10:/nonexistent");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "--lr")) << r.output;
   EXPECT_FALSE(contains(r.output, "nonexistent")) << "validated before loading data: " << r.output;
 }
 
 TEST(Cli, MissingDatasetExitsTwoNamingTheFile) {
-  auto r = run_cli("train --data fashion-mnist:/nonexistent/dir");
+  auto r = cli_run("train --data fashion-mnist:/nonexistent/dir");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "/nonexistent/dir")) << r.output;
 }
 
 TEST(Cli, HelpOfEachCommandListsItsFlags) {
-  auto r = run_cli("train --help");
+  auto r = cli_run("train --help");
   EXPECT_EQ(r.code, 0);
   for (const char* flag : {"--model", "--stem", "--num-classes", "--data", "--epochs", "--max-steps", "--batch-size",
                            "--lr", "--optim", "--schedule", "--seed", "--threads", "--metrics", "--checkpoint-dir",
                            "--checkpoint-every", "--resume", "--config"})
     EXPECT_TRUE(contains(r.output, flag)) << flag;
-  EXPECT_EQ(run_cli("eval --help").code, 0);
-  EXPECT_EQ(run_cli("models --help").code, 0);
-  EXPECT_EQ(run_cli("").code, 2);
+  EXPECT_EQ(cli_run("eval --help").code, 0);
+  EXPECT_EQ(cli_run("models --help").code, 0);
+  EXPECT_EQ(cli_run("").code, 2);
 }
 
 TEST(Cli, ModelsListsEveryModelWithItsParameterCount) {
-  auto r = run_cli("models");
+  auto r = cli_run("models");
   EXPECT_EQ(r.code, 0);
   for (const char* name : {"resnet18", "resnet34", "resnet50", "resnet101", "mobilenet_v2", "small_cnn"})
     EXPECT_TRUE(contains(r.output, name)) << name;
@@ -83,7 +67,7 @@ TEST(Cli, RecipeFlagsOverrideTheRecipe) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "r.toml") << "[optim]\nname = \"lbfgs\"\n";
-  auto r = run_cli("train --config " + (dir / "r.toml").string());
+  auto r = cli_run("train --config " + (dir / "r.toml").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "r.toml")) << r.output;
 }
@@ -93,7 +77,7 @@ TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto metrics = (dir / "m.jsonl").string();
-  auto r = run_cli("train --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --log-every 2 --metrics " +
+  auto r = cli_run("train --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --log-every 2 --metrics " +
                    metrics + " --checkpoint-dir " + dir.string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "test accuracy")) << r.output;
@@ -114,12 +98,12 @@ TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
   EXPECT_EQ(epochs, 2);
   EXPECT_EQ(steps, 8);  // 2 epochs x 8 steps, a line every 2
 
-  auto e = run_cli("eval --checkpoint " + (dir / "last.ckpt").string());
+  auto e = cli_run("eval --checkpoint " + (dir / "last.ckpt").string());
   EXPECT_EQ(e.code, 0) << e.output;
   EXPECT_TRUE(contains(e.output, "test accuracy")) << e.output;
 
   std::ofstream(dir / "bad.ckpt") << "garbage";
-  auto bad = run_cli("eval --checkpoint " + (dir / "bad.ckpt").string());
+  auto bad = cli_run("eval --checkpoint " + (dir / "bad.ckpt").string());
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(contains(bad.output, "bad.ckpt")) << bad.output;
 }

@@ -6,13 +6,12 @@
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/trainer.h"
 
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <sys/wait.h>
 
 using namespace fastloop;
 namespace fs = std::filesystem;
@@ -35,12 +34,7 @@ TrainConfig diverging_run(const std::string& dir) {
   return config;
 }
 
-std::string fresh_dir(const std::string& name) {
-  auto dir = fs::path(testing::TempDir()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+using test::fresh_dir;
 
 TrainControl quiet() {
   TrainControl control;
@@ -106,18 +100,11 @@ TEST(Faults, FiniteRunIsUnaffectedByTheNanCheck) {
 // The process may map only so much memory (ulimit -v): a batch far too big for it fails in the
 // training step, and the CLI says which batch and what to do, exit 3, instead of aborting.
 TEST(Faults, BatchTooBigForMemoryGivesTheSizeAndTheWayOut) {
-  const std::string command = "ulimit -v 6000000; " + std::string(FASTLOOP_CLI) +
-                              " train --data synthetic:3x32x32:2048 --model resnet18 --batch-size 2048 --workers 0"
-                              " --max-steps 1 --threads 1 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of a clean error:\n" << output;
-  EXPECT_EQ(WEXITSTATUS(status), 3) << output;
+  const auto [code, output] = test::shell_run("ulimit -v 6000000; " + std::string(FASTLOOP_CLI) +
+                                               " train --data synthetic:3x32x32:2048 --model resnet18 --batch-size 2048"
+                                               " --workers 0 --max-steps 1 --threads 1");
+  ASSERT_NE(code, -1) << "killed instead of a clean error:\n" << output;
+  EXPECT_EQ(code, 3) << output;
   EXPECT_TRUE(contains(output, "a training batch of 2048 images")) << output;
   EXPECT_TRUE(contains(output, "--accumulate 2")) << output;
 }

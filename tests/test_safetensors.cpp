@@ -6,6 +6,7 @@
 #include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/trainer.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -73,14 +74,7 @@ at::Tensor logits_of(Classifier& model, const at::Tensor& input) {
 
 }  // namespace
 
-/// Runs the fastloop executable; returns its exit code and its output (stdout and stderr).
-std::pair<int, std::string> cli_run(const std::string& args) {
-  std::string text;
-  FILE* pipe = popen((std::string(FASTLOOP_CLI) + " " + args + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (pipe && fgets(buffer, sizeof buffer, pipe)) text += buffer;
-  return std::make_pair(pipe ? WEXITSTATUS(pclose(pipe)) : -1, text);
-}
+using test::cli_run;
 
 TEST(Safetensors, WriteThenReadKeepsNamesDtypesShapesBytesAndMetadata) {
   const NamedTensors tensors = {{"f64", torch::randn({2, 3}, torch::kDouble)},
@@ -279,9 +273,9 @@ TEST(Safetensors, CliExportsACheckpointThatEvalAndTrainStartFrom) {
   EXPECT_NE(safetensors_read(out).header.metadata.at("fastloop_config").find("small_cnn"), std::string::npos);
   auto from_checkpoint = cli_run("eval --threads 1 --checkpoint " + dir + "/last.ckpt");
   auto from_weights = cli_run("eval --threads 1 --init-from " + out + " --model small_cnn --data synthetic:1x12x12:64");
-  ASSERT_EQ(from_weights.first, 0) << from_weights.second;
-  EXPECT_EQ(from_checkpoint.second.substr(0, 22), from_weights.second.substr(0, 22));  // same accuracy
-  EXPECT_EQ(cli_run("eval --init-from " + out + " --model resnet18 --data synthetic:1x12x12:64").first, 2);
+  ASSERT_EQ(from_weights.code, 0) << from_weights.output;
+  EXPECT_EQ(from_checkpoint.output.substr(0, 22), from_weights.output.substr(0, 22));  // same accuracy
+  EXPECT_EQ(cli_run("eval --init-from " + out + " --model resnet18 --data synthetic:1x12x12:64").code, 2);
 
   config.run.checkpoint_dir.clear();
   config.run.init_from = out;

@@ -4,13 +4,12 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/tune/tuner.h"
 
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 
 using namespace fastloop;
 namespace fs = std::filesystem;
@@ -26,15 +25,6 @@ TrainConfig tiny_base() {
   return config;
 }
 
-int run_command(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) output->append(buf.data(), n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 }  // namespace
 
@@ -108,16 +98,12 @@ TEST(Tune, RecipeRoundTripsThroughTomlAndTrainAcceptsIt) {
 
   // The CLI end to end: tune writes a recipe, train runs it.
   const std::string recipe = (dir / "tuned.toml").string();
-  std::string output;
-  const int tuned = run_command(std::string(FASTLOOP_CLI) +
-                                    " tune --data synthetic:1x12x12:512 --batch-size 32 --trials 3 --tune-warmup 1"
-                                    " --tune-steps 2 --out " + recipe,
-                                &output);
-  ASSERT_EQ(tuned, 0) << output;
+  const auto tuned = test::cli_run("tune --data synthetic:1x12x12:512 --batch-size 32 --trials 3 --tune-warmup 1"
+                                    " --tune-steps 2 --out " + recipe);
+  ASSERT_EQ(tuned.code, 0) << tuned.output;
   EXPECT_TRUE(fs::exists(dir / "tuned.md"));
   EXPECT_TRUE(fs::exists(dir / "tuned.json"));
-  output.clear();
-  const int trained = run_command(std::string(FASTLOOP_CLI) + " train --config " + recipe + " --max-steps 2 --epochs 1", &output);
-  EXPECT_EQ(trained, 0) << output;
-  EXPECT_NE(output.find("test accuracy"), std::string::npos) << output;
+  const auto trained = test::cli_run("train --config " + recipe + " --max-steps 2 --epochs 1");
+  EXPECT_EQ(trained.code, 0) << trained.output;
+  EXPECT_NE(trained.output.find("test accuracy"), std::string::npos) << trained.output;
 }
