@@ -2,6 +2,7 @@
 // line per cell, JSON that parses and keeps every field, and an HTML page that headless Chromium renders
 // with its SVG bars laid out at positive size inside their charts; and the PyTorch peer's results read
 // back into the cells (a stand-in peer, then tools/bench_peer.py itself on a tiny cell).
+#include "fastloop/bench/cell_fields.h"
 #include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/report.h"
 #include "fastloop/core/errors.h"
@@ -33,6 +34,8 @@ BenchCell cell(const std::string& model, const std::string& row, double train, d
   c.train_img_per_s_max = train * 1.02;
   c.eval_img_per_s = eval;
   c.eval_img_per_s_min = c.eval_img_per_s_max = eval;
+  c.train_img_per_s_reps = {train * 1.02, train, train * 0.95};  // the median and spread above come from these
+  c.eval_img_per_s_reps = {eval, eval, eval};
   c.train_s = 50000.0 / train;
   c.test_s = 10000.0 / eval;
   c.train_speedup = speedup;
@@ -217,7 +220,9 @@ TEST(BenchReport, JsonParsesAndKeepsEnvironmentConfigRowsAndEveryCellField) {
     EXPECT_EQ(c["train_img_per_s_min"], want.train_img_per_s_min);
     EXPECT_EQ(c["eval_speedup"], want.eval_speedup);
     EXPECT_EQ(c["split"]["backward_s"], want.split.backward);
-    EXPECT_EQ(c["split"]["total_s"], want.split.total());
+    EXPECT_EQ(c["split"]["step_s"], want.split.total());
+    EXPECT_EQ(c["train_img_per_s_reps"], want.train_img_per_s_reps);
+    EXPECT_EQ(c["eval_img_per_s_reps"], want.eval_img_per_s_reps);
     EXPECT_EQ(c["peak_memory_kind"], want.peak_memory_kind);
     EXPECT_EQ(c["forward_flops"], want.forward_flops);
     EXPECT_EQ(c["mfu"], want.mfu);
@@ -230,6 +235,42 @@ TEST(BenchReport, JsonParsesAndKeepsEnvironmentConfigRowsAndEveryCellField) {
   EXPECT_NEAR(json["cells"][6]["eval_vs_python"].get<double>(), 1.2, 1e-12);
   EXPECT_EQ(json["train_images"], 50000);
   EXPECT_EQ(json["environment"]["load_average"], r.environment.load_average);
+}
+
+TEST(BenchReport, CsvAndJsonCarryEveryFieldOfTheOneListUnderOneName) {
+  auto r = hand_built_result();
+  r.cells[0].nproc = 2;  // a multi-rank cell: its DDP fields go in the JSON too
+  r.cells[0].buckets = 3;
+  r.cells[0].python_train_img_per_s_reps = {1700.0, 1750.0};
+  const auto& fields = fastloop::bench_cell_fields();
+  std::istringstream csv(fastloop::bench_csv(r));
+  std::string header, line;
+  while (std::getline(csv, line))
+    if (line.rfind("# ", 0) != 0) {
+      header = line;
+      break;
+    }
+  std::string want_header;
+  for (const auto& f : fields)
+    if (f.in_csv) want_header += (want_header.empty() ? "" : ",") + std::string(f.name);
+  EXPECT_EQ(header, want_header);
+  std::getline(csv, line);  // resnet18 baseline: its repetitions, ';'-separated, and the PyTorch ratio
+  EXPECT_NE(line.find(",2499;2450;2327.5,7140;7140;7140,1700;1750,"), std::string::npos) << line;
+  EXPECT_NE(line.find(",1.4,1.1,"), std::string::npos) << line;
+
+  const auto json = nlohmann::ordered_json::parse(fastloop::bench_json(r));
+  ASSERT_EQ(json["cell_fields"].size(), fields.size());
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const auto& cell = json["cells"][i];
+    for (const auto& f : fields) {
+      const bool present = *f.group ? cell.contains(f.group) && cell[f.group].contains(f.name) : cell.contains(f.name);
+      EXPECT_EQ(present, !f.multi_rank_only || r.cells[i].nproc > 1) << i << " " << f.name;
+    }
+  }
+  EXPECT_EQ(json["cells"][0]["ddp"]["buckets"], 3);
+  EXPECT_EQ(json["cells"][0]["python_train_img_per_s_reps"], nlohmann::ordered_json::array({1700.0, 1750.0}));
+  EXPECT_TRUE(json["cells"][2]["train_img_per_s_reps"].empty());  // n/a: nothing measured
+  EXPECT_TRUE(json["cells"][2]["train_vs_python"].is_null());
 }
 
 TEST(BenchReport, JsonRejectsAConfigThatIsNotJson) {

@@ -21,13 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 TrainConfig tiny_run(const std::string& dir) {
-  TrainConfig config;
-  config.data.source = "synthetic:1x12x12:192";
-  config.data.batch_size = 32;
+  TrainConfig config = test::tiny_config(192, 32);
   config.data.workers = 2;
-  config.model.name = "small_cnn";
   config.run.epochs = 2;
-  config.run.threads = 1;
   config.run.checkpoint_dir = dir;
   config.run.checkpoint_every = 4;
   return config;

@@ -107,3 +107,22 @@ TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(contains(bad.output, "bad.ckpt")) << bad.output;
 }
+
+TEST(Cli, OutThatCannotBeWrittenExitsTwoNamingItInEveryCommand) {
+  const auto dir = fs::path(fastloop::test::fresh_dir("cli_out"));
+  std::ofstream(dir / "a_file") << "not a folder";
+  const std::string blocked = (dir / "a_file" / "x").string();  // no folder can be made there, no file written
+  const std::string tiny = " --data synthetic:1x12x12:64 --batch-size 16 --threads 1";
+  ASSERT_EQ(cli_run("train --epochs 1" + tiny + " --checkpoint-dir " + dir.string()).code, 0);
+  const std::vector<std::string> commands = {
+      "bench loader --workers 0 --augment off --batches 1 --repeats 1 --warmup 0 --images 64 --batch-size 16 --out " + blocked,
+      "bench --models small_cnn --rows baseline --repeat 1 --steps 1 --eval-steps 1 --warmup 0 --batch-size 4 "
+      "--data synthetic:3x16x16:16 --device cpu --out " + blocked,
+      "tune --trials 1 --tune-warmup 1 --tune-steps 1" + tiny + " --out " + blocked + ".toml",
+      "export --checkpoint " + (dir / "last.ckpt").string() + " --out " + blocked + ".safetensors"};
+  for (const auto& command : commands) {
+    const auto r = cli_run(command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "cannot write " + blocked)) << command << "\n" << r.output;
+  }
+}

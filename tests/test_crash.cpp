@@ -3,6 +3,8 @@
 // finish leaves no temporary files. FASTLOOP_CRASH_TRIALS sets the trials (default 4; long mode: 50).
 #include "fastloop/train/checkpoint.h"
 
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -26,25 +28,10 @@ std::vector<std::string> train_args(const std::string& dir, bool resume) {
   return args;
 }
 
-pid_t spawn(const std::vector<std::string>& args) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    freopen("/dev/null", "w", stdout);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 }  // namespace
+
+using fastloop::test::spawn;
+using fastloop::test::wait_exit;
 
 TEST(Crash, SigkillAtRandomMomentsAlwaysLeavesAResumableCheckpoint) {
   const int trials = std::getenv("FASTLOOP_CRASH_TRIALS") ? std::atoi(std::getenv("FASTLOOP_CRASH_TRIALS")) : 4;

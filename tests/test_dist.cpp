@@ -3,6 +3,9 @@
 // others with a message naming it; rendezvous mistakes are input errors; two network namespaces.
 #include "fastloop/core/errors.h"
 #include "fastloop/dist/dist_env.h"
+#include "fastloop/dist/launch.h"
+
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,23 +29,14 @@
 namespace fs = std::filesystem;
 
 namespace {
+using fastloop::free_port;
+using fastloop::test::spawn;
+using fastloop::test::wait_exit;
+
 struct Result {
   int code = -1;        // exit code, 128 + signal when killed
   std::string output;   // stdout and stderr
 };
-
-/// A free TCP port of this host (bound once to port 0, then released).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::string temp_path(const std::string& name) {
   return (fs::path(testing::TempDir()) / ("dist_" + std::to_string(getpid()) + "_" + name)).string();
@@ -55,40 +49,7 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-/// Starts `args` with `env` added, output to `log`; the caller waits.
-pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                             "SLURM_NTASKS", "SLURM_PROCID"})
-      unsetenv(name);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    freopen(log.c_str(), "w", stdout);
-    dup2(fileno(stdout), STDERR_FILENO);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-/// Waits for `pid`; a process still running after `limit_s` (a hang) is killed and reported as 137.
-int wait_exit(pid_t pid, int limit_s = 240) {
-  for (int waited_ms = 0;; waited_ms += 20) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (waited_ms > limit_s * 1000) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -9;  // distinct from any exit of its own
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-Result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+Result run(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env = {}) {
   static int counter = 0;
   const std::string log = temp_path("log" + std::to_string(counter++));
   Result r;

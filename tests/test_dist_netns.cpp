@@ -1,6 +1,8 @@
 // Two "nodes" on one machine: two network namespaces joined by a veth pair, one rank in each, rank 0's
 // namespace address as MASTER_ADDR. The run must give what one process gives (tests/dist_helper.cpp).
 // Needs root and iproute2; skipped, saying why, where namespaces cannot be created.
+#include "test_support.h"
+
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
 
@@ -15,6 +17,9 @@
 namespace fs = std::filesystem;
 
 namespace {
+using fastloop::test::spawn;
+using fastloop::test::wait_exit;
+
 int shell(const std::string& command) {
   const int status = std::system((command + " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -43,30 +48,6 @@ struct TwoNodes {
     shell("ip netns del " + b);
   }
 };
-
-pid_t spawn(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env,
-            const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_NTASKS"})
-      unsetenv(name);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    freopen(log.c_str(), "w", stdout);
-    dup2(fileno(stdout), STDERR_FILENO);
-    std::vector<char*> argv;
-    for (const auto& s : args) argv.push_back(const_cast<char*>(s.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 std::string slurp(const std::string& path) {
   std::string text;

@@ -20,15 +20,10 @@ namespace {
 
 // SGD at lr 1e38: the weights reach inf within a few steps, so the loss turns nan mid-run.
 TrainConfig diverging_run(const std::string& dir) {
-  TrainConfig config;
-  config.data.source = "synthetic:1x12x12:256";
-  config.data.batch_size = 16;
+  TrainConfig config = test::tiny_config(256, 16);
   config.data.workers = 0;
-  config.model.name = "small_cnn";
   config.optim.lr = 1e38;
   config.schedule.name = "constant";
-  config.run.epochs = 1;
-  config.run.threads = 1;
   config.run.checkpoint_dir = dir;
   config.run.checkpoint_every = 1;
   return config;

@@ -258,11 +258,7 @@ TEST(Safetensors, CliExportsACheckpointThatEvalAndTrainStartFrom) {
   const std::string dir = temp_path("st_cli");
   fs::remove_all(dir);
   fs::create_directories(dir);
-  TrainConfig config;
-  config.data.source = "synthetic:1x12x12:64";
-  config.data.batch_size = 32;
-  config.run.epochs = 1;
-  config.run.threads = 1;
+  TrainConfig config = test::tiny_config(64, 32);
   config.run.checkpoint_dir = dir;
   TrainControl quiet;
   quiet.progress = false;

@@ -1,15 +1,25 @@
 // Helpers shared by the test files: running a command line (the fastloop executable or any shell line)
-// for its exit code and output, and a fresh temporary folder.
+// for its exit code and output, starting a process to wait for or kill, a fresh temporary folder, and
+// the tiny training run most tests start from.
 #pragma once
+
+#include "fastloop/core/config.h"
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace fastloop::test {
 
@@ -40,6 +50,60 @@ inline std::string fresh_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+/// Starts `args` (args[0]: a path, or a name looked up in PATH) as a child process; the caller waits
+/// (wait_exit) or kills it. The distributed environment this test runs in is cleared, then `env` set.
+/// stdout and stderr go to `log`; with no log, stdout is discarded and stderr stays ours.
+inline pid_t spawn(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env = {},
+                   const std::string& log = "") {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                             "SLURM_NTASKS", "SLURM_PROCID"})
+      unsetenv(name);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (log.empty()) {
+      if (!freopen("/dev/null", "w", stdout)) _exit(126);
+    } else {
+      if (!freopen(log.c_str(), "w", stdout)) _exit(126);
+      dup2(fileno(stdout), STDERR_FILENO);
+    }
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Waits for `pid`: its exit code, or 128 + the signal that ended it. One still running after `limit_s`
+/// (a hang) is killed and reported as -9, distinct from any exit of its own.
+inline int wait_exit(pid_t pid, int limit_s = 240) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -9;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+/// small_cnn on `images` synthetic 1x12x12 images, batches of `batch_size`, one epoch, one thread:
+/// a whole run in about a second. Tests set what they exercise on top.
+inline TrainConfig tiny_config(int64_t images = 512, int64_t batch_size = 32) {
+  TrainConfig config;
+  config.data.source = "synthetic:1x12x12:" + std::to_string(images);
+  config.data.batch_size = batch_size;
+  config.model.name = "small_cnn";
+  config.run.epochs = 1;
+  config.run.threads = 1;
+  return config;
 }
 
 } // namespace fastloop::test

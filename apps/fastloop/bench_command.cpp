@@ -10,12 +10,12 @@
 #include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/report.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/out_file.h"
 #include "fastloop/dist/launch.h"
 #include "fastloop/train/runtime.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -23,12 +23,6 @@
 namespace fastloop {
 
 namespace {
-
-void file_write(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error("--out: cannot write " + path + "; check the directory");
-}
 
 struct LoaderBenchFlags {
   LoaderBenchOptions options;
@@ -64,8 +58,8 @@ Subcommand bench_loader_add(CLI::App& bench) {
             const std::string md = loader_bench_markdown(result);
             std::printf("%s", md.c_str());
             if (!flags->out.empty()) {
-              file_write(flags->out + ".json", loader_bench_json(result));
-              file_write(flags->out + ".md", md);
+              out_file_write(flags->out + ".json", loader_bench_json(result));
+              out_file_write(flags->out + ".md", md);
               std::printf("\nwrote %s.json and %s.md\n", flags->out.c_str(), flags->out.c_str());
             }
             return 0;

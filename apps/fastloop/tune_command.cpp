@@ -3,11 +3,11 @@
 #include "commands.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/out_file.h"
 #include "fastloop/tune/tuner.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 namespace fastloop {
@@ -22,15 +22,6 @@ struct TuneFlags {
   int64_t timed_steps = 5;
   std::string out = "tuned.toml";
 };
-
-void file_write(const std::string& path, const std::string& text) {
-  const auto dir = std::filesystem::path(path).parent_path();
-  std::error_code ignored;  // a failure to create it shows as the write failing below
-  if (!dir.empty()) std::filesystem::create_directories(dir, ignored);
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw InputError("--out: cannot write " + path + "; check that its directory exists and is writable");
-}
 
 std::string without_toml_extension(const std::string& path) {
   const std::string ext = ".toml";
@@ -82,15 +73,18 @@ Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe
                         config.data.source.c_str(), static_cast<long long>(config.data.batch_size), flags->budget_s);
             const TuneResult result = tune_run(options, [](const TuneTrial& t) {
               std::printf("  trial %2lld  %-28s %9.1f img/s  %s\n", static_cast<long long>(t.index), t.change.c_str(),
-                          t.result.img_per_s, t.verdict.c_str());
+                          t.result.img_per_s, tune_verdict_text(t).c_str());
               std::fflush(stdout);
             });
             const std::string md = tune_markdown(result);
             std::printf("\n%s", md.c_str());
             const std::string stem = without_toml_extension(flags->out);
-            file_write(flags->out, tune_recipe_toml(result));
-            file_write(stem + ".md", md);
-            file_write(stem + ".json", tune_json(result));
+            const auto dir = std::filesystem::path(flags->out).parent_path();
+            std::error_code ignored;  // a folder that cannot be made shows as the write failing below
+            if (!dir.empty()) std::filesystem::create_directories(dir, ignored);
+            out_file_write(flags->out, tune_recipe_toml(result));
+            out_file_write(stem + ".md", md);
+            out_file_write(stem + ".json", tune_json(result));
             std::printf("\nwrote %s (train with: fastloop train --config %s), %s.md and %s.json\n", flags->out.c_str(),
                         flags->out.c_str(), stem.c_str(), stem.c_str());
             return 0;

@@ -3,6 +3,7 @@
 
 #include "fastloop/core/compat.h"
 #include "fastloop/core/env.h"
+#include "fastloop/core/shell.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -10,11 +11,9 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -23,13 +22,10 @@ namespace fastloop {
 
 namespace {
 
-/// Standard output of `command`, trailing newline removed; "" when it fails.
-std::string command_output(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return "";
-  std::string out;
-  std::array<char, 256> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) out += buffer.data();
+/// Standard output of `command`, trailing newline removed; "" when it cannot start. The exit status is
+/// not looked at: the git commands below print nothing when they fail (not a checkout, no git).
+std::string output_trimmed(const std::string& command) {
+  std::string out = command_output(command).out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
 }
@@ -115,9 +111,9 @@ std::string gpu_driver(c10::Device device) {
 }
 
 std::string source_commit() {
-  const std::string commit = command_output("git rev-parse --short HEAD 2>/dev/null");
+  const std::string commit = output_trimmed("git rev-parse --short HEAD 2>/dev/null");
   if (commit.empty()) return "unknown";
-  const std::string dirty = command_output("git status --porcelain --untracked-files=no 2>/dev/null");
+  const std::string dirty = output_trimmed("git status --porcelain --untracked-files=no 2>/dev/null");
   return dirty.empty() ? commit : commit + "+dirty";
 }
 

@@ -107,7 +107,9 @@ void cell_fill(BenchCell& cell, const CellPlan& plan, const CellTimes& times, co
   cell.buckets = times.buckets;
   std::vector<double> train_rates, eval_rates;
   for (const auto& rep : times.repetitions) train_rates.push_back(rep.train_img_per_s), eval_rates.push_back(rep.eval_img_per_s);
+  cell.eval_img_per_s_reps = eval_rates;  // the raw values beside the median, so a reader can recompute it
   if (plan.train) {
+    cell.train_img_per_s_reps = train_rates;
     const auto& rep = times.repetitions[lower_median_index(train_rates)];
     cell.train_img_per_s = rep.train_img_per_s;
     cell.train_img_per_s_min = *std::min_element(train_rates.begin(), train_rates.end());

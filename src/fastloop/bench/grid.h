@@ -53,6 +53,8 @@ struct BenchCell {
   double train_img_per_s_min = 0.0, train_img_per_s_max = 0.0;  // spread
   double eval_img_per_s = 0.0;
   double eval_img_per_s_min = 0.0, eval_img_per_s_max = 0.0;
+  std::vector<double> train_img_per_s_reps;  // every repetition's img/s in the order they ran (empty: eval-only)
+  std::vector<double> eval_img_per_s_reps;   //   the median and min–max above are taken over these
   double train_s = 0.0;               // seconds for one epoch of the data's train split at this rate (seed's "train: …s")
   double test_s = 0.0;                // seconds for the test split (seed's "test: …s")
   double train_speedup = 0.0;         // train_img_per_s ÷ the baseline row's, same model, same run; 0: no baseline
@@ -73,6 +75,7 @@ struct BenchCell {
                                       // CPU (the ranks split the same cores, so 1.0 means no loss from splitting)
   double python_train_img_per_s = 0.0;  // the PyTorch peer on the same cell; 0: not run
   double python_eval_img_per_s = 0.0;
+  std::vector<double> python_train_img_per_s_reps, python_eval_img_per_s_reps;  // the peer's repetitions
   std::string python_status;          // "" (not run), "ok" or "n/a: <reason>"
 };
 

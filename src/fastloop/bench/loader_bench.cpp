@@ -4,6 +4,7 @@
 
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/shell.h"
 #include "fastloop/data/augment.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/synthetic.h"
@@ -125,15 +126,13 @@ void loader_bench_compare_python(LoaderBenchResult& result, const std::string& p
   const auto& o = result.options;
   std::string workers;
   for (int64_t w : o.workers) workers += (workers.empty() ? "" : ",") + std::to_string(w);
-  const std::string command = "'" + python + "' '" + peer_script + "' --workers " + workers + " --batch-size " +
-                              std::to_string(o.batch_size) + " --augment " + o.augment + " --batches " +
+  const std::string command = shell_quote(python) + " " + shell_quote(peer_script) + " --workers " + workers +
+                              " --batch-size " + std::to_string(o.batch_size) + " --augment " + o.augment + " --batches " +
                               std::to_string(o.python_batches) + " --images " + std::to_string(o.images);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw std::runtime_error("bench loader: cannot start: " + command);
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe.get())) out.append(buf, n);
-  const int status = pclose(pipe.release());
+  const CommandOutput peer = command_output(command);
+  if (!peer.started) throw std::runtime_error("bench loader: cannot start: " + command);
+  const std::string& out = peer.out;
+  const int status = peer.status;
   if (status != 0 || out.find('{') == std::string::npos)
     throw std::runtime_error("bench loader: the PyTorch peer failed (exit status " + std::to_string(status) +
                              "): " + command + "; set FASTLOOP_PYTHON to a python with torch and torchvision");

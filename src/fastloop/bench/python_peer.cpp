@@ -2,26 +2,22 @@
 // goes to our stderr, and its result is the last JSON line it prints on stdout.
 #include "fastloop/bench/python_peer.h"
 
+#include "fastloop/core/shell.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
+#include <vector>
 
 namespace fastloop {
 
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
 
 nlohmann::json peer_request(const BenchResult& result) {
   const auto& o = result.options;
@@ -63,12 +59,10 @@ void bench_compare_python(BenchResult& result, const std::string& python, const 
   }
   const std::string command = shell_quote(python) + " " + shell_quote(peer_script) + " --cells " +
                               shell_quote(cells.path.string());
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw std::runtime_error("bench: cannot start the PyTorch peer: " + command);
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe.get())) out.append(buf, n);
-  const int status = pclose(pipe.release());
+  const CommandOutput peer = command_output(command);
+  if (!peer.started) throw std::runtime_error("bench: cannot start the PyTorch peer: " + command);
+  const std::string& out = peer.out;
+  const int status = peer.status;
 
   std::string last_json;
   std::istringstream lines(out);
@@ -94,6 +88,8 @@ void bench_compare_python(BenchResult& result, const std::string& python, const 
       c.python_status = peer.at("status").get<std::string>();
       c.python_train_img_per_s = peer.value("train_img_per_s", 0.0);
       c.python_eval_img_per_s = peer.value("eval_img_per_s", 0.0);
+      c.python_train_img_per_s_reps = peer.value("train_img_per_s_all", std::vector<double>{});
+      c.python_eval_img_per_s_reps = peer.value("eval_img_per_s_all", std::vector<double>{});
     }
   }
 }

@@ -2,16 +2,18 @@
 // keeps seed 001's shape (rows × models, "train: …s test: …s") and adds what the seed could not show.
 #include "fastloop/bench/report.h"
 
+#include "fastloop/bench/cell_fields.h"
 #include "fastloop/bench/report_tables.h"
-#include "fastloop/core/errors.h"
+#include "fastloop/core/out_file.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <variant>
 
 namespace fastloop {
 
@@ -88,6 +90,26 @@ std::string csv_number(double v) {
   std::snprintf(buf, sizeof(buf), "%.6g", v);
   return buf;
 }
+
+std::string csv_value(const BenchValue& value) {
+  struct Text {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(bool v) const { return v ? "true" : "false"; }
+    std::string operator()(int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const { return csv_number(v); }
+    std::string operator()(const std::string& v) const { return csv_field(v); }
+    std::string operator()(const std::vector<double>& v) const {  // one field: ';' needs no quoting
+      std::string out;
+      for (size_t i = 0; i < v.size(); ++i) out += (i ? ";" : "") + csv_number(v[i]);
+      return out;
+    }
+  };
+  return std::visit(Text{}, value);
+}
+
+nlohmann::ordered_json json_value(std::monostate) { return nullptr; }
+template <typename T>
+nlohmann::ordered_json json_value(const T& v) { return v; }
 
 }  // namespace
 
@@ -290,28 +312,26 @@ std::string bench_markdown(const BenchResult& result) {
 }
 
 std::string bench_csv(const BenchResult& result) {
+  const auto& fields = bench_cell_fields();
   std::ostringstream csv;
   for (const auto& [key, value] : report_environment(result)) csv << "# " << key << ": " << value << "\n";
   csv << "# settings: " << report_settings(result) << "\n";
-  csv << "model,row,nproc,status,eval_only,train_img_per_s,train_img_per_s_min,train_img_per_s_max,eval_img_per_s,"
-         "eval_img_per_s_min,eval_img_per_s_max,train_s,test_s,train_speedup,eval_speedup,data_wait_s,copy_s,"
-         "forward_s,backward_s,optimizer_s,communication_s,step_s,peak_memory_bytes,peak_memory_kind,eval_peak_memory_bytes,"
-         "forward_flops,mfu,threads,buckets,allreduces_per_step,comm_span_s,comm_hidden_fraction,nproc_speedup,"
-         "scaling_efficiency,python_status,python_train_img_per_s,python_eval_img_per_s\n";
+  std::string units;
+  for (const auto& f : fields)
+    if (f.in_csv && *f.unit) units += std::string(units.empty() ? "" : ", ") + f.name + " " + f.unit;
+  csv << "# units: " << units << "\n";
+  std::string header;
+  for (const auto& f : fields)
+    if (f.in_csv) header += std::string(header.empty() ? "" : ",") + f.name;
+  csv << header << "\n";
   for (const auto& c : result.cells) {
-    csv << csv_field(c.model) << "," << csv_field(c.row) << "," << c.nproc << "," << csv_field(c.status) << ","
-        << (c.eval_only ? "true" : "false");
-    for (double v : {c.train_img_per_s, c.train_img_per_s_min, c.train_img_per_s_max, c.eval_img_per_s,
-                     c.eval_img_per_s_min, c.eval_img_per_s_max, c.train_s, c.test_s, c.train_speedup, c.eval_speedup})
-      csv << "," << csv_number(v);
-    for (double v : split_values(c.split)) csv << "," << csv_number(v);
-    csv << "," << csv_number(c.split.total()) << "," << csv_number(c.peak_memory_bytes) << ","
-        << csv_field(c.peak_memory_kind) << "," << csv_number(c.eval_peak_memory_bytes) << "," << csv_number(c.forward_flops) << "," << csv_number(c.mfu) << ","
-        << c.threads << "," << c.buckets;
-    for (double v : {c.allreduces_per_step, c.comm_span_s, c.comm_hidden_fraction, c.nproc_speedup, c.scaling_efficiency})
-      csv << "," << csv_number(v);
-    csv << "," << csv_field(c.python_status) << "," << csv_number(c.python_train_img_per_s) << ","
-        << csv_number(c.python_eval_img_per_s) << "\n";
+    bool first = true;
+    for (const auto& f : fields) {
+      if (!f.in_csv) continue;
+      csv << (first ? "" : ",") << csv_value(f.get(c));
+      first = false;
+    }
+    csv << "\n";
   }
   return csv.str();
 }
@@ -342,37 +362,18 @@ std::string bench_json(const BenchResult& result) {
   }
   out["rows"] = Json::array();
   for (const auto& [name, what] : report_row_descriptions(result)) out["rows"].push_back({{"name", name}, {"description", what}});
+  const auto& fields = bench_cell_fields();
+  out["cell_fields"] = Json::array();
+  for (const auto& f : fields)
+    out["cell_fields"].push_back({{"name", f.name}, {"unit", f.unit}, {"group", f.group}, {"about", f.about}});
   out["cells"] = Json::array();
   for (const auto& c : result.cells) {
-    Json cell = {{"model", c.model}, {"row", c.row}, {"nproc", c.nproc}, {"status", c.status}, {"eval_only", c.eval_only},
-                 {"train_img_per_s", c.train_img_per_s}, {"train_img_per_s_min", c.train_img_per_s_min},
-                 {"train_img_per_s_max", c.train_img_per_s_max}, {"eval_img_per_s", c.eval_img_per_s},
-                 {"eval_img_per_s_min", c.eval_img_per_s_min}, {"eval_img_per_s_max", c.eval_img_per_s_max},
-                 {"train_s", c.train_s}, {"test_s", c.test_s}, {"train_speedup", c.train_speedup},
-                 {"eval_speedup", c.eval_speedup}};
-    Json split = Json::object();
-    const auto values = split_values(c.split);
-    for (size_t i = 0; i < values.size(); ++i) split[std::string(kSplitNames[i]) + "_s"] = values[i];
-    split["total_s"] = c.split.total();
-    cell["split"] = split;
-    cell["peak_memory_bytes"] = c.peak_memory_bytes;
-    cell["peak_memory_kind"] = c.peak_memory_kind;
-    cell["eval_peak_memory_bytes"] = c.eval_peak_memory_bytes;
-    cell["forward_flops"] = c.forward_flops;
-    cell["mfu"] = c.mfu;
-    cell["threads"] = c.threads;
-    if (c.nproc > 1)
-      cell["ddp"] = {{"buckets", c.buckets}, {"allreduces_per_step", c.allreduces_per_step},
-                     {"comm_span_s", c.comm_span_s}, {"comm_waited_s", c.split.communication},
-                     {"comm_hidden_fraction", c.comm_hidden_fraction}, {"nproc_speedup", c.nproc_speedup},
-                     {"scaling_efficiency", c.scaling_efficiency}};
-    cell["python_status"] = c.python_status;
-    cell["python_train_img_per_s"] = c.python_train_img_per_s;
-    cell["python_eval_img_per_s"] = c.python_eval_img_per_s;
-    // fastloop ÷ PyTorch; null where either side did not measure
-    auto ratio = [](double ours, double theirs) { return ours > 0.0 && theirs > 0.0 ? Json(ours / theirs) : Json(); };
-    cell["train_vs_python"] = ratio(c.train_img_per_s, c.python_train_img_per_s);
-    cell["eval_vs_python"] = ratio(c.eval_img_per_s, c.python_eval_img_per_s);
+    Json cell = Json::object();
+    for (const auto& f : fields) {
+      if (f.multi_rank_only && c.nproc <= 1) continue;
+      Json& into = *f.group ? cell[f.group] : cell;
+      into[f.name] = std::visit([](const auto& v) { return json_value(v); }, f.get(c));
+    }
     out["cells"].push_back(std::move(cell));
   }
   return out.dump(2) + "\n";
@@ -385,11 +386,8 @@ std::vector<std::string> bench_write_reports(const BenchResult& result, const st
                                                        {".html", bench_html(result)}};
   std::vector<std::string> paths;
   for (const auto& [extension, text] : files) {
-    const std::string path = prefix + extension;
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw InputError("--out: cannot write " + path + "; does its folder exist and is it writable?");
-    paths.push_back(path);
+    paths.push_back(prefix + extension);
+    out_file_write(paths.back(), text);
   }
   return paths;
 }

@@ -2,6 +2,7 @@
 #include "fastloop/core/config.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 
 #include <nlohmann/json.hpp>
 // toml++ 3.3 (Debian 12) has two defects that hostile recipes reach, both found by fuzz/config_fuzzer.cpp:
@@ -118,12 +119,6 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 const ConfigField& field_by_key(const std::vector<ConfigField>& fields, const std::string& key,
                                 const std::string& where) {

@@ -81,12 +81,6 @@ DistributedDataParallel::~DistributedDataParallel() {
   for (auto& p : params_) torch::autograd::impl::set_post_acc_grad_hooks(p.tensor, nullptr);
 }
 
-std::vector<std::vector<int64_t>> DistributedDataParallel::bucket_parameters() const {
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& b : buckets_) out.emplace_back(b.params.begin(), b.params.end());
-  return out;
-}
-
 DdpStats DistributedDataParallel::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;

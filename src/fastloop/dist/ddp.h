@@ -58,10 +58,7 @@ class DistributedDataParallel {
   void finish_gradient_sync();
 
   int64_t bucket_count() const { return static_cast<int64_t>(buckets_.size()); }
-  /// Parameter indices (registration order) per bucket, bucket 0 first reduced.
-  std::vector<std::vector<int64_t>> bucket_parameters() const;
   DdpStats stats() const;
-  ProcessGroup& group() { return *group_; }
 
  private:
   struct Bucket {

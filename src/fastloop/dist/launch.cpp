@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdio>
@@ -29,20 +30,6 @@ namespace {
 
 std::atomic<int> g_forward_signal{0};  // set from a signal handler, so it cannot live in a struct
 extern "C" void forward_signal(int sig) { g_forward_signal = sig; }
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw InputError("--master-port 0: could not find a free port on this host");
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 
 /// One rank's output stream: bytes in, whole lines out with the rank prefix.
 struct Relay {
@@ -104,6 +91,20 @@ pid_t spawn_rank(const std::vector<std::string>& command, const std::vector<std:
 }
 
 }  // namespace
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  const bool found = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                     getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!found) throw InputError(std::string("--master-port 0: could not find a free port on this host: ") + std::strerror(error));
+  return ntohs(addr.sin_port);
+}
 
 int launch_ranks(const LaunchOptions& options, std::vector<std::string> command) {
   if (command.empty())

@@ -30,6 +30,10 @@ struct LaunchOptions {
 /// rank that failed (128 + signal when killed). Throws InputError for inconsistent options.
 int launch_ranks(const LaunchOptions& options, std::vector<std::string> command);
 
+/// A free TCP port on 127.0.0.1: bound to port 0, then released, so another process may still take it
+/// before it is used. Throws InputError (it serves --master-port 0) when no socket can be bound.
+int free_port();
+
 /// The path of the running executable (/proc/self/exe).
 std::string self_executable();
 

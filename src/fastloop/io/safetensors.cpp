@@ -266,7 +266,7 @@ void safetensors_write(const std::string& path, const std::vector<SafetensorsVie
       const std::string why = std::strerror(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw std::runtime_error("writing " + tmp + " failed: " + why);
+      throw InputError("cannot write " + tmp + ": " + why + " (is the disk full?)");
     }
     done += static_cast<size_t>(n);
   }
@@ -274,12 +274,12 @@ void safetensors_write(const std::string& path, const std::vector<SafetensorsVie
   const std::string why = std::strerror(errno);
   if (::close(fd) != 0 || !synced) {
     ::unlink(tmp.c_str());
-    throw std::runtime_error(tmp + ": fsync/close failed: " + why);
+    throw InputError("cannot write " + tmp + ": fsync/close failed: " + why);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string rename_why = std::strerror(errno);
     ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + rename_why);
+    throw InputError("cannot write " + path + ": renaming " + tmp + " to it failed: " + rename_why);
   }
 }
 

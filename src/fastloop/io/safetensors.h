@@ -73,7 +73,8 @@ std::vector<uint8_t> safetensors_serialize(const std::vector<SafetensorsView>& t
                                            const SafetensorsMetadata& metadata);
 
 /// Writes safetensors_serialize() to `path` through a temporary file, fsync and rename, so `path` is
-/// either the old file or the complete new one.
+/// either the old file or the complete new one. Throws InputError ("cannot write …", naming the file)
+/// when it cannot be written: `fastloop export --out` exits 2 for it, as every --out does.
 void safetensors_write(const std::string& path, const std::vector<SafetensorsView>& tensors,
                        const SafetensorsMetadata& metadata);
 

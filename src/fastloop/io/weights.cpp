@@ -3,6 +3,7 @@
 #include "fastloop/io/weights.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/models/fold_bn.h"
 
 #include <torch/torch.h>
@@ -28,12 +29,6 @@ std::string shape_text(at::IntArrayRef shape) {
   std::ostringstream out;
   out << shape;
   return out.str();
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : separator) + s;
-  return out;
 }
 
 /// Folds each BatchNorm2d into the conv registered just before it when their widths agree, in place.

@@ -28,6 +28,12 @@ namespace {
 constexpr char kMagic[8] = {'F', 'L', 'C', 'K', 'P', 'T', '0', '1'};
 constexpr size_t kHeaderBytes = 24;
 
+/// CRC-32 of the whole payload in one call: crc32_z takes a size_t length, where crc32's 32-bit uInt
+/// would check only the first (size mod 4 GiB) bytes of a payload of 4 GiB or more.
+uint32_t payload_crc(const char* data, size_t bytes) {
+  return static_cast<uint32_t>(crc32_z(0L, reinterpret_cast<const Bytef*>(data), bytes));
+}
+
 std::string dir_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -85,8 +91,7 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
   char header[kHeaderBytes] = {};
   std::memcpy(header, kMagic, 8);
   store_u64(header + 8, payload.size());
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+  const uint32_t crc = payload_crc(payload.data(), payload.size());
   store_u64(header + 16, crc);
 
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -137,8 +142,7 @@ Checkpoint Checkpoint::read(const std::string& path) {
     throw fail("truncated or padded: header promises " + std::to_string(size) + " payload bytes, file has " +
                std::to_string(bytes.size() - kHeaderBytes));
   }
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + kHeaderBytes), static_cast<uInt>(size)));
+  const uint32_t crc = payload_crc(bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
   if (crc != static_cast<uint32_t>(load_u64(bytes.data() + 16))) throw fail("CRC-32 mismatch: the payload is corrupt");
 
   Checkpoint out;

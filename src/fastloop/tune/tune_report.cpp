@@ -27,6 +27,23 @@ std::string machine_line() {
 
 }  // namespace
 
+const char* trial_verdict_name(TrialVerdict verdict) {
+  switch (verdict) {
+    case TrialVerdict::baseline: return "baseline";
+    case TrialVerdict::kept: return "kept";
+    case TrialVerdict::not_faster: return "not_faster";
+    case TrialVerdict::pruned_slower: return "pruned_slower";
+    case TrialVerdict::rejected: return "rejected";
+    case TrialVerdict::failed: return "failed";
+  }
+  return "unknown";
+}
+
+std::string tune_verdict_text(const TuneTrial& trial) {
+  const std::string name = trial_verdict_name(trial.verdict);
+  return trial.reason.empty() ? name : name + ": " + trial.reason;
+}
+
 std::string tune_markdown(const TuneResult& result) {
   const TuneTrial& best = result.best();
   std::ostringstream out;
@@ -42,7 +59,7 @@ std::string tune_markdown(const TuneResult& result) {
     out << "| " << t.index << (t.index == result.winner ? " **winner**" : "") << " | " << t.change << " | "
         << (t.result.ok ? format("%.1f", t.result.img_per_s) : "—") << " | "
         << (t.result.ok ? format("%.1f", t.result.step_s * 1e3) : "—") << " | "
-        << (t.result.ok ? format("%.5f", t.result.first_loss) : "—") << " | " << t.verdict << " |\n";
+        << (t.result.ok ? format("%.5f", t.result.first_loss) : "—") << " | " << tune_verdict_text(t) << " |\n";
   }
   out << "\n## Choices\n\n";
   for (const auto& c : result.choices) out << "- `" << c.key << " = " << c.value << "`: " << c.reason << "\n";
@@ -64,7 +81,10 @@ std::string tune_json(const TuneResult& result) {
                       {"step_s", t.result.step_s},
                       {"first_loss", t.result.first_loss},
                       {"seconds", t.result.seconds},
-                      {"verdict", t.verdict},
+                      {"key", t.key},
+                      {"value", t.value},
+                      {"verdict", trial_verdict_name(t.verdict)},
+                      {"reason", t.reason},
                       {"config", nlohmann::json::parse(config_to_json(t.config))}});
   }
   nlohmann::json choices = nlohmann::json::array();

@@ -77,6 +77,20 @@ std::vector<int64_t> tune_batch_sizes_near(int64_t batch_size) {
   return {sizes.begin(), sizes.end()};
 }
 
+bool trial_verdict_may_win(TrialVerdict verdict) {
+  return verdict != TrialVerdict::rejected && verdict != TrialVerdict::failed;
+}
+
+int64_t tune_winner(const std::vector<TuneTrial>& trials) {
+  // The fastest that may win: the greedy best, unless timing noise favoured another accepted trial.
+  int64_t winner = 0;
+  for (size_t i = 0; i < trials.size(); ++i)
+    if (trial_verdict_may_win(trials[i].verdict) &&
+        trials[i].result.img_per_s > trials[static_cast<size_t>(winner)].result.img_per_s)
+      winner = static_cast<int64_t>(i);
+  return winner;
+}
+
 TuneResult tune_run(const TuneOptions& given, const std::function<void(const TuneTrial&)>& on_trial) {
   config_validate(given.base);
   TuneOptions options = given;
@@ -95,10 +109,12 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
   std::set<std::pair<std::string, std::string>> pruned;
   bool out_of_budget = false;
 
-  auto run = [&](const std::string& change, const TrainConfig& config) -> TuneTrial& {
+  auto run = [&](const std::string& key, const std::string& value, const TrainConfig& config) -> TuneTrial& {
     TuneTrial trial;
     trial.index = static_cast<int64_t>(result.trials.size());
-    trial.change = change;
+    trial.key = key;
+    trial.value = value;
+    trial.change = key.empty() ? "baseline" : key + "=" + value;
     trial.config = config;
     trial.result = trial_run(config, options.trial);
     result.trials.push_back(trial);
@@ -113,10 +129,10 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
   };
 
   {
-    TuneTrial& baseline = run("baseline", best_config);  // a reference only until the next run()
+    TuneTrial& baseline = run("", "", best_config);  // a reference only until the next run()
     if (!baseline.result.ok)
       throw InputError("tune: the configuration to start from fails: " + baseline.result.failure + "; fix it first");
-    baseline.verdict = "baseline";
+    baseline.verdict = TrialVerdict::baseline;
     best_img_per_s = baseline.result.img_per_s;
     baseline_loss = baseline.result.first_loss;
     if (on_trial) on_trial(baseline);
@@ -136,7 +152,7 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
         config_field_set(candidate, dim.key, value);
         if (dim.key == "data.batch_size")
           candidate.optim.lr = base_lr * static_cast<double>(candidate.data.batch_size) / static_cast<double>(base_batch);
-        TuneTrial& trial = run(dim.key + "=" + value, candidate);
+        TuneTrial& trial = run(dim.key, value, candidate);
         const double ratio = trial.result.ok ? trial.result.img_per_s / best_img_per_s : 0.0;
         const double loss_change = std::abs(trial.result.first_loss - baseline_loss) / std::max(std::abs(baseline_loss), 1e-12);
         // Compared with the starting configuration, every setting that differs from it may contribute
@@ -146,24 +162,29 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
           if (config_field_text(candidate, d.key) != config_field_text(options.base, d.key))
             tolerance = std::max(tolerance, d.tolerance);
         if (!trial.result.ok) {
-          trial.verdict = "failed: " + trial.result.failure;
+          trial.verdict = TrialVerdict::failed;
+          trial.reason = trial.result.failure;
           pruned.insert({dim.key, value});
         } else if (!(loss_change <= tolerance)) {
           char text[160];
-          std::snprintf(text, sizeof(text), "rejected: first-step loss changed by %.2g relative (tolerance %.0g)",
-                        loss_change, tolerance);
-          trial.verdict = text;
+          std::snprintf(text, sizeof(text), "first-step loss changed by %.2g relative (tolerance %.0g)", loss_change,
+                        tolerance);
+          trial.verdict = TrialVerdict::rejected;
+          trial.reason = text;
           pruned.insert({dim.key, value});
         } else if (ratio >= kKeepGain) {
-          trial.verdict = "faster " + percent(ratio) + ": kept";
+          trial.verdict = TrialVerdict::kept;
+          trial.reason = percent(ratio) + " vs the best so far";
           best_config = candidate;
           best_img_per_s = trial.result.img_per_s;
           improved = true;
         } else if (ratio < kPruneLoss) {
-          trial.verdict = "slower " + percent(ratio) + ": pruned";
+          trial.verdict = TrialVerdict::pruned_slower;
+          trial.reason = percent(ratio) + " vs the best so far";
           pruned.insert({dim.key, value});
         } else {
-          trial.verdict = "not faster (" + percent(ratio) + ")";
+          trial.verdict = TrialVerdict::not_faster;
+          trial.reason = percent(ratio) + " vs the best so far";
         }
         if (on_trial) on_trial(trial);
       }
@@ -172,12 +193,7 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
     if (!improved) break;  // a second pass only re-tries options next to a changed best
   }
 
-  // The winner is the fastest accepted trial (the greedy best, unless noise favoured another).
-  for (const auto& trial : result.trials) {
-    const bool accepted = trial.result.ok && trial.verdict.rfind("rejected", 0) != 0;
-    if (accepted && trial.result.img_per_s > result.trials[static_cast<size_t>(result.winner)].result.img_per_s)
-      result.winner = trial.index;
-  }
+  result.winner = tune_winner(result.trials);
   const TuneTrial& winner = result.best();
   for (const auto& dim : dims) {
     const std::string value = config_field_text(winner.config, dim.key);
@@ -193,8 +209,8 @@ TuneResult tune_run(const TuneOptions& given, const std::function<void(const Tun
     }
     std::vector<std::string> lost;
     for (const auto& trial : result.trials)
-      if (trial.change.rfind(dim.key + "=", 0) == 0 && trial.verdict.find("kept") == std::string::npos)
-        lost.push_back(trial.change.substr(dim.key.size() + 1) + " " + trial.verdict);
+      if (trial.key == dim.key && trial.verdict != TrialVerdict::kept)
+        lost.push_back(trial.value + " " + tune_verdict_text(trial));
     for (size_t i = 0; i < lost.size(); ++i) reason += (i ? "; " : "; tried ") + lost[i];
     result.choices.push_back({dim.key, value, reason});
   }

@@ -23,12 +23,31 @@ struct TuneOptions {
   TrialOptions trial;
 };
 
+/// What the search decided about a trial. The winner and the choices' reasons are picked from this,
+/// never from the text beside it.
+enum class TrialVerdict {
+  baseline,       // the configuration the search starts from
+  kept,           // at least 2% faster than the best so far: the new best
+  not_faster,     // within the timing noise of the best so far: the best stays
+  pruned_slower,  // 15% slower or worse: not tried again in later combinations
+  rejected,       // first-step loss beyond the option's tolerance: never chosen, not tried again
+  failed,         // did not run (out of memory, an option this build or device lacks)
+};
+
+/// The verdict's name as the reports print it: "baseline", "kept", "not_faster", ….
+const char* trial_verdict_name(TrialVerdict verdict);
+
+/// Whether a trial with this verdict may be the winner: it ran and its loss stayed within tolerance.
+bool trial_verdict_may_win(TrialVerdict verdict);
+
 struct TuneTrial {
   int64_t index = 0;
-  std::string change;                // "baseline" or "key=value" on top of the best so far
+  std::string key, value;            // the setting changed on top of the best so far; "" for the baseline
+  std::string change;                // "baseline" or "key=value", for the reports
   TrainConfig config;
   TrialResult result;
-  std::string verdict;               // faster (kept) | slower | slower by N%: pruned | rejected: … | failed: …
+  TrialVerdict verdict = TrialVerdict::baseline;
+  std::string reason;                // the numbers behind the verdict, e.g. "+7% vs the best so far"
 };
 
 /// A setting of the winner with why it was chosen.
@@ -44,6 +63,12 @@ struct TuneResult {
   double seconds = 0.0;
   const TuneTrial& best() const { return trials.at(static_cast<size_t>(winner)); }
 };
+
+/// The index of the fastest trial that may win (trial_verdict_may_win); 0, the baseline, when none is faster.
+int64_t tune_winner(const std::vector<TuneTrial>& trials);
+
+/// "verdict: reason", or the verdict alone when it has no reason: the trial tables' verdict column.
+std::string tune_verdict_text(const TuneTrial& trial);
 
 /// Runs the search; `on_trial` (optional) hears of each trial as it ends.
 TuneResult tune_run(const TuneOptions& options, const std::function<void(const TuneTrial&)>& on_trial = {});
