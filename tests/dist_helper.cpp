@@ -61,7 +61,7 @@ int run(int argc, char** argv) {
   optim.lr = 0.05;
   optim.weight_decay = 1e-4;
   auto optimizer = optimizer_make(optim, model->parameters(), false);
-  GradScaler scaler(GradScalerOptions().enabled(amp == "fp16"));
+  GradScaler scaler(GradScalerOptions().enabled(amp_policy(amp).grad_scaling));
   std::unique_ptr<DistributedDataParallel> ddp;
   if (group) {
     ddp = std::make_unique<DistributedDataParallel>(*model, group, DdpOptions().bucket_bytes(bucket_bytes));
@@ -81,8 +81,7 @@ int run(int argc, char** argv) {
   loader.start_epoch(0);
 
   StepOptions step_options;
-  step_options.autocast = amp != "off";
-  step_options.autocast_dtype = amp_dtype(amp);
+  step_options.amp = amp_policy(amp);
   std::vector<at::Tensor> first_grads;
   for (int64_t step = 0; step < steps; ++step) {
     for (int64_t micro = 0; micro < accumulate; ++micro) {

@@ -290,7 +290,7 @@ def measure_cell(cell, spec, data, device):
             augment = [transforms.RandomCrop(height, padding=pad), transforms.RandomHorizontalFlip()]
             train_loader = DataLoader(ArrayDataset(train_x, train_y, transforms.Compose(
                 augment + [transforms.ToTensor(), normalize])), shuffle=True, **loader_args)
-        per_epoch = len(train_x) // batch
+        per_epoch = len(train_x) // batch // s["accumulate"]
         steps = spec["steps"] or per_epoch
         warmup_steps = warmup if spec["steps"] else warmup * per_epoch
         opt_args = dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
@@ -299,16 +299,18 @@ def measure_cell(cell, spec, data, device):
         model.train()
         stream = endless(train_loader)
 
-        def step():
-            x, y = prepare(*next(stream))
-            for xs, ys in zip(x.chunk(s["accumulate"]), y.chunk(s["accumulate"])):
+        def step():  # accumulate: N batches of B per optimizer step, as `fastloop train --accumulate N`
+            images = 0
+            for _ in range(s["accumulate"]):
+                x, y = prepare(*next(stream))
                 with autocast():
-                    loss = F.cross_entropy(model(xs), ys)
+                    loss = F.cross_entropy(model(x), y)
                 scaler.scale(loss / s["accumulate"] if s["accumulate"] > 1 else loss).backward()
+                images += len(y)
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad(set_to_none=s["set_to_none"])
-            return len(y)
+            return images
 
         for _ in range(warmup_steps):
             step()

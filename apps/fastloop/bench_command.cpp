@@ -154,12 +154,13 @@ int grid_run(const CLI::App& app, GridFlags& flags) {
 
 }  // namespace
 
-Subcommand bench_command(CLI::App& root) {
-  auto* app = root.add_subcommand("bench", "Seed 001's grid: models x rows x repetitions (default); `bench loader`: the loader alone");
+Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recipe) {
+  auto* app = root.add_subcommand("bench", "Seed 001's grid: models x rows x repetitions (default); `bench loader`: the loader alone; "
+                                            "`bench e2e`: whole train runs vs a plain PyTorch loop");
   app->require_subcommand(0, 1);
   auto flags = std::make_shared<GridFlags>();
   grid_flags_add(*app, *flags);
-  std::vector<Subcommand> kinds = {bench_loader_add(*app)};
+  std::vector<Subcommand> kinds = {bench_loader_add(*app), bench_e2e_add(*app, config, recipe)};
   return {app, [app, kinds, flags] {
             for (const auto& kind : kinds) {
               if (kind.app->parsed()) return kind.run();

@@ -24,7 +24,9 @@ Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recip
 Subcommand eval_command(CLI::App& root, TrainConfig& config);
 Subcommand models_command(CLI::App& root);
 Subcommand doctor_command(CLI::App& root);
-Subcommand bench_command(CLI::App& root);
+Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recipe);
+/// `bench e2e`, registered by bench_command.
+Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& recipe);
 Subcommand export_command(CLI::App& root);
 Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 /// `launched`: the command line after `--` (main() keeps it from CLI11's parser).

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     }
   std::string recipe = recipe_from_args(argc, argv);
   std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
-                                      models_command(root), doctor_command(root), bench_command(root),
+                                      models_command(root), doctor_command(root), bench_command(root, config, recipe),
                                       export_command(root), launch_command(root, launched),
                                       tune_command(root, config, recipe)};
   try {

@@ -1,15 +1,17 @@
-// One cell of the bench grid, timed: a model trains for a few steps on the loader's batches with each
-// step split at its phase boundaries (data wait, copy, forward, backward, optimizer), then evaluates a
-// few batches; repeated after an untimed warm-up. Built from the training step's own pieces.
+// One cell of the bench grid, timed: the run is built by train_setup() and trained by the trainer's own
+// Stepper on the real Loader's batches, then evaluated by evaluate(), repeated after an untimed warm-up.
+// The bench re-implements nothing of a step, so its figures are figures about `fastloop train`.
 #pragma once
 
 #include "fastloop/bench/grid.h"
 #include "fastloop/core/config.h"
 #include "fastloop/data/dataset.h"
+#include "fastloop/models/classifier.h"
 
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,21 +21,21 @@ class ProcessGroup;
 
 /// What a row runs for one model, resolved: the settings and the measuring schedule.
 struct CellPlan {
-  TrainConfig config;            // data.batch_size/workers/pin_memory/on_device, model, optim, perf
+  TrainConfig config;            // everything a run of `fastloop train` with these flags would use
   c10::Device device = c10::kCPU;
-  int64_t width_delta = 0;       // rec-model: added to every stage's width (-1: no multiple of 8 left)
   bool non_blocking = true;      // CUDA: the loader's pinned ring with non_blocking side-stream copies;
-                                 // false: host batches copied blocking in the step (pinned first with pin_memory)
+                                 // false: host batches copied blocking before the step (pinned first with pin_memory)
   bool train = true;             // false: an eval-only row
   bool eval_grad_mode = false;   // evaluate without InferenceMode (what the no-grad row compares)
-  bool fold_bn = false;          // evaluate with BatchNorms folded into their convs
-  int64_t steps = 5;             // timed training steps per repetition; 0: a whole epoch
+  int64_t steps = 5;             // timed optimizer steps per repetition (of `accumulate` batches each); 0: an epoch
   int64_t eval_steps = 5;        // timed evaluation batches per repetition; 0: the whole test split
   int64_t warmup = 1;            // untimed steps (and eval batches) first; with steps 0: epochs
   int64_t repeat = 3;
   /// Several ranks: the model is wrapped in DistributedDataParallel (config.dist.bucket_mb) on this group,
   /// each rank reads its shard, and images/s count every rank's images.
   std::shared_ptr<ProcessGroup> group;
+  /// Called with the model after the last training step, before evaluation (tests compare it with train's).
+  std::function<void(ClassifierImpl&)> on_trained;
 };
 
 struct RepetitionTimes {
@@ -53,7 +55,8 @@ struct CellTimes {
   int64_t buckets = 0;           // DDP gradient buckets (with a group)
 };
 
-/// Builds the cell's model (seed config.run.seed), loader and optimizer and measures them.
+/// Builds the cell's run with train_setup() (seed config.run.seed) and measures it. Optimizer steps
+/// follow config.schedule over warmup + repeat × steps steps, as `train --max-steps` that many would.
 CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data);
 
 } // namespace fastloop

@@ -8,6 +8,7 @@
 #include "fastloop/bench/rows.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/runtime.h"
@@ -23,12 +24,6 @@
 namespace fastloop {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 /// The lower median: the middle element, or the lower of the two middle ones, so every reported number
 /// is one repetition's and the time split belongs to the same repetition as the images/s.
@@ -196,13 +191,14 @@ BenchResult bench_run(const BenchOptions& options) {
         const auto cell_start = std::chrono::steady_clock::now();
         if (na) {
           cell.status = *na;
-        } else if (nproc == 1) {
-          cell_fill(cell, plan, cell_run(plan, data), result);
         } else {
-          try {
-            cell_fill(cell, plan, dist_cell_launch(options, model, row, nproc, rank_threads), result);
-          } catch (const RunError& e) {  // one cell's ranks failed: said in its place, the grid goes on
+          try {  // a cell that fails (its ranks, a capture, out of memory) says so in its place; the grid goes on
+            cell_fill(cell, plan, nproc == 1 ? cell_run(plan, data) : dist_cell_launch(options, model, row, nproc, rank_threads),
+                      result);
+          } catch (const RunError& e) {
             cell.status = std::string("failed: ") + e.what();
+          } catch (const c10::Error& e) {
+            cell.status = std::string("failed: ") + e.what_without_backtrace();
           }
         }
         if (options.progress) {

@@ -4,6 +4,8 @@
 // and model FLOP utilization. The reporters (bench/report.h) print the result; grid.cpp measures it.
 #pragma once
 
+#include "fastloop/train/phase_recorder.h"  // TimeSplit: seconds per step by phase
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,16 +33,6 @@ struct BenchOptions {
   bool progress = true;               // one line per finished cell on stderr
 };
 
-/// Seconds per training step, median over repetitions, split by where the step spent them.
-struct TimeSplit {
-  double data_wait = 0.0;             // waiting for the loader
-  double copy = 0.0;                  // host → device copy (0 on CPU, where batches are not copied)
-  double forward = 0.0;
-  double backward = 0.0;
-  double optimizer = 0.0;             // unscale/inf check, update, zero_grad
-  double communication = 0.0;         // DDP: waiting for the all-reduces backward started, averaging (not hidden)
-  double total() const { return data_wait + copy + forward + backward + optimizer + communication; }
-};
 
 struct BenchCell {
   std::string model;                  // registry name, e.g. "resnet18"

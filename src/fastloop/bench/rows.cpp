@@ -49,7 +49,7 @@ const std::vector<RowSpec>& rows() {
       {"rec-model", "workers4 + the seed's \"rec model\": every stage's width -1 and batch +1, no multiple of 8 left",
        [](CellPlan& p) {
          on_workers4(p);
-         p.width_delta = -1;
+         p.config.model.width_delta = -1;
          p.config.data.batch_size += 1;
          return std::nullopt;
        }},
@@ -57,7 +57,7 @@ const std::vector<RowSpec>& rows() {
        [](CellPlan& p) { on_workers4(p); p.config.perf.amp = p.device.is_cuda() ? "fp16" : "bf16"; return std::nullopt; }},
       {"set-to-none", "workers4 + zero_grad(set_to_none): gradients freed instead of zeroed",
        [](CellPlan& p) { on_workers4(p); p.config.perf.set_to_none = true; return std::nullopt; }},
-      {"accumulate", "workers4 + gradient accumulation: 2 micro-batches of B/2 per optimizer step (images/s per image)",
+      {"accumulate", "workers4 + gradient accumulation: 2 micro-batches of B per optimizer step, as `train --accumulate 2` (images/s per image)",
        [](CellPlan& p) { on_workers4(p); p.config.perf.accumulate = 2; return std::nullopt; }},
       {"no-grad", "workers4, evaluation only, WITHOUT InferenceMode/no_grad (every other row evaluates under "
                   "InferenceMode): the eval speedup below 1 and the eval memory are what no_grad saves",
@@ -83,7 +83,7 @@ const std::vector<RowSpec>& rows() {
       {"data-on-device", "the whole uint8 dataset on the device, augmented there by tensor ops, no workers, no copy",
        [](CellPlan& p) { on_workers4(p); p.config.data.on_device = true; return std::nullopt; }},
       {"fold-bn", "workers4, evaluation only, with each conv's BatchNorm folded into it",
-       [](CellPlan& p) { on_workers4(p); p.train = false; p.fold_bn = true; return std::nullopt; }},
+       [](CellPlan& p) { on_workers4(p); p.train = false; p.config.perf.fold_bn = true; return std::nullopt; }},
       {"perf-auto", "workers4, then --perf auto's choices for this hardware (train/perf_auto.h)",
        [](CellPlan& p) {
          on_workers4(p);

@@ -47,6 +47,9 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},
       {"model.num_classes", "--num-classes", "classes (0: from the data)", &c.model.num_classes, {}},
+      {"model.width_delta", "--width-delta",
+       "channels added to every stage's width (-1: the seed's rec-model, no multiple of 8 left)",
+       &c.model.width_delta, {}},
       {"optim.name", "--optim", "optimizer", &c.optim.name, {"sgd", "adamw"}},
       {"optim.lr", "--lr", "peak learning rate", &c.optim.lr, {}},
       {"optim.momentum", "--momentum", "SGD momentum", &c.optim.momentum, {}},
@@ -187,6 +190,7 @@ void config_validate(const TrainConfig& c) {
   require(c.data.prefetch >= 1 && c.data.prefetch <= 64, "--prefetch", "must be in [1, 64]");
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 64, "--crop-pad", "must be in [0, 64]");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
+  require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
   require(c.optim.lr > 0, "--lr", "must be > 0");
   require(c.optim.momentum >= 0 && c.optim.momentum < 1, "--momentum", "must be in [0, 1)");
   require(c.optim.weight_decay >= 0, "--weight-decay", "must be >= 0");

@@ -27,6 +27,7 @@ struct ModelConfig {
   std::string name = "small_cnn";
   std::string stem = "cifar";            // cifar | imagenet
   int64_t num_classes = 0;               // 0: take it from the data
+  int64_t width_delta = 0;               // channels added to every stage's width (bench rec-model: -1)
 };
 
 struct OptimConfig {
@@ -54,7 +55,7 @@ struct PerfConfig {
   int64_t accumulate = 1;                // micro-batches per optimizer step
   bool cudnn_benchmark = false;
   bool tf32 = false;
-  bool fused_optim = false;              // multi-tensor (_foreach_) optimizer update
+  bool fused_optim = false;              // fused optimizer update: one ATen kernel (_fused_sgd_/_fused_adamw_)
   bool fold_bn = false;                  // fold BN into the preceding conv for eval/export
   bool cuda_graph = false;               // capture the training step after warm-up (CUDA)
   int64_t interop_threads = 0;           // 0: LibTorch's default

@@ -31,12 +31,13 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
 
 Loader::~Loader() { stop(); }
 
-int64_t Loader::batches_per_epoch() const {
-  const int64_t world = options_.sampler.world_size;
-  const int64_t per_rank = (dataset_.size() + world - 1) / world;
-  return options_.drop_last ? per_rank / options_.batch_size
-                            : (per_rank + options_.batch_size - 1) / options_.batch_size;
+int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options) {
+  const int64_t world = options.sampler.world_size;
+  const int64_t per_rank = (dataset_size + world - 1) / world;
+  return options.drop_last ? per_rank / options.batch_size : (per_rank + options.batch_size - 1) / options.batch_size;
 }
+
+int64_t Loader::batches_per_epoch() const { return loader_batches_per_epoch(dataset_.size(), options_); }
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   stop();

@@ -46,6 +46,9 @@ struct Batch {
   int64_t index = 0;           // batch number within the epoch
 };
 
+/// Batches of one epoch of a `dataset_size` split under `options` (this rank's share, drop_last applied).
+int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options);
+
 class Loader {
  public:
   Loader(const Dataset& dataset, LoaderOptions options);

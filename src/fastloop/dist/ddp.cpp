@@ -153,7 +153,6 @@ void DistributedDataParallel::finish_gradient_sync() {
     bucket.flat.div_(world);
     const int64_t done = bucket.completed->load() ? bucket.completed->load() : all_done;
     const int64_t launched = std::chrono::duration_cast<std::chrono::nanoseconds>(bucket.launched.time_since_epoch()).count();
-    stats_.comm_s += static_cast<double>(done - launched) * 1e-9;
     first_launch = std::min(first_launch, launched), last_done = std::max(last_done, done);
     bucket.work.reset();
     bucket.pending = bucket.params.size();

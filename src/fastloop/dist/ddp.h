@@ -30,7 +30,6 @@ struct DdpOptions {
 struct DdpStats {
   int64_t allreduces = 0;      // bucket all-reduces launched
   int64_t syncs = 0;           // finish_gradient_sync() calls that reduced (optimizer steps)
-  double comm_s = 0.0;         // seconds from each bucket's launch to its completion, summed (queued time included)
   double span_s = 0.0;         // seconds from each step's first bucket launch to its last completion, summed:
                                // the wall time communication went on
   double exposed_s = 0.0;      // seconds finish_gradient_sync() blocked waiting: the part of span_s not hidden

@@ -22,6 +22,8 @@ struct ModelOptions {
   TORCH_ARG(int64_t, num_classes) = 10;
   /// Dropout before the classifier where the reference model has one (MobileNetV2: 0.2).
   TORCH_ARG(double, dropout) = 0.2;
+  /// Channels added to every stage's width (the bench's rec-model row: -1 leaves no multiple of 8).
+  TORCH_ARG(int64_t, width_delta) = 0;
 };
 
 class ClassifierImpl : public torch::nn::Module {

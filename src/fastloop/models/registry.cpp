@@ -3,6 +3,7 @@
 #include "fastloop/models/registry.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/models/mobilenet_v2.h"
 #include "fastloop/models/resnet.h"
 #include "fastloop/models/small_cnn.h"
@@ -10,15 +11,6 @@
 #include <algorithm>
 
 namespace fastloop {
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-} // namespace
 
 std::vector<std::string> model_names() {
   return {"resnet18", "resnet34", "resnet50", "resnet101", "mobilenet_v2", "small_cnn"};
@@ -55,7 +47,8 @@ Classifier model_make(const ModelOptions& options) {
     return ResNet(ResNetOptions(depth)
                       .stem(options.stem())
                       .in_channels(options.in_channels())
-                      .num_classes(options.num_classes()))
+                      .num_classes(options.num_classes())
+                      .width_delta(options.width_delta()))
         .ptr();
   }
   if (name == "mobilenet_v2") {
@@ -63,10 +56,15 @@ Classifier model_make(const ModelOptions& options) {
                            .stem(options.stem())
                            .in_channels(options.in_channels())
                            .num_classes(options.num_classes())
-                           .dropout(options.dropout()))
+                           .dropout(options.dropout())
+                           .width_delta(options.width_delta()))
         .ptr();
   }
-  return SmallCNN(SmallCNNOptions().in_channels(options.in_channels()).num_classes(options.num_classes()))
+  SmallCNNOptions small;
+  const int64_t w = options.width_delta();
+  return SmallCNN(small.in_channels(options.in_channels()).num_classes(options.num_classes())
+                      .stem_width(small.stem_width() + w).stage1_width(small.stage1_width() + w)
+                      .stage2_width(small.stage2_width() + w))
       .ptr();
 }
 
@@ -81,7 +79,8 @@ Classifier model_make_for(const ModelConfig& config, int64_t in_channels, int64_
   if (classes < data_classes)
     throw InputError("--num-classes " + std::to_string(classes) + " is fewer than the " +
                      std::to_string(data_classes) + " classes of the data");
-  return model_make(ModelOptions(config.name).stem(config.stem).in_channels(in_channels).num_classes(classes));
+  return model_make(ModelOptions(config.name).stem(config.stem).in_channels(in_channels).num_classes(classes)
+                        .width_delta(config.width_delta));
 }
 
 } // namespace fastloop

@@ -9,10 +9,10 @@
 
 namespace fastloop {
 
-at::ScalarType amp_dtype(const std::string& amp) {
-  if (amp == "fp16") return at::kHalf;
-  if (amp == "bf16") return at::kBFloat16;
-  if (amp == "off") return at::kFloat;
+AmpPolicy amp_policy(const std::string& amp) {
+  if (amp == "fp16") return {true, at::kHalf, true};
+  if (amp == "bf16") return {true, at::kBFloat16, false};
+  if (amp == "off") return {};
   throw InputError("--amp " + amp + ": expected off, fp16 or bf16");
 }
 

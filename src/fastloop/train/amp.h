@@ -15,8 +15,15 @@
 
 namespace fastloop {
 
-/// "off" | "fp16" | "bf16" → the autocast dtype; throws InputError on anything else.
-at::ScalarType amp_dtype(const std::string& amp);
+/// What --amp means for a run, derived in one place (amp_policy) for the step, the loader and evaluation.
+struct AmpPolicy {
+  bool autocast = false;
+  at::ScalarType dtype = at::kFloat;  // autocast's compute dtype; batches are made in it (kFloat when off)
+  bool grad_scaling = false;          // fp16 only: bf16 keeps fp32's exponent range and needs no scaler
+};
+
+/// "off" | "fp16" | "bf16" → the policy; throws InputError on anything else.
+AmpPolicy amp_policy(const std::string& amp);
 
 /// Autocast on `device` for the scope's lifetime (forward and loss), restoring the previous state.
 class AutocastScope {

@@ -21,6 +21,10 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   options.workers = workers;
   options.drop_last = false;
   options.sampler.shuffle = false;
+  options.device = eval.device;  // batches made as training makes them: dtype, layout, pinned ring
+  options.dtype = eval.amp.dtype;
+  options.channels_last = eval.channels_last;
+  options.pin_memory = eval.pin_memory;
   Dataset shard = dataset;  // rank r of W: samples [r*N/W, (r+1)*N/W), so each sample counts once
   if (eval.group) {
     const int64_t n = dataset.size(), r = eval.group->rank(), w = eval.group->size();
@@ -33,35 +37,32 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   model.eval();
   std::optional<BatchNormFolding> folding;  // restores the exact weights when evaluation ends
   if (eval.fold_bn) folding.emplace(model);
-  c10::InferenceMode guard;
-  double loss_sum = 0.0;
-  int64_t correct = 0, seen = 0;
+  std::optional<c10::InferenceMode> guard;
+  if (eval.inference_mode) guard.emplace();
   at::Tensor loss_sum_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kDouble));
   at::Tensor correct_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kLong));
+  int64_t seen = 0, batches = 0;
   while (auto batch = loader.next()) {
-    auto images = batch->images.to(eval.device, /*non_blocking=*/true);
-    auto labels = batch->labels.to(eval.device, /*non_blocking=*/true);
-    if (eval.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor logits;
     {
-      AutocastScope autocast(eval.device.type(), eval.autocast, eval.autocast_dtype);
-      logits = model.forward(images);
+      AutocastScope autocast(eval.device.type(), eval.amp.autocast, eval.amp.dtype);
+      logits = model.forward(batch->images);
     }
-    logits = logits.to(at::kFloat);
-    const int64_t n = labels.size(0);
-    loss_sum_t += classification_loss(logits, labels, 0.0).to(at::kDouble) * static_cast<double>(n);
-    correct_t += logits.argmax(1).eq(labels).sum();  // accumulated on the device: no sync per batch
+    logits = logits.detach().to(at::kFloat);
+    const int64_t n = batch->labels.size(0);
+    loss_sum_t += classification_loss(logits, batch->labels, 0.0).to(at::kDouble) * static_cast<double>(n);
+    correct_t += logits.argmax(1).eq(batch->labels).sum();  // accumulated on the device: no sync per batch
     seen += n;
+    if (++batches == eval.max_batches) break;
   }
-  loss_sum = loss_sum_t.item<double>();
-  correct = correct_t.item<int64_t>();
-  if (eval.group) {
-    at::Tensor sums = at::tensor({loss_sum, static_cast<double>(correct), static_cast<double>(seen)}, at::kDouble);
-    eval.group->allreduce(sums, "evaluation all-reduce");
-    loss_sum = sums[0].item<double>();
-    correct = static_cast<int64_t>(sums[1].item<double>());
-    seen = static_cast<int64_t>(sums[2].item<double>());
-  }
+  loader.stop();
+  at::Tensor sums = at::stack({loss_sum_t, correct_t.to(at::kDouble), at::scalar_tensor(static_cast<double>(seen),
+                                                                                     loss_sum_t.options())});
+  if (eval.group) eval.group->allreduce(sums, "evaluation all-reduce");
+  sums = sums.cpu();
+  const double loss_sum = sums[0].item<double>();
+  const auto correct = static_cast<int64_t>(sums[1].item<double>());
+  seen = static_cast<int64_t>(sums[2].item<double>());
   EvalResult result;
   result.samples = seen;
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;

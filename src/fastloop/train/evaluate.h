@@ -3,6 +3,7 @@
 
 #include "fastloop/data/dataset.h"
 #include "fastloop/models/classifier.h"
+#include "fastloop/train/amp.h"
 
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
@@ -21,17 +22,20 @@ struct EvalResult {
 };
 
 struct EvalOptions {
-  c10::Device device = c10::kCPU;
-  bool channels_last = false;
-  bool autocast = false;
-  at::ScalarType autocast_dtype = at::kBFloat16;
-  bool fold_bn = false;   // BatchNorms folded into their convs while evaluating (models/fold_bn.h)
+  c10::Device device = c10::kCPU;  // where the loader delivers batches and the model runs
+  bool channels_last = false;      // batches NHWC
+  AmpPolicy amp;                   // autocast, and batches made in its dtype
+  bool pin_memory = true;          // CUDA: the loader's pinned ring (false: blocking copies of host batches)
+  bool fold_bn = false;            // BatchNorms folded into their convs while evaluating (models/fold_bn.h)
+  bool inference_mode = true;      // false: autograd records the forward (what the bench's no-grad row compares)
+  int64_t max_batches = 0;         // 0: the whole split; else only its first batches (the bench's timed evaluation)
   /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are
   /// all-reduced, so every rank returns the accuracy over the whole split.
   ProcessGroup* group = nullptr;
 };
 
 /// Evaluates every sample of `dataset` once, in order, without augmentation, under InferenceMode.
+/// `seconds` counts the loader's start and the final device sync: what an evaluation costs a run.
 /// Leaves the model in eval mode.
 EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers,
                     const EvalOptions& options = {});

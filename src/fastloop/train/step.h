@@ -5,6 +5,7 @@
 
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/amp.h"
+#include "fastloop/train/phase_recorder.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/optim/optimizer.h>
@@ -13,8 +14,7 @@ namespace fastloop {
 
 struct StepOptions {
   double label_smoothing = 0.0;
-  bool autocast = false;
-  at::ScalarType autocast_dtype = at::kBFloat16;
+  AmpPolicy amp;               // autocast on/off and its dtype (the scaler is the caller's)
   bool set_to_none = true;     // false: zero the gradients in place (the pre-2.0 default)
   bool keep_gradients = false; // a CUDA graph owns the gradient tensors and overwrites them: no zero_grad
 };
@@ -24,11 +24,14 @@ at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& label
 
 /// Forward and backward of one micro-batch of a cycle of `micro_batches`; gradients add up to the
 /// gradient of the cycle's mean loss. Returns the micro-batch's loss, detached (no device sync).
+/// A `recorder` (the bench) gets the forward and backward phases marked.
 at::Tensor train_micro_step(ClassifierImpl& model, const at::Tensor& images, const at::Tensor& labels,
-                            const StepOptions& options, int64_t micro_batches, GradScaler& scaler);
+                            const StepOptions& options, int64_t micro_batches, GradScaler& scaler,
+                            PhaseRecorder* recorder = nullptr);
 
 /// The update that ends a cycle. Returns false when the scaler skipped it (inf/nan gradients).
-bool train_optimizer_step(torch::optim::Optimizer& optimizer, GradScaler& scaler, const StepOptions& options);
+bool train_optimizer_step(torch::optim::Optimizer& optimizer, GradScaler& scaler, const StepOptions& options,
+                          PhaseRecorder* recorder = nullptr);
 
 /// A whole step on one batch: train_micro_step + train_optimizer_step, without AMP.
 at::Tensor train_step(ClassifierImpl& model, torch::optim::Optimizer& optimizer, const at::Tensor& images,

@@ -24,7 +24,6 @@ struct TrainSummary {
   TrainPosition position; // where the run ended
   bool stopped = false;   // ended early by TrainControl::should_stop
   int64_t skipped_steps = 0;  // optimizer steps skipped for inf/nan (AMP scaler or --nan-policy skip)
-  bool cuda_graph = false;    // the training step ran as a captured CUDA graph
   double train_seconds = 0.0;
   double img_per_s = 0.0; // training images per second, whole run, all ranks together
   // Distributed runs (DistributedDataParallel's counters, this rank):
@@ -32,7 +31,6 @@ struct TrainSummary {
   int64_t rank = 0;
   int64_t buckets = 0;        // gradient buckets
   int64_t allreduces = 0;     // bucket all-reduces: buckets x optimizer steps
-  double comm_s = 0.0;        // seconds the all-reduces were in flight, summed
   double comm_span_s = 0.0;   // seconds communication went on: per step, first bucket launch to last completion
   double comm_exposed_s = 0.0;  // of which the optimizer step waited: communication not hidden by backward
 };

@@ -1,0 +1,118 @@
+// train_setup(): the one mapping from TrainConfig to a run's model, optimizer, AMP, step, loaders and DDP.
+#include "fastloop/train/setup.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/dist/process_group.h"
+#include "fastloop/io/weights.h"
+#include "fastloop/models/registry.h"
+#include "fastloop/train/optim.h"
+#include "fastloop/train/runtime.h"
+#include "fastloop/train/trainer.h"
+
+#include <torch/utils.h>
+
+#include <cstdio>
+
+namespace fastloop {
+
+namespace {
+
+StepOptions step_options_for(const TrainConfig& config, const AmpPolicy& amp) {
+  StepOptions step;
+  step.label_smoothing = config.optim.label_smoothing;
+  step.amp = amp;
+  step.set_to_none = config.perf.set_to_none;
+  return step;
+}
+
+/// Batches arrive where the model is, in the dtype autocast computes in and the model's memory format;
+/// on CUDA through the pinned ring (--pin-memory), or all on the device with --data-on-device.
+LoaderOptions train_loader_for(const TrainConfig& config, const TrainSetup& setup) {
+  LoaderOptions options;
+  options.batch_size = config.data.batch_size;
+  options.workers = config.data.workers;
+  options.prefetch = config.data.prefetch;
+  options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
+  options.sampler.seed = static_cast<uint64_t>(config.run.seed);
+  options.sampler.rank = setup.rank();  // each rank its share of every epoch
+  options.sampler.world_size = setup.world_size();
+  options.device = setup.device;
+  options.dtype = setup.amp.dtype;
+  options.channels_last = config.perf.channels_last;
+  options.pin_memory = config.data.pin_memory;
+  options.on_device = config.data.on_device;
+  return options;
+}
+
+EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup) {
+  EvalOptions options;
+  options.device = setup.device;
+  options.channels_last = config.perf.channels_last;
+  options.amp = setup.amp;
+  options.pin_memory = config.data.pin_memory;
+  options.fold_bn = config.perf.fold_bn;
+  options.group = setup.group.get();
+  return options;
+}
+
+/// --resume: model, optimizer, scaler, RNG and position from the run's checkpoint, written by as many ranks.
+void resume(TrainSetup& setup) {
+  auto saved = Checkpoint::read(setup.checkpoint);
+  saved.restore(*setup.model, setup.optimizer.get(), /*rng=*/true, &setup.scaler);
+  setup.position = saved.position();
+  TrainConfig resumed;
+  config_from_json(resumed, saved.config_json());
+  if (resumed.dist.world_size > 0 && resumed.dist.world_size != setup.world_size())
+    throw InputError(setup.checkpoint + " was written by a run of " + std::to_string(resumed.dist.world_size) +
+                     " ranks; resume it with that many (now " + std::to_string(setup.world_size()) + ")");
+  std::printf("resumed from %s at epoch %lld, step %lld\n", setup.checkpoint.c_str(),
+              static_cast<long long>(setup.position.epoch + 1), static_cast<long long>(setup.position.step));
+}
+
+}  // namespace
+
+int64_t TrainSetup::world_size() const { return group ? group->size() : 1; }
+int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
+
+TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
+                       std::shared_ptr<ProcessGroup> group) {
+  config_validate(config);
+  runtime_apply(config.perf, config.run.threads);
+  TrainSetup setup;
+  setup.config = config;
+  setup.device = device;
+  setup.group = std::move(group);
+  setup.amp = amp_policy(config.perf.amp);
+  if (!config.run.checkpoint_dir.empty()) setup.checkpoint = checkpoint_path_in(config.run.checkpoint_dir);
+
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
+  setup.model = model_make_for(config.model, train.channels(), train.num_classes);
+  if (!config.run.init_from.empty()) {  // before the optimizer, so it starts from these weights
+    const auto report = model_state_load_file(*setup.model, config.run.init_from, !config.run.init_non_strict,
+                                              config.run.init_skip);
+    std::printf("initialised %zu tensors from %s (%s)\n", report.loaded, config.run.init_from.c_str(),
+                state_load_summary(report).c_str());
+  }
+  setup.model->to(device);
+  if (config.perf.channels_last) module_to_channels_last(*setup.model);
+  setup.optimizer = optimizer_make(config.optim, setup.model->parameters(), config.perf.fused_optim);
+  setup.scaler = GradScaler(GradScalerOptions().enabled(setup.amp.grad_scaling));
+  setup.step = step_options_for(config, setup.amp);
+  setup.train_loader = train_loader_for(config, setup);
+  setup.eval = eval_options_for(config, setup);
+  if (config.run.resume) resume(setup);
+
+  // After the restore: every rank starts from rank 0's parameters and buffers (broadcast).
+  if (setup.group) {
+    const auto bucket_bytes = static_cast<int64_t>(config.dist.bucket_mb * 1024 * 1024);
+    setup.ddp = std::make_unique<DistributedDataParallel>(
+        *setup.model, setup.group,
+        DdpOptions().bucket_bytes(bucket_bytes).broadcast_buffers(config.dist.broadcast_buffers));
+    auto reduce_group = setup.group;  // every rank skips the same steps
+    setup.scaler.set_found_inf_reduce(
+        [reduce_group](at::Tensor& found) { reduce_group->allreduce(found, "AMP inf/nan check", true); });
+  }
+  return setup;
+}
+
+} // namespace fastloop

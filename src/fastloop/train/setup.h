@@ -1,0 +1,52 @@
+// One setup for every run. `fastloop train`, the bench's cells and (through train) the tuner's trials
+// turn a TrainConfig, a device and an optional process group into what a run needs here, and nowhere
+// else: a capability added to a run is added once, in train_setup().
+#pragma once
+
+#include "fastloop/core/config.h"
+#include "fastloop/data/dataset.h"
+#include "fastloop/data/loader.h"
+#include "fastloop/dist/ddp.h"
+#include "fastloop/models/classifier.h"
+#include "fastloop/train/amp.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/evaluate.h"
+#include "fastloop/train/step.h"
+
+#include <c10/core/Device.h>
+#include <torch/optim/optimizer.h>
+
+#include <memory>
+#include <string>
+
+namespace fastloop {
+
+class ProcessGroup;
+
+struct TrainSetup {
+  TrainConfig config;
+  c10::Device device = c10::kCPU;
+  std::shared_ptr<ProcessGroup> group;            // null: one process
+  AmpPolicy amp;                                  // from config.perf.amp, the one place it is derived
+  Classifier model;                               // on `device`, in its memory format, initialised or restored
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  GradScaler scaler;                              // enabled for fp16; cross-rank inf/nan check with a group
+  StepOptions step;
+  LoaderOptions train_loader;                     // this rank's share, batches as the step wants them
+  EvalOptions eval;                               // evaluation under the same device, dtype and layout
+  std::unique_ptr<DistributedDataParallel> ddp;   // with a group: made after the restore, from rank 0's state
+  TrainPosition position;                         // where --resume continues; zero otherwise
+  std::string checkpoint;                         // the run's checkpoint file; empty without --checkpoint-dir
+
+  int64_t world_size() const;
+  bool main_rank() const { return world_size() == 1 || rank() == 0; }  // the rank that logs and writes files
+  int64_t rank() const;
+};
+
+/// Validates `config`, applies its runtime settings (threads, cuDNN, TF32), builds the model for `train`'s
+/// channels and classes (seeded with config.run.seed), loads --init-from, makes the optimizer and scaler,
+/// restores --resume's checkpoint (checking its world size), then wraps the model in DDP on `group`.
+TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
+                       std::shared_ptr<ProcessGroup> group);
+
+} // namespace fastloop
