@@ -61,7 +61,7 @@ def main():
         torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     train_x, train_y, test_x, test_y = load_split_arrays(a.data)
-    to_nchw = lambda x: torch.from_numpy(x).permute(0, 3, 1, 2).float()  # noqa: E731
+    to_nchw = lambda x: torch.from_numpy(x.copy()).permute(0, 3, 1, 2).float()  # noqa: E731
     train_images, test_images = to_nchw(train_x), to_nchw(test_x)
     mean = train_images.mean(dim=(0, 2, 3), keepdim=True)
     std = train_images.std(dim=(0, 2, 3), keepdim=True)

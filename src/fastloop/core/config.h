@@ -59,6 +59,7 @@ struct PerfConfig {
   bool fold_bn = false;                  // fold BN into the preceding conv for eval/export
   bool cuda_graph = false;               // capture the training step after warm-up (CUDA)
   int64_t interop_threads = 0;           // 0: LibTorch's default
+  bool keep_host_memory = true;          // reuse freed host memory instead of page-faulting it in each step
   std::string mode = "manual";           // manual | auto: enable what pays on this hardware (perf_auto.h)
 };
 

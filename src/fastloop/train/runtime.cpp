@@ -4,6 +4,7 @@
 
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/host_memory.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -24,6 +25,7 @@ c10::Device device_resolve(const std::string& device) {
 
 void runtime_apply(const PerfConfig& perf, int64_t threads) {
   threads_apply(threads);
+  if (perf.keep_host_memory) host_memory_keep(int64_t{256} << 20);  // activations up to 256 MiB a block
   if (perf.interop_threads > 0 && static_cast<int64_t>(at::get_num_interop_threads()) != perf.interop_threads) {
     try {
       at::set_num_interop_threads(static_cast<int>(perf.interop_threads));

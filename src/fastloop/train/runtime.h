@@ -12,7 +12,7 @@ namespace fastloop {
 /// The device of `perf.device` ("auto": CUDA when visible); throws InputError for cuda without one.
 c10::Device device_resolve(const std::string& device);
 
-/// Applies threads, interop threads, cuDNN benchmark and TF32 from the config.
+/// Applies threads, interop threads, host memory reuse, cuDNN benchmark and TF32 from the config.
 void runtime_apply(const PerfConfig& perf, int64_t threads);
 
 /// Converts every 4-D parameter and buffer of `module` to channels_last (NHWC) memory format.

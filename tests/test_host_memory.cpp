@@ -1,0 +1,46 @@
+// Host memory reuse (core/host_memory.h, --keep-host-memory, on by default): a CPU training run whose
+// freed activation memory stays in the process page-faults far less than the same run with glibc's
+// default thresholds, which return it to the kernel and fault it in again every step.
+#include "fastloop/core/host_memory.h"
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+namespace fastloop {
+namespace {
+
+/// Minor page faults of one `fastloop train` run with `extra` flags (the child's rusage).
+int64_t train_run_faults(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {FASTLOOP_CLI, "train", "--data", "synthetic:1x28x28:2048", "--batch-size", "128",
+                                   "--max-steps", "12", "--epochs", "1", "--threads", "1", "--workers", "0",
+                                   "--device", "cpu"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const pid_t pid = test::spawn(args);
+  int status = 0;
+  rusage usage{};
+  EXPECT_EQ(wait4(pid, &status, 0, &usage), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "train exited with status " << status;
+  return usage.ru_minflt;
+}
+
+TEST(HostMemory, KeptHostMemoryCutsATrainingRunsPageFaults) {
+  if (!host_memory_keep(int64_t{256} << 20)) GTEST_SKIP() << "this C allocator has no mmap/trim thresholds (sanitizer build?)";
+  const int64_t kept = train_run_faults({});
+  const int64_t returned = train_run_faults({"--keep-host-memory=false"});
+  // Measured 97k vs 323k for this run; the model, data and loader alone account for most of the 97k.
+  EXPECT_LT(2 * kept, returned) << "kept " << kept << ", returned " << returned;
+}
+
+TEST(HostMemory, MinorFaultsCountUpWhenPagesAreTouched) {
+  const int64_t before = host_minor_faults();
+  std::vector<char> fresh(int64_t{8} << 20, 1);  // 8 MiB written: thousands of new pages
+  EXPECT_EQ(fresh[12345], 1);
+  EXPECT_GT(host_minor_faults(), before);
+}
+
+}  // namespace
+}  // namespace fastloop
