@@ -31,6 +31,7 @@ State state_of(const torch::nn::Module& model) {
 TEST(BenchCell, TrainsTheParametersTrainDoesBitwise) {
   BenchOptions options;
   options.data = "synthetic:3x16x16:64";
+  options.device = "cpu";  // bitwise equality is a CPU property
   options.batch_size = 4;
   options.steps = 2;
   options.eval_steps = 1;

@@ -77,7 +77,7 @@ TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto metrics = (dir / "m.jsonl").string();
-  auto r = cli_run("train --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --log-every 2 --metrics " +
+  auto r = cli_run("train --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --device cpu --log-every 2 --metrics " +
                    metrics + " --checkpoint-dir " + dir.string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "test accuracy")) << r.output;
@@ -112,7 +112,7 @@ TEST(Cli, OutThatCannotBeWrittenExitsTwoNamingItInEveryCommand) {
   const auto dir = fs::path(fastloop::test::fresh_dir("cli_out"));
   std::ofstream(dir / "a_file") << "not a folder";
   const std::string blocked = (dir / "a_file" / "x").string();  // no folder can be made there, no file written
-  const std::string tiny = " --data synthetic:1x12x12:64 --batch-size 16 --threads 1";
+  const std::string tiny = " --data synthetic:1x12x12:64 --batch-size 16 --threads 1 --device cpu";
   ASSERT_EQ(cli_run("train --epochs 1" + tiny + " --checkpoint-dir " + dir.string()).code, 0);
   const std::vector<std::string> commands = {
       "bench loader --workers 0 --augment off --batches 1 --repeats 1 --warmup 0 --images 64 --batch-size 16 --out " + blocked,

@@ -23,7 +23,7 @@ namespace {
 std::vector<std::string> train_args(const std::string& dir, bool resume) {
   std::vector<std::string> args = {FASTLOOP_CLI, "train", "--data", "synthetic:1x12x12:512", "--batch-size", "16",
                                    "--epochs", "2", "--threads", "1", "--checkpoint-dir", dir,
-                                   "--checkpoint-every", "1", "--log-every", "1000"};
+                                   "--checkpoint-every", "1", "--log-every", "1000", "--device", "cpu"};
   if (resume) args.push_back("--resume");
   return args;
 }

@@ -153,7 +153,7 @@ TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSi
   std::vector<std::string> train = {"train", "--data", "synthetic:1x12x12:256", "--batch-size", "16", "--epochs", "2",
                                     "--max-steps", "6", "--accumulate", "2", "--threads", "1", "--workers", "0",
                                     "--checkpoint-dir", dir, "--metrics", metrics, "--log-every", "1",
-                                    "--bucket-mb", "0.05", "--dist-timeout-s", "60"};
+                                    "--bucket-mb", "0.05", "--dist-timeout-s", "60", "--device", "cpu"};
   auto first = run(launch(2, train));
   ASSERT_EQ(first.code, 0) << first.output;
   EXPECT_NE(first.output.find("[0] test accuracy"), std::string::npos) << first.output;
@@ -184,7 +184,7 @@ Result kill_rank_while_training(int victim) {
   const std::string log = temp_path("kill" + std::to_string(victim) + ".log");
   const pid_t launcher = spawn(launch(2, {"train", "--data", "synthetic:1x12x12:4096", "--batch-size", "8",
                                           "--epochs", "50", "--threads", "1", "--workers", "0", "--log-every", "1",
-                                          "--dist-timeout-s", "60"}),
+                                          "--dist-timeout-s", "60", "--device", "cpu"}),
                                {}, log);
   pid_t pid = -1;
   for (int i = 0; i < 6000 && pid < 0; ++i) {  // until the victim's pid is known and rank 0 has stepped
@@ -219,7 +219,7 @@ TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
 
 TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {
   const std::vector<std::string> train = {FASTLOOP_CLI, "train", "--data", "synthetic:1x12x12:64", "--max-steps", "1",
-                                          "--threads", "1", "--dist-timeout-s", "3"};
+                                          "--threads", "1", "--dist-timeout-s", "3", "--device", "cpu"};
   auto bad_addr = run(train, {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "no-such-host.invalid"},
                               {"MASTER_PORT", std::to_string(free_port())}});
   EXPECT_EQ(bad_addr.code, 2) << bad_addr.output;

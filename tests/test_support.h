@@ -94,7 +94,7 @@ inline int wait_exit(pid_t pid, int limit_s = 240) {
   }
 }
 
-/// small_cnn on `images` synthetic 1x12x12 images, batches of `batch_size`, one epoch, one thread:
+/// small_cnn on `images` synthetic 1x12x12 images, batches of `batch_size`, one epoch, one thread, CPU:
 /// a whole run in about a second. Tests set what they exercise on top.
 inline TrainConfig tiny_config(int64_t images = 512, int64_t batch_size = 32) {
   TrainConfig config;
@@ -103,6 +103,7 @@ inline TrainConfig tiny_config(int64_t images = 512, int64_t batch_size = 32) {
   config.model.name = "small_cnn";
   config.run.epochs = 1;
   config.run.threads = 1;
+  config.perf.device = "cpu";  // bitwise and multi-rank expectations hold on the CPU (a GPU machine's `auto` is CUDA)
   return config;
 }
 

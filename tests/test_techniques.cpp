@@ -268,6 +268,7 @@ TEST(Techniques, CudaGraphStepsMatchEagerSteps_CUDA) {
 TEST(Techniques, AccumulationStepsOncePerCycleWithAPartialLastCycle) {
   TrainConfig config;
   config.data.source = "synthetic:1x8x8:192";  // 6 batches of 32
+  config.perf.device = "cpu";
   config.data.batch_size = 32;
   config.run.epochs = 2;
   config.run.threads = 1;
