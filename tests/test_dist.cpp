@@ -104,6 +104,9 @@ TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
   EXPECT_EQ(torchrun.local_rank, 1);
   EXPECT_EQ(torchrun.master_addr, "node7");
   EXPECT_EQ(torchrun.master_port, 1234);
+  EXPECT_FALSE(torchrun.agent_store);
+  auto elastic = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+  EXPECT_TRUE(elastic.agent_store) << "torchrun's agent hosts the store";
   auto slurm = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                      {"SLURM_JOB_NODELIST", "gpu[03-04]"}});
   EXPECT_EQ(slurm.source, "slurm");
@@ -215,6 +218,21 @@ TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
   EXPECT_TRUE(std::regex_search(zero.output, std::regex("\\[1\\] .*lost rank 0 of 2 \\(the rendezvous host\\)")))
       << zero.output;
   EXPECT_EQ(zero.output.find("frame #"), std::string::npos) << zero.output;
+}
+
+// torchrun's agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT and says so with
+// TORCHELASTIC_USE_AGENT_STORE=True: every rank joins it as a client. Hosting a second server there printed
+// c10d's "failed to bind" error line at the start of every run (the run itself went on).
+TEST(Dist, UnderTorchrunRanksJoinTheAgentsStoreWithoutAServerOfTheirOwn) {
+  const std::string torchrun = fs::path(FASTLOOP_PYTHON).parent_path() / "torchrun";
+  if (!fs::exists(torchrun)) GTEST_SKIP() << "no torchrun next to " << FASTLOOP_PYTHON;
+  auto trained = run({torchrun, "--nproc-per-node", "2", "--master-port", std::to_string(free_port()), "--no-python",
+                      FASTLOOP_CLI, "train", "--data", "synthetic:1x12x12:128", "--batch-size", "16", "--max-steps", "2",
+                      "--threads", "1", "--workers", "0", "--device", "cpu", "--dist-timeout-s", "60"});
+  ASSERT_EQ(trained.code, 0) << trained.output;
+  EXPECT_NE(trained.output.find("test accuracy"), std::string::npos) << trained.output;
+  EXPECT_EQ(trained.output.find("failed to bind"), std::string::npos) << trained.output;
+  EXPECT_EQ(trained.output.find("EADDRINUSE"), std::string::npos) << trained.output;
 }
 
 TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {

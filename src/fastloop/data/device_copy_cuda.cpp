@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -31,6 +32,10 @@ class CudaPinnedRing final : public PinnedRing {
 
   HostBatch acquire(int64_t slot) override {
     Slot& s = slots_.at(static_cast<size_t>(slot));
+    // A worker thread waits here while the training thread may be capturing a CUDA graph in global mode,
+    // which an event synchronize from any thread would invalidate; relaxed mode for this thread's call
+    // keeps the capture valid (PyTorch fixed its NCCL watchdog the same way).
+    c10::cuda::CUDAStreamCaptureModeGuard relaxed(cudaStreamCaptureModeRelaxed);
     s.copied.synchronize();  // no-op before the first copy
     return s.host;
   }

@@ -40,7 +40,11 @@ DistributedDataParallel::DistributedDataParallel(torch::nn::Module& module, std:
   for (size_t i : order) {
     const at::Tensor& p = params_[i].tensor;
     const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
-    const bool fits = !buckets_.empty() && bucket_bytes + bytes <= options_.bucket_bytes() &&
+    // The first bucket is small (PyTorch's kDefaultFirstBucketBytes, 1 MiB): it fills from the last layers
+    // and starts its all-reduce early in backward; the rest use bucket_bytes.
+    const int64_t limit = buckets_.size() == 1 ? std::min(options_.first_bucket_bytes(), options_.bucket_bytes())
+                                               : options_.bucket_bytes();
+    const bool fits = !buckets_.empty() && bucket_bytes + bytes <= limit &&
                       params_[buckets_.back().params.front()].tensor.options().type_equal(p.options());
     if (!fits) {
       buckets_.emplace_back();

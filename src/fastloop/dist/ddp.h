@@ -22,6 +22,9 @@ namespace fastloop {
 struct DdpOptions {
   /// Gradient bytes per all-reduce: larger buckets mean fewer collectives, smaller ones start earlier.
   TORCH_ARG(int64_t, bucket_bytes) = int64_t{25} << 20;  // 25 MiB, PyTorch's default
+  /// The first bucket reduced (the last layers' gradients) is capped at this, so communication starts
+  /// early in backward: PyTorch's kDefaultFirstBucketBytes.
+  TORCH_ARG(int64_t, first_bucket_bytes) = int64_t{1} << 20;  // 1 MiB
   /// Rank 0's buffers (BatchNorm running statistics) copied to every rank before each forward.
   TORCH_ARG(bool, broadcast_buffers) = true;
 };

@@ -17,6 +17,8 @@ struct DistEnv {
   std::string master_addr = "127.0.0.1";  // host of rank 0, where the TCPStore rendezvous listens
   int64_t master_port = 29500;
   std::string source = "none";    // "torchrun", "slurm" or "none": which variables were used
+  bool agent_store = false;       // torchrun's agent hosts the TCPStore at MASTER_ADDR:MASTER_PORT
+                                  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank joins it as a client
 
   bool distributed() const { return world_size > 1; }
 };

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -63,7 +64,7 @@ std::string route_source_address(const std::string& host, int64_t port) {
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupOptions options)
-    : env_(env), options_(std::move(options)) {
+    : env_(env), device_(device), options_(std::move(options)) {
   backend_name_ = options_.backend();
   if (backend_name_ == "auto") backend_name_ = device.is_cuda() ? "nccl" : "gloo";
   if (backend_name_ != "gloo" && backend_name_ != "nccl")
@@ -84,7 +85,9 @@ ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupO
 
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(env_.master_port);
-  store_options.isServer = env_.rank == 0;
+  // Under torchrun the agent already serves MASTER_PORT: a second server there would fail to bind (c10d
+  // logs it as an error line), so every rank is a client of the agent's store, as torch.distributed does.
+  store_options.isServer = env_.rank == 0 && !env_.agent_store;
   store_options.numWorkers = static_cast<size_t>(env_.world_size);
   store_options.waitWorkers = true;
   store_options.timeout = millis(options_.timeout_s());
@@ -180,9 +183,7 @@ void ProcessGroup::fail(const std::string& what, const std::string& cause) {
   throw RankLostError("rank " + std::to_string(env_.rank) + ": " + what + " failed: " + who + ". Cause: " + cause);
 }
 
-at::Device ProcessGroup::work_device(const at::Tensor& tensor) const {
-  return backend_name_ == "nccl" ? tensor.device() : at::Device(at::kCPU);
-}
+at::Device ProcessGroup::work_device() const { return backend_name_ == "nccl" ? device_ : at::Device(at::kCPU); }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {
   std::vector<at::Tensor> tensors{tensor};
@@ -204,7 +205,7 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::s
 }
 
 void ProcessGroup::allreduce(at::Tensor& tensor, const std::string& what, bool max) {
-  at::Tensor work = tensor.to(work_device(tensor)).contiguous();
+  at::Tensor work = tensor.to(work_device()).contiguous();
   std::vector<at::Tensor> tensors{work};
   c10d::AllreduceOptions opts;
   opts.reduceOp = max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
@@ -224,7 +225,7 @@ void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, const std::
   for (const auto& t : tensors) by_dtype[t.scalar_type()].push_back(t);
   for (auto& [dtype, group] : by_dtype) {
     std::vector<at::Tensor> flat_parts;
-    for (const auto& t : group) flat_parts.push_back(t.detach().reshape(-1).to(work_device(t)));
+    for (const auto& t : group) flat_parts.push_back(t.detach().reshape(-1).to(work_device()));
     std::vector<at::Tensor> flat{at::cat(flat_parts)};
     c10d::BroadcastOptions opts;
     opts.rootRank = 0;
@@ -262,7 +263,9 @@ std::shared_ptr<ProcessGroup> process_group_join(const DistConfig& config, const
 c10::Device dist_device(c10::Device device, const DistEnv& env) {
   if (!device.is_cuda() || !env.distributed()) return device;
   const int64_t visible = std::max<int64_t>(1, static_cast<int64_t>(torch::cuda::device_count()));  // ranks may share a GPU in tests
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % visible));
+  const c10::Device mine(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % visible));
+  c10::impl::getDeviceGuardImpl(c10::kCUDA)->setDevice(mine);  // before any CUDA work of this rank
+  return mine;
 }
 
 } // namespace fastloop

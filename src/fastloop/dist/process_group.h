@@ -59,10 +59,12 @@ class ProcessGroup {
   std::vector<int64_t> lost_ranks();
 
  private:
-  at::Device work_device(const at::Tensor& tensor) const;
+  /// Where collectives run: the group's CUDA device for NCCL (which refuses CPU tensors), the CPU for Gloo.
+  at::Device work_device() const;
   [[noreturn]] void fail(const std::string& what, const std::string& cause);
 
   DistEnv env_;
+  c10::Device device_;  // this rank's device
   ProcessGroupOptions options_;
   std::string backend_name_;
   c10::intrusive_ptr<c10d::Store> store_;            // rank 0 hosts it
@@ -82,7 +84,8 @@ class RankLostError : public std::runtime_error {
 /// Checks --world-size against the environment.
 std::shared_ptr<ProcessGroup> process_group_join(const DistConfig& config, const DistEnv& env, c10::Device device);
 
-/// The device of this rank: cuda:LOCAL_RANK (modulo the visible GPUs) for CUDA, `device` otherwise.
+/// The device of this rank: cuda:LOCAL_RANK (modulo the visible GPUs) for CUDA, `device` otherwise. On CUDA
+/// it also becomes the current device (c10::cuda::set_device), so no rank creates a context on GPU 0.
 c10::Device dist_device(c10::Device device, const DistEnv& env);
 
 } // namespace fastloop

@@ -3,6 +3,8 @@
 
 #include "fastloop/core/compat.h"
 
+#include <c10/util/Exception.h>
+
 namespace fastloop {
 
 std::unique_ptr<GraphedStep> graphed_step_make(ClassifierImpl& model, const StepOptions& options, GradScaler& scaler,
@@ -17,7 +19,14 @@ std::unique_ptr<GraphedStep> graphed_step_make(ClassifierImpl& model, const Step
     return refuse("--accumulate " + std::to_string(accumulate) +
                   ": each replay would overwrite the gradients of the micro-step before; training without capture");
   if constexpr (compat::kBuiltWithCuda) {
-    return detail::graphed_step_make_cuda(model, options, scaler, images, labels);
+    try {  // a capture that fails leaves nothing capturing (its guard ended it): the run goes on eagerly
+      return detail::graphed_step_make_cuda(model, options, scaler, images, labels);
+    } catch (const std::exception& e) {
+      const c10::Error* error = dynamic_cast<const c10::Error*>(&e);
+      model.zero_grad(/*set_to_none=*/true);  // whatever the failed capture left in .grad
+      return refuse(std::string("capture failed (") + (error ? error->what_without_backtrace() : e.what()) +
+                    "); training without capture");
+    }
   } else {
     return refuse("this LibTorch was built without CUDA; training without graph capture");
   }
