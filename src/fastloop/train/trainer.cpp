@@ -87,6 +87,36 @@ class RunCheckpoint {
   SavedCheckpoint last_;
 };
 
+/// What a run tells its user: the progress display, --metrics lines and the control's report callback.
+class RunLog {
+ public:
+  RunLog(const TrainSetup& setup, const TrainControl& control)
+      : config_(setup.config), control_(control), progress_(control.progress && setup.main_rank()),
+        metrics_(setup.main_rank() ? setup.config.run.metrics : "") {}
+  /// A log interval's report (its loss, rate and loader wait); starts the next interval.
+  void step(const TrainPosition& p, int64_t batches, Tally& interval, double lr) {
+    const StepReport report{p.epoch, config_.run.epochs, p.batch, batches, p.step, interval.mean_loss(),
+                            interval.img_per_s(), seconds_since(start_), lr, interval.data_wait};
+    progress_.step(report);
+    if (control_.on_report) control_.on_report(report);
+    if (p.step % config_.run.log_every == 0) metrics_.step(report);
+    interval.reset();
+  }
+  void epoch(const TrainPosition& p, const Tally& epoch, const EvalResult& test, double epoch_train_s) {
+    const EpochReport report{p.epoch, p.step, epoch.mean_loss(), test.loss, test.accuracy,
+                             static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_)};
+    progress_.epoch(report, config_.run.epochs);
+    metrics_.epoch(report);
+  }
+
+ private:
+  const TrainConfig& config_;
+  const TrainControl& control_;
+  Progress progress_;
+  MetricsWriter metrics_;
+  Clock::time_point start_ = Clock::now();
+};
+
 /// The micro-step, with out-of-memory (CUDA's OutOfMemoryError, the CPU allocator's refusal) explained.
 at::Tensor micro_step_or_explain(Stepper& stepper, const Batch& batch, int64_t micro, int64_t cycle_length,
                                  const TrainConfig& config) {
@@ -148,10 +178,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   TrainPosition& position = setup.position;
   RunCheckpoint checkpoint(setup);
 
-  Progress progress(control.progress && setup.main_rank());
-  MetricsWriter metrics(setup.main_rank() ? config.run.metrics : "");
+  RunLog log(setup, control);
   TrainSummary summary;
-  const auto run_start = Clock::now();
   double train_seconds = 0.0;
   int64_t images_trained = 0;
   SkipPolicy skip_policy(config);
@@ -186,15 +214,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       if (setup.group) stop = setup.group->any(stop, "stop request");  // all ranks stop after the same step
 
       // --- once in a while: report progress ---
-      if (position.step % config.run.log_every == 0 || position.batch == length.batches || done || stop) {
-        const StepReport report{position.epoch, config.run.epochs, position.batch, length.batches, position.step,
-                                interval.mean_loss(), interval.img_per_s(), seconds_since(run_start), cycle.lr,
-                                interval.data_wait};
-        progress.step(report);
-        if (control.on_report) control.on_report(report);
-        if (position.step % config.run.log_every == 0) metrics.step(report);
-        interval.reset();
-      }
+      if (position.step % config.run.log_every == 0 || position.batch == length.batches || done || stop)
+        log.step(position, length.batches, interval, cycle.lr);
       // --- once in a while: checkpoint ---
       if (config.run.checkpoint_every > 0 && position.step % config.run.checkpoint_every == 0) checkpoint.save();
       if (stop) checkpoint.save(), summary.stopped = true;
@@ -208,11 +229,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     // --- each epoch end: evaluate, report, checkpoint ---
     if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
     summary.test = evaluate(*setup.model, data.test, config.data.batch_size, config.data.workers, setup.eval);
-    const EpochReport report{position.epoch, position.step, epoch.mean_loss(), summary.test.loss,
-                             summary.test.accuracy, static_cast<double>(epoch.images) / epoch_train_s,
-                             seconds_since(run_start)};
-    progress.epoch(report, config.run.epochs);
-    metrics.epoch(report);
+    log.epoch(position, epoch, summary.test, epoch_train_s);
     ++position.epoch;
     position.batch = 0;
     checkpoint.save();
