@@ -44,7 +44,6 @@ class BatchStream {
     }
     return std::move(*batch);
   }
-  int64_t batches_per_epoch() const { return loader_.batches_per_epoch(); }
 
  private:
   Loader loader_;
@@ -64,15 +63,11 @@ int64_t all_ranks(const CellPlan& plan, int64_t images) { return plan.group ? im
 /// Trains optimizer steps with the trainer's Stepper, counting the schedule's clock.
 class CellTrainer {
  public:
-  CellTrainer(TrainSetup& setup, const CellPlan& plan, const Dataset& train, int64_t total_steps)
+  CellTrainer(TrainSetup& setup, const CellPlan& plan, const Dataset& train, int64_t total_steps,
+              int64_t steps_per_epoch)
       : plan_(plan), stream_(train, setup.train_loader),
-        stepper_(setup, LrSchedule(setup.config.schedule, setup.config.optim.lr, total_steps, steps_per_epoch()),
+        stepper_(setup, LrSchedule(setup.config.schedule, setup.config.optim.lr, total_steps, steps_per_epoch),
                  /*announce=*/false) {}
-
-  int64_t steps_per_epoch() const {
-    const int64_t n = plan_.config.perf.accumulate;
-    return (stream_.batches_per_epoch() + n - 1) / n;
-  }
 
   /// One optimizer step of `accumulate` batches; returns its images (this rank's).
   int64_t step(PhaseRecorder* recorder) {
@@ -109,7 +104,7 @@ void train_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& train
   const int64_t steps = plan.steps > 0 ? plan.steps : epoch_steps;
   const int64_t warmup = plan.steps > 0 ? plan.warmup : plan.warmup * epoch_steps;
   const bool split_inline = !plan.device.is_cuda();  // CUDA: a separate marked repetition, no syncs when timed
-  CellTrainer trainer(setup, plan, train, warmup + steps * (plan.repeat + (split_inline ? 0 : 1)));
+  CellTrainer trainer(setup, plan, train, warmup + steps * (plan.repeat + (split_inline ? 0 : 1)), epoch_steps);
   setup.model->train();
   for (int64_t s = 0; s < warmup; ++s) trainer.step(nullptr);
   if (plan.config.perf.cuda_graph && !trainer.stepper().graphed()) {  // captures after its own warm-up
