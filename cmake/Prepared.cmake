@@ -66,6 +66,32 @@ if(NOT TARGET tomlplusplus::tomlplusplus)
   _fastloop_prepared_headers(tomlplusplus::tomlplusplus tomlplusplus toml++/toml.h)
 endif()
 
+# --- libturbojpeg and libspng (image decoding): pkg-config's answer (Debian libturbojpeg0-dev, libspng-dev),
+# else prepared/<name>/{include,lib}: the header and the shared library (they need only libc, libm, libz).
+# The GPU image has neither the packages nor, perhaps, pkg-config itself.
+function(_fastloop_c_library target module name header soname)
+  if(NOT FASTLOOP_USE_PREPARED)
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(_${name} QUIET IMPORTED_TARGET GLOBAL ${module})
+    endif()
+    if(TARGET PkgConfig::_${name})
+      add_library(${target} ALIAS PkgConfig::_${name})
+      return()
+    endif()
+  endif()
+  set(_dir "${FASTLOOP_PREPARED_DIR}/${name}")
+  if(NOT EXISTS "${_dir}/include/${header}" OR NOT EXISTS "${_dir}/lib/${soname}")
+    _fastloop_prepared_missing("${module} (${header}, ${soname})")
+  endif()
+  add_library(${target} SHARED IMPORTED GLOBAL)
+  set_target_properties(${target} PROPERTIES IMPORTED_LOCATION "${_dir}/lib/${soname}"
+    INTERFACE_INCLUDE_DIRECTORIES "${_dir}/include")
+  message(STATUS "fastloop: ${module} from ${_dir}")
+endfunction()
+_fastloop_c_library(fastloop::turbojpeg libturbojpeg turbojpeg turbojpeg.h libturbojpeg.so.0)
+_fastloop_c_library(fastloop::spng spng spng spng.h libspng.so.0)
+
 # --- gloo headers (ProcessGroupGloo): with FASTLOOP_USE_PREPARED, the prepared copy answers the
 # find_path(FASTLOOP_GLOO_INCLUDE_DIR ...) made where gloo is used.
 if(FASTLOOP_USE_PREPARED AND EXISTS "${FASTLOOP_PREPARED_DIR}/gloo/include/gloo/config.h")

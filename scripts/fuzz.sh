@@ -3,8 +3,10 @@
 # `scripts/fuzz.sh all SECONDS` for every target in turn. Targets: the parsers of outside input --
 # safetensors, config (TOML recipes), idx (plain and gzip), cifar (CIFAR-10 binary), checkpoint (as on
 # disk: header, size, CRC-32) and checkpoint_archive (size and CRC fixed up, so LibTorch's archive reader
-# behind them gets the mutations).
-# safetensors and config need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
+# behind them gets the mutations), tar (WebDataset shards' tar headers and key grouping) and metrics
+# (`train --metrics` JSON lines, as `fastloop plot` reads and draws them), image_decode (JPEG/PNG headers
+# and decoding through libjpeg-turbo and libspng).
+# safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
 # never written). Reproduce one: build-fuzz/<target>_fuzzer build-fuzz/<target>-artifacts/crash-...
@@ -13,21 +15,31 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
-all_targets=(safetensors config idx cifar checkpoint checkpoint_archive)
+all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
 fi
 torch=0
+libs=()
 case "$target" in
   safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
   config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
+  # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
+  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/train/metrics_read.cpp src/fastloop/train/plot.cpp
+    src/fastloop/core/html_svg.cpp); max_len=4096 ;;
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/idx.cpp); max_len=4096; torch=1 ;;
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.
   checkpoint | checkpoint_archive) sources=(fuzz/${target}_fuzzer.cpp src/fastloop/train/checkpoint.cpp
     src/fastloop/train/amp.cpp); max_len=16384; torch=1 ;;
+  # tar: the shard reader's tar headers and WebDataset grouping; 16384 bytes: the seeds are 4-6 KB shards.
+  tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/tar.cpp src/fastloop/data/shards.cpp
+    src/fastloop/data/shard_order.cpp); max_len=16384 ;;
+  # image_decode: JPEG/PNG headers and pixels through libjpeg-turbo and libspng (uninstrumented system libraries).
+  image_decode) sources=(fuzz/image_decode_fuzzer.cpp src/fastloop/data/image_decode.cpp); max_len=65536
+    libs=(-lturbojpeg -lspng) ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac
 CXX="${CXX_FUZZ:-clang++-14}"
@@ -46,7 +58,7 @@ out=build-fuzz
 mkdir -p "$out/$target-corpus" "$out/$target-artifacts"
 corpus="${target%_archive}"  # checkpoint_archive starts from the checkpoint seeds
 "$CXX" "$std" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -Isrc -Ifuzz "${sources[@]}" "${torch_flags[@]}" -lz -o "$out/${target}_fuzzer"
+  -fno-sanitize-recover=undefined -Isrc -Ifuzz "${sources[@]}" "${torch_flags[@]}" "${libs[@]}" -lz -o "$out/${target}_fuzzer"
 cp -n tests/fuzz_corpus/"$corpus"/* "$out/$target-corpus/" 2>/dev/null || true
 # The targets write their inputs to files (the parsers read paths): in memory, removed afterwards.
 scratch="$(mktemp -d /dev/shm/fastloop_fuzz.XXXXXX 2>/dev/null || mktemp -d)"

@@ -85,9 +85,12 @@ BenchResult hand_built_result() {
     c.python_status = "ok";
     c.python_train_img_per_s = c.train_img_per_s / 1.4;
     c.python_eval_img_per_s = c.eval_img_per_s / 1.1;
+    c.train_vs_python = {1.4, 1.35, 1.5, false};  // interleaved pairs: median, min, max
+    c.eval_vs_python = {1.1, 0.95, 1.2, true};     // the pairs spread wider than 1.1 is from 1
   }
   r.cells.back().python_status = "n/a: a reason, with a comma";
   r.cells.back().python_train_img_per_s = r.cells.back().python_eval_img_per_s = 0.0;
+  r.cells.back().train_vs_python = r.cells.back().eval_vs_python = {};
   // An evaluation-only row: no training numbers, and no mobilenet_v2 cell at all (shown as "-").
   BenchCell eval_only = cell("resnet18", "no-grad", 1.0, 5712.0, 0.0);
   eval_only.eval_only = true;
@@ -98,6 +101,7 @@ BenchResult hand_built_result() {
   eval_only.peak_memory_bytes = eval_only.eval_peak_memory_bytes;
   eval_only.python_status = "ok";
   eval_only.python_eval_img_per_s = 5712.0 / 1.2;
+  eval_only.eval_vs_python = {1.2, 1.15, 1.25, false};
   r.cells.push_back(eval_only);
   r.train_images = 50000;
   r.test_images = 10000;
@@ -150,11 +154,11 @@ TEST(BenchReport, MarkdownHasEnvironmentSeedTableSpeedupsAndNaCells) {
   EXPECT_NE(md.find("| no-grad | test: 1.8s | - |"), std::string::npos) << md;
   EXPECT_NE(md.find("| no-grad | eval 5,712 0.80× | - |"), std::string::npos) << md;
   EXPECT_NE(md.find("| no-grad | eval 300 MiB · 1.11 GFLOP/img | - |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| no-grad | eval 1.20× [4,760] | - |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| no-grad | eval 1.20× (1.15–1.25) [4,760] | - |"), std::string::npos) << md;
   EXPECT_NE(md.find("for 50,000 and 10,000 images"), std::string::npos);
   EXPECT_NE(md.find("| load average | start 0.50 0.40 0.30, end 1.90 1.20 0.70 |"), std::string::npos);
   EXPECT_NE(md.find("## fastloop ÷ PyTorch"), std::string::npos);
-  EXPECT_NE(md.find("train 1.40× [1,750] · eval 1.10× [6,491]"), std::string::npos) << md;
+  EXPECT_NE(md.find("train 1.40× (1.35–1.50) [1,750] · eval ~1.10× (0.95–1.20) [6,491]"), std::string::npos) << md;
   EXPECT_NE(md.find("n/a: a reason, with a comma"), std::string::npos);
   EXPECT_NE(md.find("- `amp`: autocast (bf16 on CPU), with a GradScaler for fp16"), std::string::npos);
 }
@@ -228,6 +232,10 @@ TEST(BenchReport, JsonParsesAndKeepsEnvironmentConfigRowsAndEveryCellField) {
     EXPECT_EQ(c["python_train_img_per_s"], want.python_train_img_per_s);
   }
   EXPECT_NEAR(json["cells"][0]["train_vs_python"].get<double>(), 1.4, 1e-12);
+  EXPECT_NEAR(json["cells"][0]["train_vs_python_min"].get<double>(), 1.35, 1e-12);
+  EXPECT_NEAR(json["cells"][0]["train_vs_python_max"].get<double>(), 1.5, 1e-12);
+  EXPECT_EQ(json["cells"][0]["train_vs_python_noisy"], false);
+  EXPECT_EQ(json["cells"][0]["eval_vs_python_noisy"], true);
   EXPECT_TRUE(json["cells"][2]["train_vs_python"].is_null());  // n/a: no ratio
   EXPECT_EQ(json["cells"][6]["eval_only"], true);
   EXPECT_NEAR(json["cells"][6]["eval_vs_python"].get<double>(), 1.2, 1e-12);

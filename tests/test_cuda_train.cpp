@@ -2,9 +2,12 @@
 // the threaded loader and the pinned ring, evaluation, a checkpoint and a resume — which must warm up
 // again in its own process before it captures. Skipped where no GPU is visible.
 #include "test_support.h"
+#include "fastloop/models/registry.h"
+#include "fastloop/train/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/torch.h>
 
 namespace fastloop {
 namespace {
@@ -25,6 +28,20 @@ TEST(CudaTrain, GraphedTrainingWithLoaderEvaluationAndResume_CUDA) {
       << "a resumed run captures after its own warm-up: " << resumed.output;
   // --max-steps ends the first run's epoch 0 early (evaluated, checkpointed); the resume trains epoch 1: 10 + 32.
   EXPECT_NE(resumed.output.find("after 42 steps"), std::string::npos) << resumed.output;
+}
+
+// A resumed run draws the same CUDA random numbers (dropout, on-device augmentation) as the uninterrupted
+// one: the checkpoint keeps every device's generator state, as torch.cuda.get_rng_state_all() does.
+TEST(CudaTrain, CheckpointRestoresTheCudaGenerators_CUDA) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  const std::string path = test::fresh_dir("cuda_rng") + "/rng.ckpt";
+  auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
+  torch::manual_seed(7);  // seeds the CUDA generators too
+  checkpoint_save(path, *model, nullptr, TrainPosition{}, "{}");
+  const at::Tensor first = torch::rand({16}, torch::kCUDA);
+  torch::rand({1000}, torch::kCUDA);  // the generator moves on
+  Checkpoint::read(path).restore(*model, nullptr, /*rng=*/true);
+  EXPECT_TRUE(torch::equal(torch::rand({16}, torch::kCUDA), first));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 
@@ -183,11 +184,11 @@ TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSi
 }
 
 /// Launches 2 ranks of a long training run, SIGKILLs `victim` once rank 0 has stepped, waits for the launcher.
-Result kill_rank_while_training(int victim) {
-  const std::string log = temp_path("kill" + std::to_string(victim) + ".log");
+Result kill_rank_while_training(int victim, const std::string& device = "cpu", const std::string& timeout_s = "60") {
+  const std::string log = temp_path("kill" + std::to_string(victim) + device + ".log");
   const pid_t launcher = spawn(launch(2, {"train", "--data", "synthetic:1x12x12:4096", "--batch-size", "8",
                                           "--epochs", "50", "--threads", "1", "--workers", "0", "--log-every", "1",
-                                          "--dist-timeout-s", "60", "--device", "cpu"}),
+                                          "--dist-timeout-s", timeout_s, "--device", device}),
                                {}, log);
   pid_t pid = -1;
   for (int i = 0; i < 6000 && pid < 0; ++i) {  // until the victim's pid is known and rank 0 has stepped
@@ -218,6 +219,15 @@ TEST(Dist, SigkilledRankMakesTheOthersFailNamingItAndTheLauncherFails) {
   EXPECT_TRUE(std::regex_search(zero.output, std::regex("\\[1\\] .*lost rank 0 of 2 \\(the rendezvous host\\)")))
       << zero.output;
   EXPECT_EQ(zero.output.find("frame #"), std::string::npos) << zero.output;
+}
+
+// On NCCL a lost peer never fails a collective by itself (ProcessGroupNCCL's wait() only orders streams):
+// the survivor's host-side wait gives up after --dist-timeout-s, aborts the communicators and names the rank.
+TEST(Dist, SigkilledRankEndsTheNcclSurvivorWithinTheTimeout_MultiCUDA) {
+  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices (NCCL refuses two ranks on one)";
+  const Result one = kill_rank_while_training(1, "cuda", "20");
+  EXPECT_NE(one.code, 0) << one.output;
+  EXPECT_TRUE(std::regex_search(one.output, std::regex("\\[0\\] .*lost rank 1 of 2"))) << one.output;
 }
 
 // torchrun's agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT and says so with

@@ -1,6 +1,12 @@
-// The PyTorch peer's results read back into the bench cells (bench/python_peer.h): a stand-in peer run by
-// /bin/sh, a peer that cannot start, then tools/bench_peer.py itself on a tiny cell.
+// The PyTorch peer (bench/python_peer.h): its repetitions interleave with fastloop's inside each cell
+// (cell_run calls the CellPeer in order), a stand-in peer run by /bin/sh speaks the protocol, its replies
+// become the cell's figures and pair ratios, failures stay in their cell, and tools/bench_peer.py itself
+// runs a tiny grid interleaved with fastloop.
 #include "fastloop/bench/python_peer.h"
+
+#include "fastloop/bench/cell_timer.h"
+#include "fastloop/data/source.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-using fastloop::BenchCell;
-using fastloop::BenchResult;
+using namespace fastloop;
 
 namespace {
 
@@ -22,71 +27,136 @@ std::filesystem::path temp_dir() {
   return dir;
 }
 
-BenchResult tiny_peer_request() {
-  BenchResult r;
-  r.options.models = {"small_cnn"};
-  r.options.data = "synthetic:1x28x28:64";
-  r.options.batch_size = 16;
-  r.options.steps = 1;
-  r.options.eval_steps = 1;
-  r.options.warmup = 0;
-  r.options.repeat = 1;
-  r.environment.threads = 1;
-  r.environment.device = "cpu";
-  for (const char* row : {"baseline", "non-blocking", "cuda-graph"}) {
-    BenchCell c;
-    c.model = "small_cnn";
-    c.row = row;
-    c.train_img_per_s = c.eval_img_per_s = 100.0;
-    r.cells.push_back(c);
-  }
-  r.cells[2].status = "n/a: CUDA only (graphs replay CUDA kernels)";
-  return r;
+BenchOptions tiny_options() {
+  BenchOptions o;
+  o.models = {"small_cnn"};
+  o.data = "synthetic:1x28x28:64";
+  o.batch_size = 16;
+  o.steps = 1;
+  o.eval_steps = 1;
+  o.warmup = 0;
+  o.repeat = 2;
+  o.device = "cpu";
+  o.threads = 1;
+  o.progress = false;
+  return o;
 }
+
+// A stand-in peer: greets, answers "cell" with ready (or an error for row "broken"), then each "next"
+// with the events of a 2-repetition cell: train 50 img/s, eval 80 img/s.
+std::string stand_in_peer(const std::filesystem::path& dir) {
+  const auto path = dir / "peer.sh";
+  std::ofstream(path) << R"(read settings
+echo '{"event": "hello", "torch": "9.9.9", "threads": 1}'
+echo 'stand-in peer: progress goes to stderr' >&2
+while read line; do
+  case "$line" in
+    *broken*) echo '{"event": "error", "error": "RuntimeError: no such model"}' ;;
+    *'"cell"'*) echo '{"event": "ready", "status": "ok"}'; n=0 ;;
+    *) n=$((n + 1))
+       case $n in
+         1|2) echo '{"event": "train_rep", "img_per_s": 50.0}' ;;
+         3) echo '{"event": "eval_ready"}' ;;
+         *) echo '{"event": "eval_rep", "img_per_s": 80.0}' ;;
+       esac ;;
+  esac
+done
+)";
+  return path.string();
+}
+
+struct RecordingPeer : CellPeer {
+  std::vector<std::string> calls;
+  void train_begin() override { calls.push_back("train_begin"); }
+  void train_rep() override { calls.push_back("train_rep"); }
+  void eval_begin() override { calls.push_back("eval_begin"); }
+  void eval_rep() override { calls.push_back("eval_rep"); }
+};
 
 }  // namespace
 
-TEST(BenchReportPythonPeer, ReadsTheLastJsonLineIntoTheMatchingCells) {
-  // A stand-in peer run by /bin/sh: progress first, then the result line, as tools/bench_peer.py prints.
-  const auto dir = temp_dir();
-  const auto peer = dir / "peer.sh";
-  std::ofstream(peer) << "echo 'warming up'\n"
-                         "echo '{\"torch\": \"9.9.9\", \"cells\": ["
-                         "{\"model\": \"small_cnn\", \"row\": \"baseline\", \"status\": \"ok\", "
-                         "\"train_img_per_s\": 50.0, \"eval_img_per_s\": 80.0}, "
-                         "{\"model\": \"small_cnn\", \"row\": \"non-blocking\", \"status\": \"n/a: CUDA only\"}]}'\n";
-  auto r = tiny_peer_request();
-  fastloop::bench_compare_python(r, "/bin/sh", peer.string());
-  std::filesystem::remove_all(dir);
-  EXPECT_EQ(r.environment.pytorch_version, "9.9.9");
-  EXPECT_EQ(r.cells[0].python_status, "ok");
-  EXPECT_EQ(r.cells[0].python_train_img_per_s, 50.0);
-  EXPECT_EQ(r.cells[0].python_eval_img_per_s, 80.0);
-  EXPECT_EQ(r.cells[1].python_status, "n/a: CUDA only");
-  EXPECT_EQ(r.cells[1].python_train_img_per_s, 0.0);
-  EXPECT_EQ(r.cells[2].python_status, "");  // fastloop's own n/a cell is not sent to the peer
+TEST(BenchPythonPeer, CellRunAlternatesItsRepetitionsWithThePeers) {
+  const DatasetSplits data = data_load("synthetic:1x28x28:64");
+  CellPlan plan;
+  plan.config = test::tiny_config(64, 16);
+  plan.steps = plan.eval_steps = 1;
+  plan.warmup = 1;
+  plan.repeat = 3;
+  RecordingPeer peer;
+  plan.peer = &peer;
+  const CellTimes times = cell_run(plan, data);
+  EXPECT_EQ(times.repetitions.size(), 3u);
+  const std::vector<std::string> expected = {"train_begin", "train_rep", "train_rep", "train_rep",
+                                             "eval_begin",  "eval_rep",  "eval_rep",  "eval_rep"};
+  EXPECT_EQ(peer.calls, expected);
 }
 
-TEST(BenchReportPythonPeer, AFailingPeerThrowsNamingTheCommand) {
-  auto r = tiny_peer_request();
+TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
+  const auto dir = temp_dir();
+  PythonPeer peer("/bin/sh", stand_in_peer(dir), tiny_options(), "cpu", 1);
+  EXPECT_EQ(peer.torch_version(), "9.9.9");
+  PeerCell cell(peer, "small_cnn", "baseline");
+  cell.train_begin(), cell.train_rep(), cell.train_rep(), cell.eval_begin(), cell.eval_rep(), cell.eval_rep();
+  ASSERT_EQ(cell.status(), "ok");
+  EXPECT_EQ(cell.train_reps(), (std::vector<double>{50.0, 50.0}));
+  EXPECT_EQ(cell.eval_reps(), (std::vector<double>{80.0, 80.0}));
+
+  BenchCell bench;
+  bench.train_img_per_s_reps = {100.0, 40.0};  // pairs 2.0 and 0.8: they disagree more than 0.8 differs from 1
+  bench.eval_img_per_s_reps = {168.0, 176.0};  // pairs 2.1 and 2.2: a clear effect
+  peer_cell_fill(bench, cell);
+  EXPECT_EQ(bench.python_status, "ok");
+  EXPECT_DOUBLE_EQ(bench.python_train_img_per_s, 50.0);
+  EXPECT_DOUBLE_EQ(bench.train_vs_python.median, 0.8);
+  EXPECT_DOUBLE_EQ(bench.train_vs_python.max, 2.0);
+  EXPECT_TRUE(bench.train_vs_python.noisy);
+  EXPECT_DOUBLE_EQ(bench.eval_vs_python.median, 2.1);
+  EXPECT_DOUBLE_EQ(bench.eval_vs_python.min, 2.1);
+  EXPECT_DOUBLE_EQ(bench.eval_vs_python.max, 2.2);
+  EXPECT_FALSE(bench.eval_vs_python.noisy);
+
+  PeerCell broken(peer, "small_cnn", "broken");  // a failing cell stays in its cell; the peer goes on
+  broken.train_begin(), broken.train_rep();
+  EXPECT_EQ(broken.status(), "failed: RuntimeError: no such model");
+  EXPECT_TRUE(broken.train_reps().empty());
+  PeerCell after(peer, "small_cnn", "baseline");
+  after.train_begin(), after.train_rep();
+  EXPECT_EQ(after.status(), "ok");
+  EXPECT_EQ(after.train_reps().size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchPythonPeer, APeerThatCannotStartNamesTheCommand) {
   try {
-    fastloop::bench_compare_python(r, "/nonexistent/python3", "tools/bench_peer.py");
+    PythonPeer peer("/nonexistent/python3", "tools/bench_peer.py", tiny_options(), "cpu", 1);
     ADD_FAILURE() << "no error for a missing interpreter";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("'/nonexistent/python3' 'tools/bench_peer.py' --cells"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/python3 tools/bench_peer.py --serve"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("FASTLOOP_PYTHON"), std::string::npos) << e.what();
   }
 }
 
-TEST(BenchReportPythonPeer, BenchPeerScriptMeasuresATinyCellInPyTorch) {
+TEST(BenchPythonPeer, BenchPeerScriptRunsATinyGridInterleavedWithFastloop) {
   if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
-  auto r = tiny_peer_request();
-  fastloop::bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../tools/bench_peer.py");
+  BenchOptions o = tiny_options();
+  o.rows = {"baseline", "no-grad", "cuda-graph"};
+  o.compare_python = true;
+  o.python = FASTLOOP_PYTHON;
+  o.peer = FASTLOOP_TEST_DIR "/../tools/bench_peer.py";
+  const BenchResult r = bench_run(o);
+  ASSERT_EQ(r.cells.size(), 3u);
   EXPECT_EQ(r.environment.pytorch_version.rfind("2.", 0), 0u) << r.environment.pytorch_version;
-  EXPECT_EQ(r.cells[0].python_status, "ok");
-  EXPECT_GT(r.cells[0].python_train_img_per_s, 0.0);
-  EXPECT_GT(r.cells[0].python_eval_img_per_s, 0.0);
-  EXPECT_EQ(r.cells[1].python_status.rfind("n/a: CUDA only", 0), 0u) << r.cells[1].python_status;
+  const BenchCell& baseline = r.cells[0];
+  ASSERT_EQ(baseline.python_status, "ok");
+  EXPECT_EQ(baseline.python_train_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(baseline.python_eval_img_per_s_reps.size(), 2u);
+  EXPECT_GT(baseline.train_vs_python.median, 0.0);
+  EXPECT_LE(baseline.train_vs_python.min, baseline.train_vs_python.max);
+  const BenchCell& no_grad = r.cells[1];  // an evaluation-only row: the peer starts at evaluation
+  ASSERT_EQ(no_grad.python_status, "ok");
+  EXPECT_TRUE(no_grad.python_train_img_per_s_reps.empty());
+  EXPECT_EQ(no_grad.python_eval_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(r.cells[2].status.rfind("n/a", 0), 0u) << r.cells[2].status;  // CUDA only: not sent to the peer
   EXPECT_EQ(r.cells[2].python_status, "");
 }

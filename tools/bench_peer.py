@@ -130,6 +130,9 @@ class DeviceAugment:
 
 
 # ---- models: fastloop's, with the rec-model row's widths (every stage -1) ----------------------------
+# `torchscript:FILE.pt` cells load that file with torch.jit.load and run it as Python would (profiling
+# executor, its default); the eager twin of a scripted built-in is that built-in's own cell (e.g. resnet18).
+TORCHSCRIPT = "torchscript:"
 
 def rec_model(name, stem, in_channels, num_classes, w):
     """fastloop's width_delta: every stage's width + w (ResNet stem and layers, MobileNetV2 stages and head)."""
@@ -248,21 +251,31 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
-def measure_cell(cell, spec, data, device):
+def cell_events(cell, spec, data, device):
+    """One cell as a sequence of events, each after the work it names: ready (set up, warmed up; or
+    status n/a), train_rep x repeat (train rows), eval_ready, eval_rep x repeat. The serve mode runs one
+    event per request, so fastloop's repetitions and these alternate in one time window."""
     s = row_settings(cell["row"], device.type == "cuda")
     if isinstance(s, str):
-        return {"status": s}
+        yield {"event": "ready", "status": s}
+        return
     train_x, train_y, test_x, test_y = data
     batch = spec["batch_size"] + s["batch_delta"]
     if batch > len(train_x) or batch > len(test_x):
-        return {"status": f"n/a: batch {batch} is larger than a split of the data"}
+        yield {"event": "ready", "status": f"n/a: batch {batch} is larger than a split of the data"}
+        return
     torch.backends.cudnn.benchmark = s["cudnn_benchmark"]
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = s["tf32"]
     height, channels = train_x.shape[1], train_x.shape[-1]
     pad = 4 if height >= 32 else 2
     normalize = normalize_for(train_x)
     torch.manual_seed(0)
-    if s["width_delta"]:
+    if cell["model"].startswith(TORCHSCRIPT) and (s["width_delta"] or s["fold_bn"]):
+        yield {"event": "ready", "status": "n/a: a TorchScript model's widths and BatchNorms are fixed in its file"}
+        return
+    if cell["model"].startswith(TORCHSCRIPT):  # the same scripted file fastloop trains, run by torch.jit here
+        model = torch.jit.load(cell["model"][len(TORCHSCRIPT):])
+    elif s["width_delta"]:
         model = rec_model(cell["model"], "cifar", channels, 10, s["width_delta"])
     else:
         model = make_model(cell["model"], "cifar", channels, 10)
@@ -280,7 +293,6 @@ def measure_cell(cell, spec, data, device):
 
     loader_args = dict(batch_size=batch, num_workers=s["workers"], pin_memory=s["pin"], drop_last=True,
                        persistent_workers=s["workers"] > 0)
-    result = {"status": "ok", "train_img_per_s": 0.0, "eval_img_per_s": 0.0}
     repeat, warmup = spec["repeat"], spec["warmup"]
 
     if s["train"]:
@@ -314,16 +326,17 @@ def measure_cell(cell, spec, data, device):
 
         for _ in range(warmup_steps):
             step()
-        rates = []
+        yield {"event": "ready", "status": "ok"}
         for _ in range(repeat):
             sync(device)
             start, images = time.perf_counter(), 0
             for _ in range(steps):
                 images += step()
             sync(device)
-            rates.append(images / (time.perf_counter() - start))
-        result["train_img_per_s"], result["train_img_per_s_all"] = statistics.median_low(rates), rates
+            yield {"event": "train_rep", "img_per_s": images / (time.perf_counter() - start)}
         del stream, train_loader
+    else:
+        yield {"event": "ready", "status": "ok"}
 
     test_loader = DataLoader(ArrayDataset(test_x, test_y, transforms.Compose([transforms.ToTensor(), normalize])),
                              shuffle=False, **dict(loader_args, drop_last=spec["eval_steps"] > 0))
@@ -343,23 +356,60 @@ def measure_cell(cell, spec, data, device):
 
         for _ in range(warmup):
             eval_batch()
-        rates = []
+        yield {"event": "eval_ready"}
         for _ in range(repeat):
             sync(device)
             start, images = time.perf_counter(), 0
             for _ in range(eval_steps):
                 images += eval_batch()
             sync(device)
-            rates.append(images / (time.perf_counter() - start))
-    result["eval_img_per_s"], result["eval_img_per_s_all"] = statistics.median_low(rates), rates
+            yield {"event": "eval_rep", "img_per_s": images / (time.perf_counter() - start)}
+
+
+def measure_cell(cell, spec, data, device):
+    """The whole cell at once (the batch mode): status and the lower median of each phase's repetitions."""
+    result = {"status": "ok", "train_img_per_s": 0.0, "eval_img_per_s": 0.0}
+    for event in cell_events(cell, spec, data, device):
+        kind = event["event"]
+        if kind == "ready" and event["status"] != "ok":
+            return {"status": event["status"]}
+        if kind in ("train_rep", "eval_rep"):
+            result.setdefault(kind[:-4] + "_img_per_s_all", []).append(event["img_per_s"])
+    for phase in ("train", "eval"):
+        if result.get(phase + "_img_per_s_all"):
+            result[phase + "_img_per_s"] = statistics.median_low(result[phase + "_img_per_s_all"])
     return result
+
+
+def serve(spec, data, device):
+    """The interleaved mode (--serve): after the settings line, each stdin line is a request and gets one
+    JSON line back. {"op": "cell", "model", "row"} sets the cell up and warms it up (reply: its ready
+    event); {"op": "next"} runs the cell's next event (a repetition, or the switch to evaluation)."""
+    events = None
+    reply({"event": "hello", "torch": torch.__version__, "threads": torch.get_num_threads()})
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            if request["op"] == "cell":
+                events = cell_events(request, spec, data, device)
+            reply(next(events, {"event": "done"}) if events else {"event": "error", "error": "no cell"})
+        except Exception as e:  # noqa: BLE001 -- a cell that fails says so; the grid goes on
+            events = None
+            reply({"event": "error", "error": f"{type(e).__name__}: {e}"})
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cells", help="JSON file with the cells and settings (default: read stdin)")
+    p.add_argument("--serve", action="store_true",
+                   help="interleaved mode: settings on the first stdin line, then one request per line")
     a = p.parse_args()
-    spec = json.load(open(a.cells) if a.cells else sys.stdin)
+    spec = json.loads(sys.stdin.readline()) if a.serve else json.load(open(a.cells) if a.cells else sys.stdin)
     for key, default in (("steps", 5), ("eval_steps", 5), ("warmup", 2), ("repeat", 3), ("threads", 0),
                          ("device", "cpu"), ("data", "synthetic"), ("batch_size", 128)):
         spec.setdefault(key, default)
@@ -367,6 +417,8 @@ def main():
         torch.set_num_threads(spec["threads"])
     device = torch.device(spec["device"])
     data = load_split_arrays(spec["data"])
+    if a.serve:
+        return serve(spec, data, device)
     out = []
     for cell in spec["cells"]:
         start = time.perf_counter()

@@ -7,7 +7,6 @@
 #include "fastloop/bench/dist_cell.h"
 #include "fastloop/bench/grid.h"
 #include "fastloop/bench/loader_bench.h"
-#include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/report.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/out_file.h"
@@ -32,21 +31,28 @@ struct LoaderBenchFlags {
 };
 
 Subcommand bench_loader_add(CLI::App& bench) {
-  auto* app = bench.add_subcommand("loader", "Images/s of the loader alone over worker counts, augmentation on/off");
+  auto* app = bench.add_subcommand("loader", "Images/s of the loader alone over worker counts, augmentation on/off "
+                                              "(synthetic data, or --data imagefolder:DIR / shards:DIR)");
   auto flags = std::make_shared<LoaderBenchFlags>();
   auto& o = flags->options;
   app->add_option("--workers", o.workers, "comma-separated loader worker counts")->delimiter(',')->capture_default_str();
   app->add_option("--batch-size", o.batch_size, "images per batch")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--augment", o.augment, "cells with augmentation: both, on, off")
       ->check(CLI::IsMember({"both", "on", "off"}))->capture_default_str();
-  app->add_option("--batches", o.batches, "timed batches per repetition")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--batches", o.batches, "timed batches per repetition; 0: 300 (synthetic), 20 (image files)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app->add_option("--repeats", o.repeats, "repetitions per cell (median reported)")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--warmup", o.warmup, "untimed batches first")->check(CLI::NonNegativeNumber)->capture_default_str();
   app->add_option("--images", o.images, "synthetic dataset size")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--data", o.data, "a --data spec instead of synthetic data: imagefolder:DIR, shards:DIR, cifar10:DIR, ...");
+  app->add_option("--image-size", o.image_size, "image files: output side (pixels)")->check(CLI::Range(8, 4096))->capture_default_str();
+  app->add_option("--step-model", o.step_model, "image files: the model whose training step (at --image-size) the loader "
+                  "must keep up with; '' skips it")->capture_default_str();
+  app->add_option("--step-batch", o.step_batch, "images per timed training step")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_flag("--compare-python", flags->compare_python,
                 "also run the PyTorch DataLoader peer (python: $FASTLOOP_PYTHON or ./.venv/bin/python)");
-  app->add_option("--python-batches", o.python_batches, "timed batches per cell for the PyTorch peer")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--python-batches", o.python_batches, "timed batches per cell for the PyTorch peer; 0: 40 (synthetic), 20 (image files)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app->add_option("--peer", flags->peer, "the PyTorch peer script")->capture_default_str();
   app->add_option("--out", flags->out, "write PREFIX.json and PREFIX.md");
   return {app, [flags] {
@@ -141,9 +147,17 @@ int grid_run(const CLI::App& app, GridFlags& flags) {
     for (const auto& value : option->results()) values += (values.empty() ? "" : ",") + value;
     command += " " + values;
   }
+  options.python = peer_python(options.python);
+  options.peer = flags.peer;
+  if (!flags.out.empty()) {  // each cell's result on disk as soon as it is measured
+    options.on_cell = [&](const BenchResult& partial) {
+      BenchResult copy = partial;
+      copy.environment.command = command + "  (in progress: " + std::to_string(partial.cells.size()) + " cells so far)";
+      bench_write_reports(copy, flags.out);
+    };
+  }
   BenchResult result = bench_run(options);
   result.environment.command = command;
-  if (options.compare_python) bench_compare_python(result, peer_python(options.python), flags.peer);
   const std::string md = bench_markdown(result);
   std::printf("%s", md.c_str());
   if (!flags.out.empty()) {

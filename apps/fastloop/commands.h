@@ -28,6 +28,9 @@ Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recip
 /// `bench e2e`, registered by bench_command.
 Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& recipe);
 Subcommand export_command(CLI::App& root);
+/// `pack DIR OUT`: an image folder as WebDataset tar shards.
+Subcommand pack_command(CLI::App& root);
+Subcommand plot_command(CLI::App& root);
 Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 /// `launched`: the command line after `--` (main() keeps it from CLI11's parser).
 Subcommand launch_command(CLI::App& root, const std::vector<std::string>& launched);

@@ -63,7 +63,7 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
             if (!flags->data.empty()) config.data.source = flags->data;
             if (flags->batch_size) config.data.batch_size = flags->batch_size;
             threads_apply(flags->threads);
-            const DatasetSplits data = data_load(config.data.source);
+            const DatasetSplits data = data_load(config.data);
             Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
             if (checkpoint) checkpoint->restore(*model, nullptr, /*rng=*/false);
             else model_state_load_file(*model, flags->init_from);  // strict: every name and shape must match

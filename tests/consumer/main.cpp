@@ -1,14 +1,39 @@
-// Builds a registry model through the installed fastloop and runs one forward pass.
+// A program outside fastloop's tree, as a user writes one: its own torch::nn::Module, registered under a
+// name, trained by fastloop's loop (same config fields, checkpoints, evaluation) through the installed
+// library. Exits non-zero when the run does not take its 8 steps or leaves no checkpoint.
 #include <fastloop/models/registry.h>
+#include <fastloop/train/trainer.h>
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <iostream>
 
+// Any Module with forward(images [N, C, H, W]) -> logits [N, classes] derives from ClassifierImpl.
+struct TinyNetImpl : fastloop::ClassifierImpl {
+  explicit TinyNetImpl(const fastloop::ModelOptions& o)
+      : conv(register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(o.in_channels(), 16, 3).padding(1)))),
+        fc(register_module("fc", torch::nn::Linear(16, o.num_classes()))) {}
+  at::Tensor forward(at::Tensor x) override {
+    return fc(torch::flatten(torch::adaptive_avg_pool2d(torch::relu(conv(x)), {1, 1}), 1));
+  }
+  torch::nn::Conv2d conv;
+  torch::nn::Linear fc;
+};
+
 int main() {
-  auto model = fastloop::model_make(fastloop::ModelOptions("small_cnn").in_channels(1).num_classes(10));
-  auto logits = model->forward(torch::zeros({2, 1, 28, 28}));
-  std::cout << "consumer: small_cnn " << fastloop::parameter_count(*model) << " parameters, logits "
-            << logits.sizes() << "\n";
-  return logits.size(0) == 2 && logits.size(1) == 10 ? 0 : 1;
+  fastloop::model_register("tiny_net", [](const fastloop::ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); });
+  fastloop::TrainConfig config;  // every field is a `fastloop train` flag (--model, --data, --epochs, ...)
+  config.model.name = "tiny_net";
+  config.data.source = "synthetic:1x12x12:256";
+  config.data.batch_size = 32;
+  config.perf.device = "cpu";
+  config.run.epochs = 1;
+  config.run.threads = 1;
+  config.run.checkpoint_dir = (std::filesystem::temp_directory_path() / "fastloop_consumer_ckpt").string();
+  const fastloop::TrainSummary summary = fastloop::train(config);
+  const bool saved = std::filesystem::exists(fastloop::checkpoint_path_in(config.run.checkpoint_dir));
+  std::cout << "consumer: tiny_net trained " << summary.position.step << " steps, test accuracy "
+            << summary.test.accuracy << (saved ? ", checkpoint written" : ", NO checkpoint") << "\n";
+  return summary.position.step == 8 && saved ? 0 : 1;
 }

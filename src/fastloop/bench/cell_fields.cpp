@@ -6,8 +6,8 @@ namespace fastloop {
 
 namespace {
 
-BenchValue ratio(double ours, double theirs) {
-  if (ours > 0.0 && theirs > 0.0) return ours / theirs;
+BenchValue ratio(double value) {
+  if (value > 0.0) return value;
   return std::monostate{};
 }
 
@@ -83,10 +83,11 @@ const std::vector<BenchField>& bench_cell_fields() {
        [](C c) -> BenchValue { return c.python_train_img_per_s; }},
       {"python_eval_img_per_s", "img/s", "", false, true, "the peer on the same cell, lower median",
        [](C c) -> BenchValue { return c.python_eval_img_per_s; }},
-      {"train_vs_python", "", "", false, true, "train_img_per_s ÷ python_train_img_per_s; empty: either not measured",
-       [](C c) { return ratio(c.train_img_per_s, c.python_train_img_per_s); }},
-      {"eval_vs_python", "", "", false, true, "eval_img_per_s ÷ python_eval_img_per_s",
-       [](C c) { return ratio(c.eval_img_per_s, c.python_eval_img_per_s); }},
+      {"train_vs_python", "", "", false, true,
+       "fastloop ÷ PyTorch training img/s, lower median over interleaved pairs of repetitions; empty: not measured",
+       [](C c) { return ratio(c.train_vs_python.median); }},
+      {"eval_vs_python", "", "", false, true, "the same for evaluation",
+       [](C c) { return ratio(c.eval_vs_python.median); }},
       {"train_img_per_s_reps", "img/s", "", false, true, "every repetition in the order they ran",
        [](C c) -> BenchValue { return c.train_img_per_s_reps; }},
       {"eval_img_per_s_reps", "img/s", "", false, true, "every repetition in the order they ran",
@@ -95,6 +96,19 @@ const std::vector<BenchField>& bench_cell_fields() {
        [](C c) -> BenchValue { return c.python_train_img_per_s_reps; }},
       {"python_eval_img_per_s_reps", "img/s", "", false, true, "the peer's repetitions",
        [](C c) -> BenchValue { return c.python_eval_img_per_s_reps; }},
+      {"train_vs_python_min", "", "", false, true, "slowest interleaved pair: fastloop ÷ PyTorch",
+       [](C c) { return ratio(c.train_vs_python.min); }},
+      {"train_vs_python_max", "", "", false, true, "fastest interleaved pair",
+       [](C c) { return ratio(c.train_vs_python.max); }},
+      {"train_vs_python_noisy", "", "", false, true,
+       "the pairs spread wider than the ratio's distance from 1: noise, not an effect",
+       [](C c) -> BenchValue { return c.train_vs_python.noisy; }},
+      {"eval_vs_python_min", "", "", false, true, "slowest interleaved pair (evaluation)",
+       [](C c) { return ratio(c.eval_vs_python.min); }},
+      {"eval_vs_python_max", "", "", false, true, "fastest interleaved pair (evaluation)",
+       [](C c) { return ratio(c.eval_vs_python.max); }},
+      {"eval_vs_python_noisy", "", "", false, true, "as train_vs_python_noisy, for evaluation",
+       [](C c) -> BenchValue { return c.eval_vs_python.noisy; }},
   };
   return fields;
 }

@@ -2,6 +2,7 @@
 // in the timed repetitions (a phase mark only reads the clock there), on CUDA in one extra, marked
 // repetition so the timed ones run without a sync inside. Evaluation is evaluate() on the first batches.
 // With a process group every repetition starts and ends at a barrier so rank 0's clock measures all ranks.
+// A CellPeer (the PyTorch peer) runs its repetitions between this cell's, in the same time window.
 #include "fastloop/bench/cell_timer.h"
 
 #include "fastloop/bench/device_probe.h"
@@ -112,6 +113,7 @@ void train_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& train
       trainer.step(nullptr);
     if (!trainer.stepper().graphed()) throw RunError("cuda-graph: " + trainer.stepper().graph_refusal());
   }
+  if (plan.peer) plan.peer->train_begin();
   for (auto& rep : times.repetitions) {
     barrier(plan);
     const DdpStats before = setup.ddp ? setup.ddp->stats() : DdpStats{};
@@ -130,6 +132,7 @@ void train_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& train
       rep.comm_span_s = (after.span_s - before.span_s) / n;
       rep.comm_exposed_s = (after.exposed_s - before.exposed_s) / n;
     }
+    if (plan.peer) plan.peer->train_rep();
   }
   if (split_inline) return;
   PhaseRecorder recorder(plan.device);  // the marked repetition: where a step's time goes, syncs included
@@ -149,11 +152,15 @@ void eval_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& test, 
     warmup.max_batches = plan.eval_steps > 0 ? plan.warmup : 0;  // --full: one whole pass
     evaluate(*setup.model, test, batch, workers, warmup);
   }
+  if (plan.peer) plan.peer->eval_begin();
   eval.max_batches = plan.eval_steps;
   for (auto& rep : times.repetitions) {
     barrier(plan);
     const EvalResult result = evaluate(*setup.model, test, batch, workers, eval);  // samples of every rank
-    rep.eval_img_per_s = static_cast<double>(result.samples) / result.seconds;
+    // The batches alone, as the peer times them: the BatchNorm folding and the loader's start, once per
+    // evaluate() call, weighed on 3-batch repetitions (the fold-bn row at 0.6x of its baseline, issue 15).
+    rep.eval_img_per_s = static_cast<double>(result.samples) / result.batch_seconds;
+    if (plan.peer) plan.peer->eval_rep();
   }
 }
 

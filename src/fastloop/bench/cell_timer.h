@@ -19,6 +19,18 @@ namespace fastloop {
 
 class ProcessGroup;
 
+/// Another implementation of the same cell timed in the same time window (the PyTorch peer): cell_run()
+/// calls it after its own warm-up and after each of its repetitions, so the two alternate A B A B and
+/// a drift of the machine's speed reaches both sides of every pair alike.
+class CellPeer {
+ public:
+  virtual ~CellPeer() = default;
+  virtual void train_begin() = 0;  // set up and warm up (fastloop has warmed up)
+  virtual void train_rep() = 0;    // one timed training repetition (fastloop has done one)
+  virtual void eval_begin() = 0;   // switch to evaluation and warm up
+  virtual void eval_rep() = 0;     // one timed evaluation repetition
+};
+
 /// What a row runs for one model, resolved: the settings and the measuring schedule.
 struct CellPlan {
   TrainConfig config;            // everything a run of `fastloop train` with these flags would use
@@ -36,6 +48,8 @@ struct CellPlan {
   std::shared_ptr<ProcessGroup> group;
   /// Called with the model after the last training step, before evaluation (tests compare it with train's).
   std::function<void(ClassifierImpl&)> on_trained;
+  /// Timed alternately with this cell's repetitions; null: none.
+  CellPeer* peer = nullptr;
 };
 
 struct RepetitionTimes {

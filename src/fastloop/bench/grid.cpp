@@ -5,12 +5,14 @@
 #include "fastloop/bench/cell_timer.h"
 #include "fastloop/bench/device_probe.h"
 #include "fastloop/bench/dist_cell.h"
+#include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/rows.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/text.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
+#include "fastloop/models/torchscript.h"
 #include "fastloop/train/runtime.h"
 
 #include <ATen/Parallel.h>
@@ -19,11 +21,14 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <optional>
 
 namespace fastloop {
 
 namespace {
+
+constexpr int64_t kCudaMinSteps = 50;  // per repetition on CUDA (issue 16: >= 50 steps or >= 1 s)
 
 /// The lower median: the middle element, or the lower of the two middle ones, so every reported number
 /// is one repetition's and the time split belongs to the same repetition as the images/s.
@@ -43,8 +48,8 @@ void options_check(const BenchOptions& o) {
   const auto valid_models = model_names();
   if (o.models.empty()) throw InputError("--models: give at least one of " + join(valid_models));
   for (const auto& model : o.models) {
-    if (std::find(valid_models.begin(), valid_models.end(), model) == valid_models.end())
-      throw InputError("--models: unknown model '" + model + "'; models: " + join(valid_models));
+    if (!is_torchscript_name(model) && std::find(valid_models.begin(), valid_models.end(), model) == valid_models.end())
+      throw InputError("--models: unknown model '" + model + "'; models: " + join(valid_models) + ", torchscript:FILE.pt");
   }
   auto positive = [](int64_t v, const char* flag) {
     if (v < 1) throw InputError(std::string(flag) + " must be at least 1, got " + std::to_string(v));
@@ -151,6 +156,64 @@ void ratios_fill(std::vector<BenchCell>& cells, c10::Device device) {
   }
 }
 
+/// The cell's line on stderr as soon as it is measured.
+void cell_print(const BenchCell& cell, double seconds) {
+  std::string name = cell.nproc > 1 ? cell.model + " ×" + std::to_string(cell.nproc) : cell.model;
+  name.resize(std::max<size_t>(name.size(), cell.nproc > 1 ? 16 : 15), ' ');  // "×" is 2 bytes, 1 column
+  if (cell.status != "ok") {
+    std::fprintf(stderr, "bench %s %-16s %s\n", name.c_str(), cell.row.c_str(), cell.status.c_str());
+    return;
+  }
+  char train[48] = "train (eval-only row)";
+  if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
+  std::string vs;
+  const PairRatio& r = cell.eval_only ? cell.eval_vs_python : cell.train_vs_python;
+  if (r.median > 0.0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "  ÷ PyTorch %.2f× (%.2f–%.2f%s)", r.median, r.min, r.max, r.noisy ? ", noise" : "");
+    vs = text;
+  } else if (!cell.python_status.empty() && cell.python_status != "ok") {
+    vs = "  PyTorch " + cell.python_status;
+  }
+  std::fprintf(stderr, "bench %s %-16s %s  eval %.1f img/s%s  (%.0f s)\n", name.c_str(), cell.row.c_str(), train,
+               cell.eval_img_per_s, vs.c_str(), seconds);
+}
+
+/// One cell: planned, measured (its peer's repetitions interleaved when there is a peer) and filled in; a
+/// cell that fails (its ranks, a capture, out of memory) says so in its place and the grid goes on.
+BenchCell cell_measure(const BenchResult& result, const std::string& model, const std::string& row, int64_t nproc,
+                       c10::Device device, int64_t threads, const DatasetSplits& data, PythonPeer* peer) {
+  const BenchOptions& options = result.options;
+  // Ranks split the cores of this machine (on CUDA each drives its GPU with the same threads).
+  const int64_t rank_threads = device.is_cuda() ? threads : std::max<int64_t>(1, threads / nproc);
+  std::optional<std::string> na;
+  CellPlan plan = bench_cell_plan(options, model, row, device, rank_threads, nproc, data, na);
+  BenchCell cell;
+  cell.model = model;
+  cell.row = row;
+  cell.nproc = nproc;
+  cell.threads = rank_threads;
+  cell.peak_memory_kind = memory_peak_kind(device);
+  const auto cell_start = std::chrono::steady_clock::now();
+  std::optional<PeerCell> peer_cell;
+  if (peer && nproc == 1 && !na) plan.peer = &peer_cell.emplace(*peer, model, row);
+  if (na) {
+    cell.status = *na;
+  } else {
+    try {
+      cell_fill(cell, plan, nproc == 1 ? cell_run(plan, data) : dist_cell_launch(options, model, row, nproc, rank_threads),
+                result);
+    } catch (const RunError& e) {
+      cell.status = std::string("failed: ") + e.what();
+    } catch (const c10::Error& e) {
+      cell.status = std::string("failed: ") + e.what_without_backtrace();
+    }
+  }
+  if (peer_cell && cell.status == "ok") peer_cell_fill(cell, *peer_cell);
+  if (options.progress) cell_print(cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
+  return cell;
+}
+
 }  // namespace
 
 BenchResult bench_run(const BenchOptions& options) {
@@ -175,45 +238,33 @@ BenchResult bench_run(const BenchOptions& options) {
         config_to_json(bench_cell_plan(options, options.models.front(), "baseline", device, threads, 1, data, na).config);
   }
 
+  if (device.is_cuda() && !options.full) {  // launch-bound GPU steps need many per repetition for a stable rate
+    result.options.steps = std::max(result.options.steps, kCudaMinSteps);
+    result.options.eval_steps = std::max(result.options.eval_steps, kCudaMinSteps);
+  }
+  std::unique_ptr<PythonPeer> peer;
+  std::string peer_failure;
+  if (options.compare_python) {
+    try {
+      peer = std::make_unique<PythonPeer>(options.python.empty() ? "./.venv/bin/python" : options.python,
+                                          options.peer, result.options, device.is_cuda() ? "cuda" : "cpu", threads);
+      result.environment.pytorch_version = peer->torch_version();
+    } catch (const std::exception& e) {
+      peer_failure = std::string("failed: ") + e.what();
+      std::fprintf(stderr, "bench: %s; the grid goes on without it\n", e.what());
+    }
+  }
   for (const auto& model : options.models) {
     for (const auto& row : result.options.rows) {
       for (const int64_t nproc : options.nproc) {
-        // Ranks split the cores of this machine (on CUDA each drives its GPU with the same threads).
-        const int64_t rank_threads = device.is_cuda() ? threads : std::max<int64_t>(1, threads / nproc);
-        std::optional<std::string> na;
-        const CellPlan plan = bench_cell_plan(options, model, row, device, rank_threads, nproc, data, na);
-        BenchCell cell;
-        cell.model = model;
-        cell.row = row;
-        cell.nproc = nproc;
-        cell.threads = rank_threads;
-        cell.peak_memory_kind = memory_peak_kind(device);
-        const auto cell_start = std::chrono::steady_clock::now();
-        if (na) {
-          cell.status = *na;
-        } else {
-          try {  // a cell that fails (its ranks, a capture, out of memory) says so in its place; the grid goes on
-            cell_fill(cell, plan, nproc == 1 ? cell_run(plan, data) : dist_cell_launch(options, model, row, nproc, rank_threads),
-                      result);
-          } catch (const RunError& e) {
-            cell.status = std::string("failed: ") + e.what();
-          } catch (const c10::Error& e) {
-            cell.status = std::string("failed: ") + e.what_without_backtrace();
-          }
-        }
-        if (options.progress) {
-          std::string name = nproc > 1 ? model + " ×" + std::to_string(nproc) : model;
-          name.resize(std::max<size_t>(name.size(), nproc > 1 ? 16 : 15), ' ');  // "×" is 2 bytes, 1 column
-          char train[48] = "train (eval-only row)";
-          if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
-          if (cell.status == "ok")
-            std::fprintf(stderr, "bench %s %-16s %s  eval %.1f img/s  (%.0f s)\n", name.c_str(), row.c_str(), train,
-                         cell.eval_img_per_s,
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
-          else
-            std::fprintf(stderr, "bench %s %-16s %s\n", name.c_str(), row.c_str(), cell.status.c_str());
-        }
+        BenchCell cell = cell_measure(result, model, row, nproc, device, threads, data, peer.get());
+        if (options.compare_python && cell.python_status.empty() && cell.status == "ok")  // not the cells fastloop could not run
+          cell.python_status = !peer_failure.empty() ? peer_failure : "n/a: distributed cells are not compared";
         result.cells.push_back(std::move(cell));
+        if (options.on_cell) {
+          ratios_fill(result.cells, device);
+          options.on_cell(result);
+        }
       }
     }
   }

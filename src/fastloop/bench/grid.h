@@ -7,10 +7,13 @@
 #include "fastloop/train/phase_recorder.h"  // TimeSplit: seconds per step by phase
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace fastloop {
+
+struct BenchResult;
 
 struct BenchOptions {
   std::vector<std::string> models{"resnet18", "resnet50", "resnet101", "mobilenet_v2"};
@@ -25,14 +28,26 @@ struct BenchOptions {
   int64_t threads = 0;                // intra-op threads; 0: the usable cores
   bool full = false;                  // seed 001's whole run: 5 epochs of CIFAR-10 per cell
   bool compare_python = false;        // run tools/bench_peer.py on the same cells
-  std::string python;                 // interpreter for the peer; empty: $FASTLOOP_PYTHON or ./.venv/bin/python
+  std::string python;                 // interpreter for the peer; empty: ./.venv/bin/python
+  std::string peer = "tools/bench_peer.py";  // the peer script
   std::vector<int64_t> nproc{1};      // ranks per cell: every cell runs once per entry (DDP over Gloo/NCCL)
   double bucket_mb = 25.0;            // DDP gradient bucket size of the multi-rank cells
   std::string cli;                    // the fastloop executable that runs a multi-rank cell's ranks
                                       // (`fastloop bench` sets itself); needed only for nproc > 1
   bool progress = true;               // one line per finished cell on stderr
+  /// Called after each cell with the result so far (speedups filled), e.g. to rewrite the report files,
+  /// so a grid that is killed or fails later keeps what it measured.
+  std::function<void(const BenchResult&)> on_cell;
 };
 
+
+/// fastloop ÷ the PyTorch peer over pairs of interleaved repetitions (A B A B in one time window).
+struct PairRatio {
+  double median = 0.0;                // lower median over the pairs; 0: not measured
+  double min = 0.0, max = 0.0;        // over the pairs
+  bool noisy = false;                 // the pairs spread wider (max − min) than the median's distance from 1:
+                                      // the machine's noise is larger than the effect, so read no effect into it
+};
 
 struct BenchCell {
   std::string model;                  // registry name, e.g. "resnet18"
@@ -68,7 +83,8 @@ struct BenchCell {
   double python_train_img_per_s = 0.0;  // the PyTorch peer on the same cell; 0: not run
   double python_eval_img_per_s = 0.0;
   std::vector<double> python_train_img_per_s_reps, python_eval_img_per_s_reps;  // the peer's repetitions
-  std::string python_status;          // "" (not run), "ok" or "n/a: <reason>"
+  std::string python_status;          // "" (not run), "ok", "n/a: <reason>" or "failed: <reason>"
+  PairRatio train_vs_python, eval_vs_python;
 };
 
 struct BenchEnvironment {

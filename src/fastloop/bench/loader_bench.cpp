@@ -2,15 +2,19 @@
 // repeated; wall time gives img/s, std::clock() (process CPU, every thread) the CPU cost per image.
 #include "fastloop/bench/loader_bench.h"
 
+#include "fastloop/bench/train_step_rate.h"
+
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
 #include "fastloop/data/augment.h"
 #include "fastloop/data/loader.h"
+#include "fastloop/data/source.h"
 #include "fastloop/data/synthetic.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -42,11 +46,17 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// CIFAR: RandomCrop(32, padding=4) + RandomHorizontalFlip; image files: RandomResizedCrop + flip (on),
+// Resize + CenterCrop (off).
+AugmentOptions augment_for(const Dataset& data, bool augment) {
+  return {augment, data.encoded ? 0 : 4, augment};
+}
+
 LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int64_t workers, bool augment) {
   LoaderOptions options;
   options.batch_size = o.batch_size;
   options.workers = workers;
-  options.augment = {augment, 4, augment};  // CIFAR: RandomCrop(32, padding=4) + RandomHorizontalFlip
+  options.augment = augment_for(data, augment);
   Loader loader(data, options);
   int64_t epoch = 0;
   loader.start_epoch(epoch);
@@ -70,23 +80,24 @@ LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int
     rates.push_back(static_cast<double>(images) / seconds);
     cpu.push_back(1e6 * cpu_seconds / static_cast<double>(images));
   }
-  return {workers, augment, median(rates), median(cpu), 0.0};
+  return {workers, augment, median(rates), median(cpu), 0.0, 0.0};
 }
 
 AssembleBenchRow assemble_cell(const Dataset& data, const LoaderBenchOptions& o, at::ScalarType dtype,
                                bool channels_last) {
-  const AugmentOptions augment{true, 4, true};
+  const AugmentOptions augment = augment_for(data, true);
+  const int64_t batches = data.encoded ? 2 : o.batches;  // decoding is ~100x the work of a 32x32 crop
   std::vector<int64_t> indices(static_cast<size_t>(o.batch_size));
   std::iota(indices.begin(), indices.end(), int64_t{0});
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  at::Tensor images = at::empty({o.batch_size, 3, 32, 32}, at::TensorOptions(dtype), format);
+  at::Tensor images = at::empty({o.batch_size, data.channels(), data.height(), data.width()}, at::TensorOptions(dtype), format);
   at::Tensor labels = at::empty({o.batch_size}, at::kLong);
   std::vector<double> us;
   for (int64_t r = 0; r < o.repeats + 1; ++r) {  // the first repetition warms caches and is dropped
     const auto start = Clock::now();
-    for (int64_t i = 0; i < o.batches; ++i) batch_assemble(data, indices.data(), o.batch_size, augment, 0, i, images, labels);
+    for (int64_t i = 0; i < batches; ++i) batch_assemble(data, indices.data(), o.batch_size, augment, 0, i, images, labels);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (r > 0) us.push_back(1e6 * seconds / static_cast<double>(o.batches * o.batch_size));
+    if (r > 0) us.push_back(1e6 * seconds / static_cast<double>(batches * o.batch_size));
   }
   const char* name = dtype == at::kFloat ? "float32" : dtype == at::kHalf ? "float16" : "bfloat16";
   return {name, channels_last, median(us)};
@@ -107,18 +118,42 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-LoaderBenchResult loader_bench_run(const LoaderBenchOptions& o) {
-  if (o.batch_size < 1 || o.batches < 1 || o.repeats < 1 || o.warmup < 0 || o.images < o.batch_size)
-    throw InputError("bench loader: need --batch-size, --batches, --repeats >= 1 and --images >= --batch-size");
+LoaderBenchResult loader_bench_run(const LoaderBenchOptions& options) {
+  LoaderBenchOptions o = options;
+  if (o.batch_size < 1 || o.batches < 0 || o.repeats < 1 || o.warmup < 0 || o.images < o.batch_size)
+    throw InputError("bench loader: need --batch-size, --repeats >= 1, --batches >= 0 and --images >= --batch-size");
   LoaderBenchResult result;
-  result.options = o;
   result.machine = cpu_model() + ", " + std::to_string(usable_cores()) + " usable cores";
+  result.cores = usable_cores();
   result.libtorch_version = TORCH_VERSION;
-  const Dataset data = synthetic_make(o.images, 3, 32, 32, 10, 0);
+  Dataset data;
+  if (o.data.empty()) {
+    data = synthetic_make(o.images, 3, 32, 32, 10, 0);
+    result.data = "CIFAR-shaped synthetic uint8 data (" + std::to_string(o.images) + " images, 3x32x32)";
+  } else {
+    DataOptions data_options;
+    data_options.image_size = o.image_size;
+    data = data_load(o.data, data_options).train;
+    result.data = o.data + " (" + std::to_string(data.size()) + " train images" +
+                  (data.encoded ? ", decoded to " + std::to_string(o.image_size) + "x" + std::to_string(o.image_size) : "") + ")";
+  }
+  if (data.size() < o.batch_size) throw InputError("bench loader: " + o.data + " has fewer images than --batch-size");
+  result.encoded = data.encoded != nullptr;
+  if (o.batches == 0) o.batches = result.encoded ? 20 : 300;
+  if (o.python_batches == 0) o.python_batches = result.encoded ? 20 : 40;
+  result.options = o;
   for (bool augment : augment_values(o.augment))
     for (int64_t workers : o.workers) result.rows.push_back(loader_cell(data, o, workers, augment));
   for (auto dtype : {at::kFloat, at::kHalf, at::kBFloat16})
-    for (bool channels_last : {false, true}) result.assemble.push_back(assemble_cell(data, o, dtype, channels_last));
+    for (bool channels_last : {false, true})
+      if (!result.encoded || (dtype == at::kFloat) != channels_last)  // images: float32 NCHW and the AMP layouts
+        result.assemble.push_back(assemble_cell(data, o, dtype, channels_last));
+  if (result.encoded && !o.step_model.empty()) {
+    const c10::Device device = torch::cuda::is_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+    const StepRate rate = train_step_rate(o.step_model, o.image_size, o.step_batch, 3, device);
+    result.step_img_per_s = rate.img_per_s;
+    result.step_device = rate.device;
+  }
   return result;
 }
 
@@ -126,9 +161,14 @@ void loader_bench_compare_python(LoaderBenchResult& result, const std::string& p
   const auto& o = result.options;
   std::string workers;
   for (int64_t w : o.workers) workers += (workers.empty() ? "" : ",") + std::to_string(w);
-  const std::string command = shell_quote(python) + " " + shell_quote(peer_script) + " --workers " + workers +
-                              " --batch-size " + std::to_string(o.batch_size) + " --augment " + o.augment + " --batches " +
-                              std::to_string(o.python_batches) + " --images " + std::to_string(o.images);
+  std::string command = shell_quote(python) + " " + shell_quote(peer_script) + " --workers " + workers +
+                        " --batch-size " + std::to_string(o.batch_size) + " --augment " + o.augment + " --batches " +
+                        std::to_string(o.python_batches) + " --images " + std::to_string(o.images);
+  if (!o.data.empty()) {
+    if (o.data.rfind("imagefolder:", 0) != 0)
+      throw InputError("--compare-python: the PyTorch peer reads synthetic data or imagefolder:DIR, not '" + o.data + "'");
+    command += " --imagefolder " + shell_quote(o.data.substr(12)) + " --image-size " + std::to_string(o.image_size);
+  }
   const CommandOutput peer = command_output(command);
   if (!peer.started) throw std::runtime_error("bench loader: cannot start: " + command);
   const std::string& out = peer.out;
@@ -140,10 +180,34 @@ void loader_bench_compare_python(LoaderBenchResult& result, const std::string& p
   result.pytorch_version = json.at("torch").get<std::string>();
   for (const auto& peer : json.at("rows")) {
     for (auto& row : result.rows) {
-      if (row.workers == peer.at("workers").get<int64_t>() && row.augment == peer.at("augment").get<bool>())
+      if (row.workers == peer.at("workers").get<int64_t>() && row.augment == peer.at("augment").get<bool>()) {
         row.pytorch_img_per_s = peer.at("img_per_s").get<double>();
+        row.pytorch_cpu_us_per_img = peer.value("cpu_us_per_img", 0.0);
+      }
     }
   }
+}
+
+std::string loader_bench_verdict(const LoaderBenchResult& r) {
+  if (r.step_img_per_s <= 0) return "";
+  const LoaderBenchRow* best = nullptr;  // the fastest training-transform cell
+  for (const auto& row : r.rows)
+    if (row.augment && (!best || row.img_per_s > best->img_per_s)) best = &row;
+  if (!best) return "";
+  const auto& o = r.options;
+  const double need = r.step_img_per_s;
+  const double cores_to_feed = best->cpu_us_per_img * need / 1e6;  // CPU cores busy loading at the training rate
+  std::ostringstream v;
+  v << "Keeps up with " << o.step_model << " training at " << o.image_size << "x" << o.image_size << "? "
+    << o.step_model << "'s training step (fastloop's train_step, fp32, batch " << o.step_batch << ", " << r.step_device
+    << ") runs at " << fixed(need, 1) << " img/s; the loader's best training-transform cell gives " << fixed(best->img_per_s, 0)
+    << " img/s with " << best->workers << " workers, " << fixed(best->img_per_s / need, 1) << "x that rate: "
+    << (best->img_per_s >= need ? "it keeps up" : "it does NOT keep up") << ". Feeding " << fixed(need, 1)
+    << " img/s costs " << fixed(cores_to_feed, 2) << " of the " << r.cores << " cores (" << fixed(best->cpu_us_per_img, 0)
+    << " µs of CPU per image)";
+  if (r.step_device == "cpu") v << ", which the model's step, running on the same cores, then lacks";
+  v << ".\n";
+  return v.str();
 }
 
 std::string loader_bench_json(const LoaderBenchResult& r) {
@@ -152,6 +216,8 @@ std::string loader_bench_json(const LoaderBenchResult& r) {
   out["machine"] = r.machine;
   out["libtorch"] = r.libtorch_version;
   out["pytorch"] = r.pytorch_version;
+  out["data"] = r.data;
+  out["image_size"] = r.encoded ? r.options.image_size : 32;
   out["batch_size"] = r.options.batch_size;
   out["images"] = r.options.images;
   out["batches"] = r.options.batches;
@@ -160,9 +226,10 @@ std::string loader_bench_json(const LoaderBenchResult& r) {
   out["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : r.rows) {
     nlohmann::ordered_json e = {{"workers", row.workers}, {"augment", row.augment}, {"img_per_s", row.img_per_s},
-                                {"cpu_us_per_img", row.cpu_us_per_img}};
+                                {"cpu_us_per_img", row.cpu_us_per_img}, {"img_per_s_per_core", 1e6 / row.cpu_us_per_img}};
     if (row.pytorch_img_per_s > 0) {
       e["pytorch_img_per_s"] = row.pytorch_img_per_s;
+      e["pytorch_cpu_us_per_img"] = row.pytorch_cpu_us_per_img;
       e["ratio"] = row.img_per_s / row.pytorch_img_per_s;
     }
     out["rows"].push_back(e);
@@ -170,32 +237,47 @@ std::string loader_bench_json(const LoaderBenchResult& r) {
   out["assemble"] = nlohmann::ordered_json::array();
   for (const auto& a : r.assemble)
     out["assemble"].push_back({{"dtype", a.dtype}, {"channels_last", a.channels_last}, {"us_per_img", a.us_per_img}});
+  if (r.step_img_per_s > 0) {
+    out["train_step"] = {{"model", r.options.step_model}, {"batch", r.options.step_batch}, {"device", r.step_device},
+                         {"img_per_s", r.step_img_per_s}};
+    out["verdict"] = loader_bench_verdict(r);
+  }
   return out.dump(2) + "\n";
 }
 
 std::string loader_bench_markdown(const LoaderBenchResult& r) {
   std::ostringstream md;
   const auto& o = r.options;
+  const std::string transforms = r.encoded ? "augment on = decode + RandomResizedCrop(" + std::to_string(o.image_size) +
+                                                 ") + RandomHorizontalFlip, off = decode + Resize(" +
+                                                 std::to_string(o.image_size * 256 / 224) + ") + CenterCrop(" +
+                                                 std::to_string(o.image_size) + ")"
+                                           : "augment = RandomCrop(32, padding=4) + RandomHorizontalFlip";
   md << "# fastloop bench loader\n\n"
-     << "Loader alone (no model), CIFAR-shaped synthetic uint8 data (" << o.images << " images, 3x32x32), batch "
-     << o.batch_size << ", shuffled; augment = RandomCrop(32, padding=4) + RandomHorizontalFlip; always "
-     << "normalized to float32 NCHW. Median of " << o.repeats << " x " << o.batches << " batches after "
+     << "Loader alone (no model), " << r.data << ", batch " << o.batch_size << ", shuffled; " << transforms
+     << "; always normalized to float32 NCHW. Median of " << o.repeats << " x " << o.batches << " batches after "
      << o.warmup << " warm-up batches.\n\n"
      << "Machine: " << r.machine << "; LibTorch " << r.libtorch_version;
   if (!r.pytorch_version.empty())
-    md << "; PyTorch peer: torch " << r.pytorch_version << " DataLoader + torchvision transforms on PIL images ("
-       << o.python_batches << " batches per cell, tools/loader_peer.py)";
-  md << ".\n\n| workers | augment | fastloop img/s | CPU µs/img | PyTorch img/s | ratio |\n|---:|:---:|---:|---:|---:|---:|\n";
+    md << "; PyTorch peer: torch " << r.pytorch_version << " DataLoader + torchvision transforms on PIL images"
+       << (r.encoded ? " (ImageFolder, " : " (") << o.python_batches << " batches per cell, tools/loader_peer.py)";
+  md << ".\n\n| workers | augment | fastloop img/s | CPU µs/img | img/s per core | PyTorch img/s | PyTorch CPU µs/img | ratio |\n"
+     << "|---:|:---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : r.rows) {
+    const bool peer = row.pytorch_img_per_s > 0;
     md << "| " << row.workers << " | " << (row.augment ? "on" : "off") << " | " << fixed(row.img_per_s, 0) << " | "
-       << fixed(row.cpu_us_per_img, 2) << " | "
-       << (row.pytorch_img_per_s > 0 ? fixed(row.pytorch_img_per_s, 0) : "-") << " | "
-       << (row.pytorch_img_per_s > 0 ? fixed(row.img_per_s / row.pytorch_img_per_s, 1) + "x" : "-") << " |\n";
+       << fixed(row.cpu_us_per_img, 1) << " | " << fixed(1e6 / row.cpu_us_per_img, 0) << " | "
+       << (peer ? fixed(row.pytorch_img_per_s, 0) : "-") << " | "
+       << (peer && row.pytorch_cpu_us_per_img > 0 ? fixed(row.pytorch_cpu_us_per_img, 0) : "-") << " | "
+       << (peer ? fixed(row.img_per_s / row.pytorch_img_per_s, 1) + "x" : "-") << " |\n";
   }
-  md << "\nbatch_assemble alone, one thread, augmented 32x32x3 images:\n\n| output | layout | µs/img |\n|---|---|---:|\n";
+  md << "\nbatch_assemble alone, one thread, augmented " << (r.encoded ? std::to_string(o.image_size) : "32") << "x"
+     << (r.encoded ? std::to_string(o.image_size) : "32") << "x3 images:\n\n| output | layout | µs/img |\n|---|---|---:|\n";
   for (const auto& a : r.assemble)
     md << "| " << a.dtype << " | " << (a.channels_last ? "channels_last" : "NCHW") << " | " << fixed(a.us_per_img, 2)
        << " |\n";
+  const std::string verdict = loader_bench_verdict(r);
+  if (!verdict.empty()) md << "\n" << verdict;
   return md.str();
 }
 

@@ -1,97 +1,181 @@
-// Runs the PyTorch peer as a child process: the cells go in a temporary JSON file, the peer's progress
-// goes to our stderr, and its result is the last JSON line it prints on stdout.
+// The PyTorch peer as a child process over two pipes (fork + exec: the grid writes a request, then
+// reads one reply line; poll() bounds the wait), and the CellPeer that speaks its protocol.
 #include "fastloop/bench/python_peer.h"
-
-#include "fastloop/core/shell.h"
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstring>
 #include <stdexcept>
+
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include <vector>
 
 namespace fastloop {
 
 namespace {
 
-nlohmann::json peer_request(const BenchResult& result) {
-  const auto& o = result.options;
-  nlohmann::json request;
-  request["batch_size"] = o.batch_size;
+constexpr int kReplyTimeoutMs = 30 * 60 * 1000;  // a --full repetition of ResNet101 on 2 cores takes minutes
+
+nlohmann::json settings_json(const BenchOptions& o, const std::string& device, int64_t threads) {
   // The grid's protocol (grid.cpp): --full is 1 warm-up epoch then 4 timed epochs; steps 0 = whole epochs.
-  request["steps"] = o.full ? 0 : o.steps;
-  request["eval_steps"] = o.full ? 0 : o.eval_steps;
-  request["warmup"] = o.full ? 1 : o.warmup;
-  request["repeat"] = o.full ? 4 : o.repeat;
-  request["threads"] = result.environment.threads;
-  request["device"] = result.environment.device.empty() ? "cpu" : result.environment.device;
-  request["data"] = o.data;
-  request["cells"] = nlohmann::json::array();
-  for (const auto& c : result.cells)
-    if (c.status == "ok" && c.nproc == 1) request["cells"].push_back({{"model", c.model}, {"row", c.row}});
-  return request;
+  return {{"batch_size", o.batch_size}, {"steps", o.full ? 0 : o.steps}, {"eval_steps", o.full ? 0 : o.eval_steps},
+          {"warmup", o.full ? 1 : o.warmup}, {"repeat", o.full ? 4 : o.repeat}, {"threads", threads},
+          {"device", device}, {"data", o.data}};
 }
 
-// Removes the request file however the run ends.
-struct TempFile {
-  std::filesystem::path path;
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path, ignored);
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("cannot write to the peer: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
   }
-};
+}
 
 }  // namespace
 
-void bench_compare_python(BenchResult& result, const std::string& python, const std::string& peer_script) {
-  const nlohmann::json request = peer_request(result);
-  TempFile cells{std::filesystem::temp_directory_path() /
-                 ("fastloop_bench_peer_" + std::to_string(::getpid()) + ".json")};
-  {
-    std::ofstream out(cells.path);
-    out << request.dump();
-    if (!out.flush()) throw std::runtime_error("bench: cannot write the peer's cell list " + cells.path.string());
+PythonPeer::PythonPeer(const std::string& python, const std::string& script, const BenchOptions& options,
+                       const std::string& device, int64_t threads)
+    : command_(python + " " + script + " --serve") {
+  int in[2], out[2];
+  if (::pipe(in) != 0 || ::pipe(out) != 0) throw std::runtime_error("bench: cannot create pipes for the PyTorch peer");
+  std::signal(SIGPIPE, SIG_IGN);  // a peer that ended is reported by write_all, not by a signal
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(in[0], STDIN_FILENO), ::dup2(out[1], STDOUT_FILENO);
+    ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    ::execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", static_cast<char*>(nullptr));
+    ::_exit(127);
   }
-  const std::string command = shell_quote(python) + " " + shell_quote(peer_script) + " --cells " +
-                              shell_quote(cells.path.string());
-  const CommandOutput peer = command_output(command);
-  if (!peer.started) throw std::runtime_error("bench: cannot start the PyTorch peer: " + command);
-  const std::string& out = peer.out;
-  const int status = peer.status;
-
-  std::string last_json;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '{') last_json = line;
-  const std::string advice = "; set FASTLOOP_PYTHON (or --python) to a python with torch and torchvision, e.g. .venv/bin/python";
-  if (status != 0 || last_json.empty())
-    throw std::runtime_error("bench: the PyTorch peer failed (exit status " + std::to_string(status) + "): " + command + advice);
-  nlohmann::json reply;
+  ::close(in[0]), ::close(out[1]);
+  to_peer_ = in[1], from_peer_ = out[0];
+  alive_ = pid_ > 0;
+  const std::string advice =
+      "; set FASTLOOP_PYTHON (or --python) to a python with torch and torchvision, e.g. .venv/bin/python";
   try {
-    reply = nlohmann::json::parse(last_json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error("bench: the PyTorch peer printed no valid JSON (" + std::string(e.what()) + "): " + command);
+    if (!alive_) throw std::runtime_error("fork failed");
+    write_all(to_peer_, settings_json(options, device, threads).dump() + "\n");
+    const auto hello = nlohmann::json::parse(read_line());
+    torch_version_ = hello.at("torch").get<std::string>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("bench: the PyTorch peer did not start (" + std::string(e.what()) + "): " + command_ + advice);
   }
+}
 
-  result.environment.pytorch_version = reply.value("torch", "");
-  for (auto& c : result.cells) {
-    if (c.status != "ok") continue;
-    c.python_status = c.nproc == 1 ? "n/a: the peer returned no result for this cell"
-                                   : "n/a: distributed cells are not compared";
-    for (const auto& peer : reply.at("cells")) {
-      if (peer.at("model") != c.model || peer.at("row") != c.row || c.nproc != 1) continue;
-      c.python_status = peer.at("status").get<std::string>();
-      c.python_train_img_per_s = peer.value("train_img_per_s", 0.0);
-      c.python_eval_img_per_s = peer.value("eval_img_per_s", 0.0);
-      c.python_train_img_per_s_reps = peer.value("train_img_per_s_all", std::vector<double>{});
-      c.python_eval_img_per_s_reps = peer.value("eval_img_per_s_all", std::vector<double>{});
-    }
+PythonPeer::~PythonPeer() {
+  if (to_peer_ >= 0) ::close(to_peer_);  // end of input: the peer's loop ends
+  if (from_peer_ >= 0) ::close(from_peer_);
+  if (pid_ > 0) {
+    if (!alive_) ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
   }
+}
+
+std::string PythonPeer::read_line() {
+  for (;;) {
+    const auto end = buffer_.find('\n');
+    if (end != std::string::npos) {
+      std::string line = buffer_.substr(0, end);
+      buffer_.erase(0, end + 1);
+      return line;
+    }
+    pollfd fd{from_peer_, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, kReplyTimeoutMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) throw std::runtime_error("no reply within " + std::to_string(kReplyTimeoutMs / 60000) + " minutes");
+    char chunk[4096];
+    const ssize_t n = ::read(from_peer_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error("it ended (see its messages above)");
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+std::string PythonPeer::request(const std::string& line) {
+  if (!alive_) throw std::runtime_error("the PyTorch peer ended earlier in this grid");
+  try {
+    write_all(to_peer_, line + "\n");
+    return read_line();
+  } catch (const std::exception& e) {
+    alive_ = false;
+    throw std::runtime_error(std::string("the PyTorch peer stopped answering: ") + e.what());
+  }
+}
+
+PeerCell::PeerCell(PythonPeer& peer, std::string model, std::string row)
+    : peer_(peer), model_(std::move(model)), row_(std::move(row)) {}
+
+void PeerCell::begin() {
+  begun_ = true;
+  try {
+    const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "cell"}, {"model", model_}, {"row", row_}}.dump()));
+    if (reply.value("event", "") == "ready") status_ = reply.value("status", "failed: no status in the peer's reply");
+    else status_ = "failed: " + reply.value("error", "expected the cell's ready event, got " + reply.dump());
+  } catch (const std::exception& e) {
+    status_ = std::string("failed: ") + e.what();
+  }
+}
+
+std::string PeerCell::next(const std::string& expected, std::vector<double>* rates) {
+  if (status_ != "ok") return status_;
+  try {
+    const auto reply = nlohmann::json::parse(peer_.request(R"({"op": "next"})"));
+    const std::string event = reply.value("event", "");
+    if (event == "error") status_ = "failed: " + reply.value("error", "");
+    else if (event != expected) status_ = "failed: protocol: expected " + expected + ", the peer sent " + reply.dump();
+    else if (rates) rates->push_back(reply.at("img_per_s").get<double>());
+  } catch (const std::exception& e) {
+    status_ = std::string("failed: ") + e.what();
+  }
+  return status_;
+}
+
+void PeerCell::train_begin() { begin(); }
+void PeerCell::train_rep() { next("train_rep", &train_reps_); }
+void PeerCell::eval_begin() {
+  if (!begun_) begin();  // an eval-only row starts here
+  next("eval_ready", nullptr);
+}
+void PeerCell::eval_rep() { next("eval_rep", &eval_reps_); }
+
+namespace {
+
+double lower_median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0 : values[(values.size() - 1) / 2];
+}
+
+/// ours[i] ÷ theirs[i] over the pairs both sides measured.
+PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>& theirs) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < std::min(ours.size(), theirs.size()); ++i)
+    if (ours[i] > 0.0 && theirs[i] > 0.0) ratios.push_back(ours[i] / theirs[i]);
+  PairRatio r;
+  if (ratios.empty()) return r;
+  r.median = lower_median(ratios);
+  r.min = *std::min_element(ratios.begin(), ratios.end());
+  r.max = *std::max_element(ratios.begin(), ratios.end());
+  r.noisy = r.max - r.min > std::abs(r.median - 1.0);
+  return r;
+}
+
+}  // namespace
+
+void peer_cell_fill(BenchCell& cell, const PeerCell& peer) {
+  cell.python_status = peer.status();
+  cell.python_train_img_per_s_reps = peer.train_reps();
+  cell.python_eval_img_per_s_reps = peer.eval_reps();
+  if (peer.status() != "ok") return;
+  cell.python_train_img_per_s = lower_median(peer.train_reps());
+  cell.python_eval_img_per_s = lower_median(peer.eval_reps());
+  cell.train_vs_python = pair_ratio(cell.train_img_per_s_reps, peer.train_reps());
+  cell.eval_vs_python = pair_ratio(cell.eval_img_per_s_reps, peer.eval_reps());
 }
 
 } // namespace fastloop

@@ -46,16 +46,19 @@ std::string rate_text(double median, double lo, double hi, double speedup) {
   return out;
 }
 
+// "1.05× (0.98–1.10)", with "~" first when the pairs spread wider than the ratio's distance from 1.
+std::string pair_text(const PairRatio& r, double python_img_per_s) {
+  return (r.noisy ? "~" : "") + report_ratio(r.median) + " (" + report_fixed(r.min, 2) + "–" + report_fixed(r.max, 2) +
+         ") [" + report_grouped(python_img_per_s) + "]";
+}
+
 std::string python_text(const BenchCell& c) {
   if (c.python_status.empty()) return "-";
   if (c.python_status != "ok") return c.python_status;
   std::string out;
-  if (c.train_img_per_s > 0.0 && c.python_train_img_per_s > 0.0)
-    out += "train " + report_ratio(c.train_img_per_s / c.python_train_img_per_s) + " [" +
-           report_grouped(c.python_train_img_per_s) + "]";
-  if (c.eval_img_per_s > 0.0 && c.python_eval_img_per_s > 0.0)
-    out += std::string(out.empty() ? "" : " · ") + "eval " + report_ratio(c.eval_img_per_s / c.python_eval_img_per_s) +
-           " [" + report_grouped(c.python_eval_img_per_s) + "]";
+  if (c.train_vs_python.median > 0.0) out += "train " + pair_text(c.train_vs_python, c.python_train_img_per_s);
+  if (c.eval_vs_python.median > 0.0)
+    out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval_vs_python, c.python_eval_img_per_s);
   return out.empty() ? "-" : out;
 }
 
@@ -279,7 +282,9 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
   if (compared) {
     tables.push_back(grid_table(
         grid, "fastloop ÷ PyTorch",
-        "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py); PyTorch's img/s in brackets.",
+        "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py), their repetitions interleaved "
+        "(A B A B): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
+        "spread wider than its distance from 1×: the machine's noise, not an effect.",
         python_text));
   }
   return tables;

@@ -3,6 +3,7 @@
 #include "fastloop/bench/report.h"
 
 #include "fastloop/bench/report_tables.h"
+#include "fastloop/core/html_svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,35 +15,12 @@ namespace fastloop {
 
 namespace {
 
-const char* const kModelColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"};
 const char* const kSplitColors[] = {"#bab0ac", "#9c755f", "#4e79a7", "#f28e2b", "#59a14f", "#e15759"};
 const char* const kSplitNames[] = {"data-wait", "copy", "forward", "backward", "optimizer", "communication"};
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
 
 std::string num(double v) { return report_fixed(v, 1); }
 
 std::string color(const char* const* palette, size_t n, size_t i) { return palette[i % n]; }
-
-void legend(std::ostringstream& svg, const std::vector<std::string>& names, const char* const* palette, size_t n, double x) {
-  for (size_t i = 0; i < names.size(); ++i) {
-    const double lx = x + 130.0 * static_cast<double>(i);
-    svg << "<rect class=\"swatch\" x=\"" << num(lx) << "\" y=\"8\" width=\"12\" height=\"12\" fill=\"" << color(palette, n, i)
-        << "\"/><text x=\"" << num(lx + 16) << "\" y=\"18\">" << escape(names[i]) << "</text>";
-  }
-}
 
 // Grouped vertical bars: one group per row, one bar per column (model); a dashed line at 1×. Cells
 // without a value show "n/a" with their reason as a tooltip.
@@ -62,10 +40,10 @@ std::string ratio_chart(const ReportGrid& grid, const std::string& id, const std
   const double top_value = step * static_cast<double>(ticks);
   auto y_of = [&](double v) { return top + plot_h * (1.0 - v / top_value); };
   std::ostringstream svg;
-  svg << "<figure><figcaption>" << escape(title) << "</figcaption><svg class=\"chart\" id=\"" << id
+  svg << "<figure><figcaption>" << html_escape(title) << "</figcaption><svg class=\"chart\" id=\"" << id
       << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(top + plot_h + bottom)
       << "\" viewBox=\"0 0 " << num(width) << " " << num(top + plot_h + bottom) << "\">";
-  legend(svg, grid.columns, kModelColors, std::size(kModelColors), left);
+  svg_legend(svg, grid.columns, kChartColors, kChartColorCount, left);
   for (int64_t tick = 0; tick <= ticks; ++tick) {
     const double v = step * static_cast<double>(tick), y = y_of(v);
     svg << "<line class=\"grid\" x1=\"" << num(left) << "\" x2=\"" << num(width - 10) << "\" y1=\"" << num(y) << "\" y2=\""
@@ -83,15 +61,15 @@ std::string ratio_chart(const ReportGrid& grid, const std::string& id, const std
       const double v = c ? value(*c) : 0.0;
       if (v > 0.0) {
         svg << "<rect class=\"bar\" x=\"" << num(x) << "\" y=\"" << num(y_of(v)) << "\" width=\"" << num(bar - 2)
-            << "\" height=\"" << num(top + plot_h - y_of(v)) << "\" fill=\"" << color(kModelColors, std::size(kModelColors), col)
-            << "\"><title>" << escape(name) << ": " << report_ratio(v) << "</title></rect>";
+            << "\" height=\"" << num(top + plot_h - y_of(v)) << "\" fill=\"" << color(kChartColors, kChartColorCount, col)
+            << "\"><title>" << html_escape(name) << ": " << report_ratio(v) << "</title></rect>";
       } else if (c) {
         svg << "<text class=\"na\" transform=\"translate(" << num(x + bar / 2 + 3) << "," << num(top + plot_h - 4)
-            << ") rotate(-90)\">n/a<title>" << escape(name) << ": " << escape(missing(*c)) << "</title></text>";
+            << ") rotate(-90)\">n/a<title>" << html_escape(name) << ": " << html_escape(missing(*c)) << "</title></text>";
       }
     }
     svg << "<text class=\"label\" transform=\"translate(" << num(gx + group / 2 - gap / 2) << "," << num(top + plot_h + 12)
-        << ") rotate(-35)\">" << escape(grid.rows[r]) << "</text>";
+        << ") rotate(-35)\">" << html_escape(grid.rows[r]) << "</text>";
   }
   svg << "</svg></figure>\n";
   return svg.str();
@@ -111,12 +89,12 @@ std::string split_chart(const BenchResult& result) {
   svg << "<figure><figcaption>Time split of a training step (ms)</figcaption><svg class=\"chart\" id=\"time-split\" "
          "xmlns=\"http://www.w3.org/2000/svg\" width=\""
       << num(width) << "\" height=\"" << num(height) << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\">";
-  legend(svg, {std::begin(kSplitNames), std::end(kSplitNames)}, kSplitColors, std::size(kSplitColors), 10.0);
+  svg_legend(svg, {std::begin(kSplitNames), std::end(kSplitNames)}, kSplitColors, std::size(kSplitColors), 10.0);
   for (size_t i = 0; i < cells.size(); ++i) {
     const BenchCell& c = *cells[i];
     const double y = top + row_h * static_cast<double>(i);
-    svg << "<text class=\"axis\" x=\"" << num(left - 6) << "\" y=\"" << num(y + 12) << "\">" << escape(report_column(c))
-        << " · " << escape(c.row) << "</text>";
+    svg << "<text class=\"axis\" x=\"" << num(left - 6) << "\" y=\"" << num(y + 12) << "\">" << html_escape(report_column(c))
+        << " · " << html_escape(c.row) << "</text>";
     const double parts[] = {c.split.data_wait, c.split.copy, c.split.forward, c.split.backward, c.split.optimizer,
                             c.split.communication};
     double x = left;
@@ -124,8 +102,8 @@ std::string split_chart(const BenchResult& result) {
       if (parts[p] <= 0.0) continue;
       const double w = plot_w * parts[p] / longest;
       svg << "<rect class=\"bar\" x=\"" << num(x) << "\" y=\"" << num(y + 2) << "\" width=\"" << report_fixed(w, 2)
-          << "\" height=\"" << num(row_h - 4) << "\" fill=\"" << kSplitColors[p] << "\"><title>" << escape(report_column(c))
-          << " · " << escape(c.row) << " " << kSplitNames[p] << ": " << report_fixed(1e3 * parts[p], 1)
+          << "\" height=\"" << num(row_h - 4) << "\" fill=\"" << kSplitColors[p] << "\"><title>" << html_escape(report_column(c))
+          << " · " << html_escape(c.row) << " " << kSplitNames[p] << ": " << report_fixed(1e3 * parts[p], 1)
           << " ms</title></rect>";
       x += w;
     }
@@ -137,13 +115,13 @@ std::string split_chart(const BenchResult& result) {
 }
 
 void html_table(std::ostringstream& html, const ReportTable& t) {
-  html << "<h2>" << escape(t.title) << "</h2>\n<p>" << escape(t.note) << "</p>\n<table><thead><tr>";
-  for (const auto& h : t.header) html << "<th>" << escape(h) << "</th>";
+  html << "<h2>" << html_escape(t.title) << "</h2>\n<p>" << html_escape(t.note) << "</p>\n<table><thead><tr>";
+  for (const auto& h : t.header) html << "<th>" << html_escape(h) << "</th>";
   html << "</tr></thead><tbody>\n";
   for (const auto& row : t.rows) {
     html << "<tr>";
     for (size_t i = 0; i < row.size(); ++i)
-      html << (i == 0 ? "<th>" : row[i].rfind("n/a", 0) == 0 ? "<td class=\"na\">" : "<td>") << escape(row[i])
+      html << (i == 0 ? "<th>" : row[i].rfind("n/a", 0) == 0 ? "<td class=\"na\">" : "<td>") << html_escape(row[i])
            << (i == 0 ? "</th>" : "</td>");
     html << "</tr>\n";
   }
@@ -176,9 +154,9 @@ std::string bench_html(const BenchResult& result) {
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fastloop bench</title><style>" << kStyle
        << "</style></head><body>\n<h1>fastloop bench</h1>\n<table class=\"env\">";
   for (const auto& [key, value] : report_environment(result))
-    html << "<tr><th>" << escape(key) << "</th><td>" << (key == "command" ? "<code>" + escape(value) + "</code>" : escape(value))
+    html << "<tr><th>" << html_escape(key) << "</th><td>" << (key == "command" ? "<code>" + html_escape(value) + "</code>" : html_escape(value))
          << "</td></tr>";
-  html << "</table>\n<p>" << escape(report_settings(result)) << "</p>\n";
+  html << "</table>\n<p>" << html_escape(report_settings(result)) << "</p>\n";
   auto status = [](const BenchCell& c) {
     return !report_ok(c) ? c.status : c.eval_only ? std::string("evaluation-only row") : std::string("not measured");
   };
@@ -188,9 +166,9 @@ std::string bench_html(const BenchResult& result) {
                       [](const BenchCell& c) { return report_ok(c) ? c.eval_speedup : 0.0; }, status);
   if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return !c.python_status.empty(); })) {
     html << ratio_chart(
-        grid, "vs-pytorch", "Training img/s, fastloop ÷ PyTorch",
+        grid, "vs-pytorch", "Training img/s, fastloop ÷ PyTorch (median of interleaved pairs)",
         [](const BenchCell& c) {
-          return report_ok(c) && c.python_train_img_per_s > 0.0 ? c.train_img_per_s / c.python_train_img_per_s : 0.0;
+          return report_ok(c) ? c.train_vs_python.median : 0.0;
         },
         [](const BenchCell& c) {
           if (!report_ok(c)) return c.status;
@@ -200,9 +178,9 @@ std::string bench_html(const BenchResult& result) {
   }
   if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return !c.python_status.empty(); })) {
     html << ratio_chart(
-        grid, "vs-pytorch-eval", "Evaluation img/s, fastloop ÷ PyTorch",
+        grid, "vs-pytorch-eval", "Evaluation img/s, fastloop ÷ PyTorch (median of interleaved pairs)",
         [](const BenchCell& c) {
-          return report_ok(c) && c.python_eval_img_per_s > 0.0 ? c.eval_img_per_s / c.python_eval_img_per_s : 0.0;
+          return report_ok(c) ? c.eval_vs_python.median : 0.0;
         },
         [](const BenchCell& c) {
           if (!report_ok(c)) return c.status;
@@ -214,7 +192,7 @@ std::string bench_html(const BenchResult& result) {
   const auto rows = report_row_descriptions(result);
   if (!rows.empty()) {
     html << "<h2>Rows</h2>\n<ul>";
-    for (const auto& [name, what] : rows) html << "<li><code>" << escape(name) << "</code>: " << escape(what) << "</li>";
+    for (const auto& [name, what] : rows) html << "<li><code>" << html_escape(name) << "</code>: " << html_escape(what) << "</li>";
     html << "</ul>\n";
   }
   html << "</body></html>\n";

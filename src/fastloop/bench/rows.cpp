@@ -6,6 +6,7 @@
 // so a later row's speedup includes the workers' share; compare it with workers4 to see the technique alone.
 #include "fastloop/bench/rows.h"
 
+#include "fastloop/models/torchscript.h"
 #include "fastloop/train/perf_auto.h"
 
 #include <torch/cuda.h>
@@ -144,6 +145,10 @@ CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, 
   plan.warmup = options.full ? 1 : options.warmup;        // --full: the first of 5 epochs, as the seed
   plan.repeat = options.full ? 4 : options.repeat;
   na = spec->apply(plan);
+  if (!na && is_torchscript_name(model) && plan.config.model.width_delta != 0)
+    na = std::string("n/a: a TorchScript model's widths are fixed in its file");
+  if (!na && is_torchscript_name(model) && plan.config.perf.fold_bn)
+    na = std::string("n/a: fold-bn needs conv -> BatchNorm modules fastloop can see; a TorchScript graph hides them");
   if (!na && nproc > 1 && plan.config.perf.cuda_graph)
     na = "n/a: one rank only (DDP's all-reduce hooks run outside a captured graph)";
   const int64_t gpus = device.is_cuda() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;

@@ -25,6 +25,7 @@
 #pragma pop_macro("NDEBUG")
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace fastloop {
@@ -43,6 +44,18 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.data.pin_memory, {}},
       {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",
        &c.data.on_device, {}},
+      {"data.image_size", "--image-size", "image folders and shards: side of the square crop fed to the model",
+       &c.data.image_size, {}},
+      {"data.mean", "--mean", "per-channel mean 'R,G,B' in [0, 1] (empty: the dataset's own; ImageNet's for images)",
+       &c.data.mean, {}},
+      {"data.std", "--std", "per-channel standard deviation 'R,G,B' (empty: the dataset's own)", &c.data.std, {}},
+      {"data.bad_image_policy", "--bad-image-policy",
+       "an undecodable image: stop with its path, or skip it and report the count at the epoch end",
+       &c.data.bad_image_policy, {"stop", "skip"}},
+      {"data.shuffle_buffer", "--shuffle-buffer", "shards: samples held for the streaming shuffle",
+       &c.data.shuffle_buffer, {}},
+      {"data.mixup", "--mixup", "mixup alpha, per batch as timm's Mixup (0: off)", &c.data.mixup, {}},
+      {"data.cutmix", "--cutmix", "cutmix alpha, per batch as timm's Mixup (0: off)", &c.data.cutmix, {}},
       {"model.name", "--model", "architecture (fastloop models lists them)", &c.model.name, {}},
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},
@@ -58,6 +71,14 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.optim.weight_decay, {}},
       {"optim.label_smoothing", "--label-smoothing", "cross-entropy label smoothing in [0, 1)",
        &c.optim.label_smoothing, {}},
+      {"optim.wd_all", "--wd-all", "weight decay on BatchNorm parameters and biases too (timm's default: off)",
+       &c.optim.wd_all, {}},
+      {"optim.clip_grad_norm", "--clip-grad-norm", "clip gradients to this global L2 norm (0: off)",
+       &c.optim.clip_grad_norm, {}},
+      {"optim.ema_decay", "--ema-decay", "exponential moving average of the weights, timm's ModelEmaV2 (0: off)",
+       &c.optim.ema_decay, {}},
+      {"optim.ema_warmup", "--ema-warmup", "EMA decay ramps up as (1+step)/(10+step) to --ema-decay",
+       &c.optim.ema_warmup, {}},
       {"schedule.name", "--schedule", "learning-rate schedule", &c.schedule.name,
        {"constant", "cosine", "onecycle", "step"}},
       {"schedule.warmup_epochs", "--warmup-epochs", "linear warm-up in epochs (cosine, step)",
@@ -65,6 +86,13 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"schedule.pct_start", "--pct-start", "onecycle: fraction of steps rising", &c.schedule.pct_start, {}},
       {"schedule.step_epochs", "--step-epochs", "step: epochs between decays", &c.schedule.step_epochs, {}},
       {"schedule.gamma", "--gamma", "step: decay factor", &c.schedule.gamma, {}},
+      {"schedule.cycle_momentum", "--cycle-momentum",
+       "onecycle: cycle SGD momentum (beta1 for AdamW) inversely to the learning rate, as PyTorch's OneCycleLR",
+       &c.schedule.cycle_momentum, {}},
+      {"schedule.base_momentum", "--base-momentum", "onecycle with --cycle-momentum: momentum at the peak",
+       &c.schedule.base_momentum, {}},
+      {"schedule.max_momentum", "--max-momentum", "onecycle with --cycle-momentum: momentum at the start and end",
+       &c.schedule.max_momentum, {}},
       {"perf.mode", "--perf", "auto: turn on what pays on this hardware and print why; manual: the flags",
        &c.perf.mode, {"manual", "auto"}},
       {"perf.device", "--device", "where to train: auto (CUDA when visible), cpu, cuda", &c.perf.device,
@@ -111,6 +139,17 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.run.init_non_strict, {}},
       {"run.init_skip", "--init-skip", "with --init-from: regex of names to leave initialised (e.g. '^fc\\.')",
        &c.run.init_skip, {}},
+      {"run.keep_best", "--keep-best", "keep the K checkpoints with the best test accuracy (0: none)",
+       &c.run.keep_best, {}},
+      {"run.expect_test_acc", "--expect-test-acc",
+       "end with exit 3 when the final test accuracy (in [0, 1]) is below this (0: no check)",
+       &c.run.expect_test_acc, {}},
+      {"run.tensorboard", "--tensorboard", "write TensorBoard event files to this directory (rank 0)",
+       &c.run.tensorboard, {}},
+      {"run.profile", "--profile", "write a Chrome/Perfetto trace of --profile-steps to this file",
+       &c.run.profile, {}},
+      {"run.profile_steps", "--profile-steps", "A:B: the optimizer steps the profile records (A..B-1)",
+       &c.run.profile_steps, {}},
       {"dist.backend", "--dist-backend", "distributed runs: collective backend (auto: NCCL on CUDA, Gloo on CPU)",
        &c.dist.backend, {"auto", "gloo", "nccl"}},
       {"dist.bucket_mb", "--bucket-mb", "distributed runs: MiB of gradients per all-reduce bucket", &c.dist.bucket_mb, {}},
@@ -192,6 +231,10 @@ void config_validate(const TrainConfig& c) {
   require(c.data.workers >= 0 && c.data.workers <= 256, "--workers", "must be in [0, 256]");
   require(c.data.prefetch >= 1 && c.data.prefetch <= 64, "--prefetch", "must be in [1, 64]");
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 64, "--crop-pad", "must be in [0, 64]");
+  require(c.data.image_size >= 8 && c.data.image_size <= 4096, "--image-size", "must be in [8, 4096]");
+  require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
+  require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");
+  require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
   require(c.optim.lr > 0, "--lr", "must be > 0");
@@ -199,6 +242,12 @@ void config_validate(const TrainConfig& c) {
   require(c.optim.weight_decay >= 0, "--weight-decay", "must be >= 0");
   require(c.optim.label_smoothing >= 0 && c.optim.label_smoothing < 1, "--label-smoothing",
           "must be in [0, 1)");
+  require(c.optim.clip_grad_norm >= 0, "--clip-grad-norm", "must be >= 0 (0: off)");
+  require(c.optim.ema_decay >= 0 && c.optim.ema_decay < 1, "--ema-decay", "must be in [0, 1) (0: off)");
+  require(!c.optim.ema_warmup || c.optim.ema_decay > 0, "--ema-warmup", "needs --ema-decay (e.g. 0.999)");
+  require(c.schedule.base_momentum >= 0 && c.schedule.base_momentum <= c.schedule.max_momentum &&
+              c.schedule.max_momentum < 1,
+          "--base-momentum", "must satisfy 0 <= --base-momentum <= --max-momentum < 1");
   require(c.schedule.warmup_epochs >= 0, "--warmup-epochs", "must be >= 0");
   require(c.schedule.pct_start > 0 && c.schedule.pct_start < 1, "--pct-start", "must be in (0, 1)");
   require(c.schedule.step_epochs >= 1, "--step-epochs", "must be >= 1");
@@ -210,6 +259,10 @@ void config_validate(const TrainConfig& c) {
   require(c.run.threads >= 0, "--threads", "must be >= 0 (0: all usable cores)");
   require(c.run.log_every >= 1, "--log-every", "must be >= 1");
   require(c.run.max_skipped_steps >= 0, "--max-skipped-steps", "must be >= 0");
+  require(c.run.keep_best >= 0, "--keep-best", "must be >= 0 (0: none)");
+  require(c.run.keep_best == 0 || !c.run.checkpoint_dir.empty(), "--keep-best", "needs --checkpoint-dir");
+  require(c.run.expect_test_acc >= 0 && c.run.expect_test_acc <= 1, "--expect-test-acc",
+          "must be in [0, 1] (a fraction, e.g. 0.93)");
   require(c.run.checkpoint_every >= 0, "--checkpoint-every", "must be >= 0");
   require(!c.run.resume || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
   require(c.dist.bucket_mb > 0 && c.dist.bucket_mb <= 4096, "--bucket-mb", "must be in (0, 4096]");
@@ -217,6 +270,11 @@ void config_validate(const TrainConfig& c) {
   require(c.dist.world_size >= 0, "--world-size", "must be >= 0 (0: from the environment)");
   require(!c.run.init_from.empty() || (!c.run.init_non_strict && c.run.init_skip.empty()),
           c.run.init_non_strict ? "--init-non-strict" : "--init-skip", "needs --init-from");
+  long long profile_first = 0, profile_end = 0;  // the same rule as train/profile.cpp's parser
+  char profile_extra = 0;
+  require(std::sscanf(c.run.profile_steps.c_str(), "%lld:%lld%c", &profile_first, &profile_end, &profile_extra) == 2 &&
+              profile_first >= 0 && profile_first < profile_end,
+          "--profile-steps", "must be A:B with 0 <= A < B (records optimizer steps A..B-1), e.g. 10:12");
 }
 
 std::string config_to_json(const TrainConfig& config) {

@@ -21,6 +21,13 @@ struct DataConfig {
   bool flip = true;                      // random horizontal flip
   bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
   bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
+  int64_t image_size = 224;              // image folders / shards: side of the square crop fed to the model
+  std::string mean;                      // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for images)
+  std::string std;                       // "R,G,B"; empty: the dataset's own
+  std::string bad_image_policy = "stop"; // an undecodable image: stop the run, or skip it and count
+  int64_t shuffle_buffer = 2048;         // shards: samples held for the streaming shuffle
+  double mixup = 0.0;                    // mixup alpha (0: off), per batch as timm's Mixup
+  double cutmix = 0.0;                   // cutmix alpha (0: off)
 };
 
 struct ModelConfig {
@@ -37,6 +44,10 @@ struct OptimConfig {
   bool nesterov = true;
   double weight_decay = 5e-4;
   double label_smoothing = 0.0;
+  bool wd_all = false;                   // weight decay on BatchNorm parameters and biases too (timm: off)
+  double clip_grad_norm = 0.0;           // clip gradients to this global L2 norm (0: off)
+  double ema_decay = 0.0;                // EMA of the weights (timm ModelEmaV2); 0: off
+  bool ema_warmup = false;               // EMA decay ramps up as (1 + step) / (10 + step) until it reaches ema_decay
 };
 
 struct ScheduleConfig {
@@ -45,6 +56,9 @@ struct ScheduleConfig {
   double pct_start = 0.25;               // onecycle: fraction of steps spent rising
   int64_t step_epochs = 30;              // step: decay every this many epochs
   double gamma = 0.1;                    // step: decay factor
+  bool cycle_momentum = false;           // onecycle: momentum from max to base and back (PyTorch OneCycleLR)
+  double base_momentum = 0.85;           // onecycle with cycle_momentum: momentum at the learning-rate peak
+  double max_momentum = 0.95;            // onecycle with cycle_momentum: momentum at the start and end
 };
 
 struct PerfConfig {
@@ -78,6 +92,11 @@ struct RunConfig {
   std::string init_from;                 // safetensors weights (PyTorch state_dict names) to start from
   bool init_non_strict = false;          // load the names that match, list the rest instead of failing
   std::string init_skip;                 // ECMAScript regex: names it matches keep their initialisation
+  int64_t keep_best = 0;                 // keep the K checkpoints with the best test accuracy (0: none)
+  double expect_test_acc = 0.0;          // final test accuracy below this (in [0, 1]) ends with exit 3; 0: no check
+  std::string tensorboard;               // TensorBoard event files in this directory (rank 0); empty: none
+  std::string profile;                   // Chrome/Perfetto trace of --profile-steps written here; empty: none
+  std::string profile_steps = "10:12";   // A:B: profile optimizer steps A..B-1
 };
 
 struct DistConfig {

@@ -3,6 +3,7 @@
 // value 0, as in torchvision. One template instance per (dtype, layout).
 #include "fastloop/data/augment.h"
 
+#include "fastloop/data/image_augment.h"
 #include "fastloop/data/sampler.h"
 
 #include <ATen/ATen.h>
@@ -116,8 +117,8 @@ void batch_write_layout(bool channels_last, const Dataset& dataset, const int64_
 
 }  // namespace
 
-void batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
-                    uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels) {
+int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                       uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels) {
   TORCH_CHECK(images.dim() == 4 && images.size(0) == count && images.size(1) == dataset.channels() &&
                   images.size(2) == dataset.height() && images.size(3) == dataset.width(),
               "batch_assemble: images must be [", count, ", ", dataset.channels(), ", ", dataset.height(), ", ",
@@ -129,13 +130,17 @@ void batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t coun
   const bool nchw = images.is_contiguous();
   TORCH_CHECK(nchw || images.is_contiguous(at::MemoryFormat::ChannelsLast),
               "batch_assemble: images must be contiguous (NCHW) or channels_last, got strides ", images.strides());
+  if (dataset.encoded) return encoded_batch_assemble(dataset, indices, count, options, seed, epoch, images, labels);
   switch (images.scalar_type()) {
     case at::kFloat:
-      return batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return 0;
     case at::kHalf:
-      return batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return 0;
     case at::kBFloat16:
-      return batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return 0;
     default:
       TORCH_CHECK(false, "batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
   }

@@ -32,8 +32,10 @@ std::vector<float> normalize_lut(const Dataset& dataset);
 
 /// Writes samples `indices[0..count)` of `dataset` into `images` ([count, C, H, W] of float32, fp16 or
 /// bf16; contiguous or channels_last-contiguous) and `labels` (int64 [count]). Random choices come from
-/// augment_draw(); a bad index or label throws std::out_of_range naming the sample.
-void batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+/// augment_draw(); a bad index or label throws std::out_of_range naming the sample. An encoded dataset
+/// goes to encoded_batch_assemble() (image_augment.h): decode, RandomResizedCrop or Resize + CenterCrop.
+/// Returns the number of undecodable images skipped (encoded datasets with skip_bad_images; else 0).
+int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                     uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels);
 
 } // namespace fastloop

@@ -4,6 +4,7 @@
 // batch leaves it only after its copy was issued, so acquire() always finds that copy's event recorded.
 #include "fastloop/data/loader.h"
 
+#include "fastloop/core/errors.h"
 #include "fastloop/data/device_data.h"
 
 #include <ATen/ATen.h>
@@ -22,6 +23,9 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
               "Loader: dtype must be float32, float16 or bfloat16, got ", options_.dtype);
   layout_ = {options_.batch_size, dataset_.channels(), dataset_.height(), dataset_.width(), options_.dtype,
              options_.channels_last};
+  if (options_.on_device && dataset_.encoded)
+    throw InputError("--data-on-device needs a data set held in memory (IDX, CIFAR, synthetic); image folders and "
+                     "shards are decoded by the loader's workers: drop --data-on-device");
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);
   } else if (options_.pin_memory) {
@@ -43,7 +47,8 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   stop();
   if (resident_) return resident_->start_epoch(epoch, first_batch);
   epoch_ = epoch;
-  indices_ = sampler_epoch_indices(dataset_.size(), epoch, options_.sampler);
+  indices_ = sampler_epoch_indices(dataset_, epoch, options_.sampler);
+  skipped_ = 0;
   end_ = batches_per_epoch();
   next_to_take_ = next_to_make_ = std::min(first_batch, end_);
   ready_.clear();
@@ -63,8 +68,8 @@ Batch Loader::assemble(int64_t batch) {
   } else {
     host = host_batch_empty(layout_, count);
   }
-  batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
-                 host.images, host.labels);
+  skipped_ += batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
+                             host.images, host.labels);
   return {host.images, host.labels, batch};
 }
 
@@ -96,9 +101,11 @@ void Loader::worker_loop() {
       ready_.emplace(batch, std::move(made));
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) {
-        error_ = std::make_exception_ptr(std::runtime_error(
-            "loader worker, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(batch) + ": " + e.what()));
+      if (!error_) {  // a bad input file stays an InputError (exit 2) with the batch it was met in
+        const std::string what =
+            "loader worker, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(batch) + ": " + e.what();
+        error_ = dynamic_cast<const InputError*>(&e) ? std::make_exception_ptr(InputError(what))
+                                                     : std::make_exception_ptr(std::runtime_error(what));
       }
       stopping_ = true;
       work_ready_.notify_all();
@@ -114,6 +121,8 @@ std::optional<Batch> Loader::next() {
   if (workers_.empty()) {
     try {
       host = assemble(next_to_take_);
+    } catch (const InputError& e) {
+      throw InputError("loader, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(next_to_take_) + ": " + e.what());
     } catch (const std::exception& e) {
       throw std::runtime_error("loader, epoch " + std::to_string(epoch_) + ", batch " +
                                std::to_string(next_to_take_) + ": " + e.what());

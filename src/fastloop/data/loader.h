@@ -1,4 +1,4 @@
-// A threaded, prefetching loader over an in-memory uint8 Dataset. Workers assemble whole batches
+// A threaded, prefetching loader over a Dataset (in-memory uint8, or encoded images decoded by the workers). Workers assemble whole batches
 // (augmentation fused in) in the requested dtype and layout, on CUDA into a ring of pinned buffers that
 // next() copies to the device; batches come out in sampler order whatever the number of workers.
 // With `on_device`, the DeviceData mode replaces the workers (see device_data.h).
@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -67,6 +68,9 @@ class Loader {
   /// Stops and joins the workers; batches not taken are dropped.
   void stop();
 
+  /// Undecodable images skipped (and replaced) since start_epoch(): encoded data with skip_bad_images.
+  int64_t bad_images_skipped() const { return skipped_.load(); }
+
  private:
   Batch assemble(int64_t batch);
   Batch deliver(Batch host);
@@ -89,6 +93,7 @@ class Loader {
   bool stopping_ = false;
   std::map<int64_t, Batch> ready_;
   std::exception_ptr error_;
+  std::atomic<int64_t> skipped_{0};
   std::vector<std::thread> workers_;
 };
 

@@ -1,6 +1,8 @@
 // Seeded per-epoch shuffling and rank sharding of sample indices.
 #include "fastloop/data/sampler.h"
 
+#include <c10/util/Exception.h>
+
 #include <numeric>
 #include <random>
 
@@ -36,6 +38,18 @@ std::vector<int64_t> sampler_epoch_indices(int64_t dataset_size, int64_t epoch, 
     mine.push_back(all[static_cast<size_t>(k % dataset_size)]);  // wrap to pad the last round
   }
   return mine;
+}
+
+std::vector<int64_t> sampler_epoch_indices(const Dataset& dataset, int64_t epoch, const SamplerOptions& options) {
+  if (dataset.encoded && options.shuffle) {
+    if (auto order = dataset.encoded->epoch_order(options.seed, epoch, options.rank, options.world_size)) {
+      const int64_t per_rank = (dataset.size() + options.world_size - 1) / options.world_size;
+      TORCH_CHECK(static_cast<int64_t>(order->size()) == per_rank, "epoch_order gave ", order->size(),
+                  " samples to rank ", options.rank, "; the loader expects ", per_rank);
+      return std::move(*order);
+    }
+  }
+  return sampler_epoch_indices(dataset.size(), epoch, options);
 }
 
 } // namespace fastloop

@@ -5,11 +5,16 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/cifar.h"
 #include "fastloop/data/idx.h"
+#include "fastloop/data/imagefolder.h"
+#include "fastloop/data/shards.h"
 #include "fastloop/data/synthetic.h"
 
 #include <ATen/ATen.h>
 
+#include <sys/stat.h>
+
 #include <charconv>
+#include <cstdlib>
 #include <vector>
 
 namespace fastloop {
@@ -79,9 +84,113 @@ DatasetSplits synthetic_load(const std::string& spec, const std::string& args) {
   return splits;
 }
 
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// An encoded split with no samples: the test split of an image folder without val/.
+class NoImages final : public EncodedImages {
+ public:
+  int64_t size() const override { return 0; }
+  int64_t label(int64_t) const override { throw std::out_of_range("NoImages::label: the split is empty"); }
+  std::string name(int64_t) const override { return {}; }
+  std::string_view bytes(int64_t, std::string&) const override { throw std::out_of_range("NoImages::bytes: the split is empty"); }
+};
+
+DatasetSplits imagefolder_load(const std::string& spec, std::string dir, const DataOptions& options) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!is_dir(dir + "/train"))
+    fail_spec(spec, "no folder " + dir + "/train; an image folder holds train/CLASS/IMAGE (and val/CLASS/IMAGE)");
+  const auto train = ImageFolder::list(dir + "/train");
+  DatasetSplits splits;
+  splits.name = "imagefolder";
+  splits.train.encoded = train;
+  splits.train.num_classes = static_cast<int64_t>(train->classes().size());
+  splits.train.image_size = options.image_size;
+  splits.train.skip_bad_images = options.skip_bad_images;
+  splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
+  splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
+  splits.test = splits.train;
+  if (is_dir(dir + "/val")) {
+    splits.test.encoded = ImageFolder::list(dir + "/val", &train->classes());
+  } else {
+    splits.test.encoded = std::make_shared<NoImages>();
+  }
+  return splits;
+}
+
+// WebDataset shards (data/shards.h): the train split in webdataset's order, val (if any) in file order.
+DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg, const DataOptions& options) {
+  if (options.shuffle_buffer < 1) fail_spec(spec, "--shuffle-buffer must be at least 1 sample");
+  const ShardSplits shards = shards_load(arg, options.shuffle_buffer);
+  DatasetSplits splits;
+  splits.name = "shards";
+  splits.train.encoded = shards.train;
+  splits.train.num_classes = shards.num_classes;
+  splits.train.image_size = options.image_size;
+  splits.train.skip_bad_images = options.skip_bad_images;
+  splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
+  splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
+  splits.test = splits.train;
+  splits.test.encoded = shards.val ? std::shared_ptr<const EncodedImages>(shards.val) : std::make_shared<NoImages>();
+  return splits;
+}
+
+// "R,G,B" (or one value for every channel) as `channels` floats, each checked by `ok`.
+std::vector<float> parse_channels(const std::string& text, const char* flag, int64_t channels, bool (*ok)(float),
+                                  const char* range) {
+  std::vector<float> values;
+  for (const auto& part : split(text, ',')) {
+    char* end = nullptr;
+    const float v = std::strtof(part.c_str(), &end);
+    if (part.empty() || end != part.c_str() + part.size() || !ok(v))
+      throw InputError(std::string(flag) + " '" + text + "': '" + part + "' is not a number " + range);
+    values.push_back(v);
+  }
+  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
+  if (static_cast<int64_t>(values.size()) != channels)
+    throw InputError(std::string(flag) + " '" + text + "': " + std::to_string(values.size()) + " values for " +
+                     std::to_string(channels) + " channels; give one per channel (or one for all)");
+  return values;
+}
+
+// --mean / --std replace the dataset's own statistics in both splits.
+void normalization_apply(DatasetSplits& splits, const DataOptions& options) {
+  const int64_t channels = splits.train.channels();
+  if (!options.mean.empty()) {
+    splits.train.mean = splits.test.mean = parse_channels(
+        options.mean, "--mean", channels, [](float v) { return v >= 0.f && v <= 1.f; }, "in [0, 1]");
+  }
+  if (!options.std.empty()) {
+    splits.train.stddev = splits.test.stddev = parse_channels(
+        options.std, "--std", channels, [](float v) { return v > 0.f && v <= 10.f; }, "in (0, 10]");
+  }
+}
+
+DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options);
+
 } // namespace
 
-DatasetSplits data_load(const std::string& spec) {
+DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
+  DatasetSplits splits = data_load_kind(spec, options);
+  normalization_apply(splits, options);
+  return splits;
+}
+
+DatasetSplits data_load(const DataConfig& config) {
+  DataOptions options;
+  options.image_size = config.image_size;
+  options.mean = config.mean;
+  options.std = config.std;
+  options.skip_bad_images = config.bad_image_policy == "skip";
+  options.shuffle_buffer = config.shuffle_buffer;
+  return data_load(config.source, options);
+}
+
+namespace {
+
+DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options) {
   const size_t colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const bool has_arg = colon != std::string::npos;
@@ -99,7 +208,17 @@ DatasetSplits data_load(const std::string& spec) {
     return cifar10_load(arg);
   }
   if (kind == "synthetic") return synthetic_load(spec, arg);
+  if (kind == "imagefolder") {
+    if (!has_arg) fail_spec(spec, "imagefolder needs its directory: imagefolder:DIR");
+    return imagefolder_load(spec, arg, options);
+  }
+  if (kind == "shards") {
+    if (!has_arg) fail_spec(spec, "shards needs its folder or pattern: shards:DIR or shards:TRAIN_PATTERN[::VAL_PATTERN]");
+    return shards_splits_load(spec, arg, options);
+  }
   fail_spec(spec, "unknown dataset '" + kind + "'");
 }
+
+} // namespace
 
 } // namespace fastloop

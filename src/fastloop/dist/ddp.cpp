@@ -29,6 +29,7 @@ int64_t now_ns() {
 DistributedDataParallel::DistributedDataParallel(torch::nn::Module& module, std::shared_ptr<ProcessGroup> group,
                                                  DdpOptions options)
     : module_(module), group_(std::move(group)), options_(options) {
+  if (group_->work_device().is_cuda()) timer_ = std::make_unique<CommTimer>(group_->work_device());
   for (const auto& p : module_.parameters())
     if (p.requires_grad()) params_.push_back(Param{p, 0, at::Tensor(), false});
 
@@ -87,7 +88,9 @@ DistributedDataParallel::~DistributedDataParallel() {
 
 DdpStats DistributedDataParallel::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  DdpStats stats = stats_;
+  if (timer_) stats.span_s = timer_->span_s(), stats.exposed_s = timer_->exposed_s();
+  return stats;
 }
 
 void DistributedDataParallel::prepare_micro_step(bool sync) {
@@ -119,6 +122,7 @@ void DistributedDataParallel::launch_ready_buckets() {
 }
 
 void DistributedDataParallel::launch(Bucket& bucket) {
+  if (timer_ && &bucket == &buckets_.front()) timer_->first_launch();
   bucket.launched = Clock::now();
   bucket.work = group_->allreduce_async(bucket.flat);
   ++stats_.allreduces;
@@ -147,10 +151,12 @@ void DistributedDataParallel::finish_gradient_sync() {
   }
   launch_ready_buckets();
 
+  if (timer_) timer_->wait_begin();
   const auto wait_start = Clock::now();
   for (auto& bucket : buckets_) group_->wait(bucket.work, "gradient all-reduce");
   const int64_t all_done = now_ns();
-  stats_.exposed_s += std::chrono::duration<double>(Clock::now() - wait_start).count();
+  if (timer_) timer_->wait_end();
+  else stats_.exposed_s += std::chrono::duration<double>(Clock::now() - wait_start).count();
   const double world = static_cast<double>(group_->size());
   int64_t first_launch = all_done, last_done = 0;
   for (auto& bucket : buckets_) {
@@ -167,7 +173,7 @@ void DistributedDataParallel::finish_gradient_sync() {
     else grad = param.view.clone(at::MemoryFormat::Preserve);
     param.ready = false;
   }
-  if (!buckets_.empty()) stats_.span_s += static_cast<double>(last_done - first_launch) * 1e-9;
+  if (!buckets_.empty() && !timer_) stats_.span_s += static_cast<double>(last_done - first_launch) * 1e-9;
   next_bucket_ = 0;
   ++stats_.syncs;
 }

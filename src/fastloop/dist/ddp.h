@@ -5,6 +5,7 @@
 // overlaps the rest of backward; averaged and copied back before the optimizer step.
 #pragma once
 
+#include "fastloop/dist/comm_timer.h"
 #include "fastloop/dist/process_group.h"
 
 #include <ATen/core/Tensor.h>
@@ -34,8 +35,9 @@ struct DdpStats {
   int64_t allreduces = 0;      // bucket all-reduces launched
   int64_t syncs = 0;           // finish_gradient_sync() calls that reduced (optimizer steps)
   double span_s = 0.0;         // seconds from each step's first bucket launch to its last completion, summed:
-                               // the wall time communication went on
-  double exposed_s = 0.0;      // seconds finish_gradient_sync() blocked waiting: the part of span_s not hidden
+                               // the wall time communication went on (NCCL: from events, see comm_timer.h)
+  double exposed_s = 0.0;      // seconds finish_gradient_sync() blocked waiting (NCCL: the compute stream
+                               // waited): the part of span_s not hidden
 };
 
 class DistributedDataParallel {
@@ -90,6 +92,7 @@ class DistributedDataParallel {
   size_t next_bucket_ = 0;
   bool sync_ = true;
   DdpStats stats_;
+  std::unique_ptr<CommTimer> timer_;  // NCCL: the times come from events on the compute stream
   mutable std::mutex mutex_;         // hooks run on autograd's threads (one per device on CUDA)
 };
 

@@ -204,6 +204,25 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::s
   }
 }
 
+void ProcessGroup::wait_host(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  if (work_device().is_cuda()) {
+    const auto deadline = std::chrono::steady_clock::now() + millis(options_.timeout_s());
+    try {
+      while (!work->isCompleted()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          backend_->abort();  // ends the stuck kernels, so this process can exit
+          fail(what, "no result after " + std::to_string(static_cast<int64_t>(options_.timeout_s())) +
+                         " s (--dist-timeout-s)");
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    } catch (const c10::Error& e) {
+      fail(what, e.what_without_backtrace());
+    }
+  }
+  wait(work, what);
+}
+
 void ProcessGroup::allreduce(at::Tensor& tensor, const std::string& what, bool max) {
   at::Tensor work = tensor.to(work_device()).contiguous();
   std::vector<at::Tensor> tensors{work};
@@ -215,7 +234,7 @@ void ProcessGroup::allreduce(at::Tensor& tensor, const std::string& what, bool m
   } catch (const std::exception& e) {
     fail(what, e.what());
   }
-  wait(pending, what);
+  wait_host(pending, what);
   tensor.copy_(work);
 }
 
@@ -235,7 +254,7 @@ void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, const std::
     } catch (const std::exception& e) {
       fail(what, e.what());
     }
-    wait(pending, what);
+    wait_host(pending, what);
     int64_t offset = 0;
     for (auto& t : group) {  // reshape of the contiguous slice, then a strided copy into t
       t.detach().copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));

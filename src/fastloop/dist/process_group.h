@@ -57,10 +57,14 @@ class ProcessGroup {
 
   /// Ranks whose heartbeat stopped (for messages); empty when all are alive.
   std::vector<int64_t> lost_ranks();
-
- private:
   /// Where collectives run: the group's CUDA device for NCCL (which refuses CPU tensors), the CPU for Gloo.
   at::Device work_device() const;
+
+ private:
+  /// wait() for a collective whose result the host reads next: on NCCL the host first polls the work
+  /// until it finished or the timeout passed (then the communicators are aborted and the loss reported),
+  /// since reading a result that a lost peer never lets finish would block inside CUDA.
+  void wait_host(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
   [[noreturn]] void fail(const std::string& what, const std::string& cause);
 
   DistEnv env_;

@@ -99,7 +99,10 @@ NamedTensors model_state_export(const torch::nn::Module& model, bool fold_bn) {
   NamedTensors out;
   for (const auto& p : model.named_parameters()) out.emplace_back(p.key(), p.value().detach().to(at::kCPU).clone());
   for (const auto& b : model.named_buffers()) out.emplace_back(b.key(), b.value().detach().to(at::kCPU).clone());
-  if (fold_bn) fold_batchnorms(model, out);
+  if (fold_bn) {
+    fold_bn_require(model);  // refused with its reason, not skipped, where it cannot apply
+    fold_batchnorms(model, out);
+  }
   return out;
 }
 

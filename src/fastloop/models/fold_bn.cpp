@@ -1,6 +1,9 @@
 // Conv + BatchNorm folding.
 #include "fastloop/models/fold_bn.h"
 
+#include "fastloop/core/errors.h"
+#include "fastloop/models/torchscript.h"
+
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/autograd.h>
@@ -25,7 +28,24 @@ std::vector<ConvBatchNormPair> conv_batchnorm_pairs(const torch::nn::Module& mod
   return pairs;
 }
 
+std::string fold_bn_unavailable(const torch::nn::Module& model) {
+  if (const auto* script = dynamic_cast<const TorchScriptClassifierImpl*>(&model))
+    return "the TorchScript model " + script->path() + " is a compiled graph whose conv -> BatchNorm structure "
+           "fastloop does not see or rewrite; evaluate and export it unfolded (drop --fold-bn), or fold in Python "
+           "(torch.fx / torch.ao fuse_modules) before scripting";
+  for (const auto& pair : conv_batchnorm_pairs(model))
+    if (dynamic_cast<const FoldableBatchNorm2dImpl*>(pair.bn)) return "";
+  return "model " + model.name() + " has no Conv2d followed by a fastloop::FoldableBatchNorm2d to fold (a C++ model "
+         "opts in by using FoldableBatchNorm2d in place of torch::nn::BatchNorm2d); drop --fold-bn";
+}
+
+void fold_bn_require(const torch::nn::Module& model) {
+  const std::string reason = fold_bn_unavailable(model);
+  if (!reason.empty()) throw InputError("--fold-bn: " + reason);
+}
+
 BatchNormFolding::BatchNormFolding(torch::nn::Module& model) {
+  fold_bn_require(model);
   torch::NoGradGuard no_grad;  // the folded tensors are plain values, not part of any graph
   for (const auto& pair : conv_batchnorm_pairs(model)) {
     auto* bn = dynamic_cast<FoldableBatchNorm2dImpl*>(pair.bn);

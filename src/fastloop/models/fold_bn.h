@@ -33,11 +33,20 @@ struct ConvBatchNormPair {
 };
 std::vector<ConvBatchNormPair> conv_batchnorm_pairs(const torch::nn::Module& model);
 
+/// Why --fold-bn cannot apply to `model`, or "" when it can: folding needs a Conv2d followed by a
+/// FoldableBatchNorm2d that fastloop sees as modules. A TorchScript model's layers are a compiled graph
+/// (its mirror holds tensors, not Conv2d/BatchNorm2d modules), and a registered C++ model may use plain
+/// BatchNorm2d; either would be evaluated or exported unfolded, so --fold-bn is refused instead.
+std::string fold_bn_unavailable(const torch::nn::Module& model);
+
+/// Throws InputError "--fold-bn: <reason>" when fold_bn_unavailable(model) gives one.
+void fold_bn_require(const torch::nn::Module& model);
+
 /// Folds every foldable pair for as long as it lives, then restores the exact weights (bitwise) and
 /// the BatchNorms. The model must stay in eval mode meanwhile: folding uses the running statistics.
 class BatchNormFolding {
  public:
-  explicit BatchNormFolding(torch::nn::Module& model);
+  explicit BatchNormFolding(torch::nn::Module& model);  // fold_bn_require(model) first
   ~BatchNormFolding();
   BatchNormFolding(const BatchNormFolding&) = delete;
   BatchNormFolding& operator=(const BatchNormFolding&) = delete;

@@ -6,6 +6,8 @@
 #include "fastloop/train/amp.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <ATen/core/ivalue.h>
 #include <torch/serialize/output-archive.h>
 
@@ -27,6 +29,44 @@ namespace {
 
 constexpr char kMagic[8] = {'F', 'L', 'C', 'K', 'P', 'T', '0', '1'};
 constexpr size_t kHeaderBytes = 24;
+
+/// The CUDA devices whose generators a checkpoint keeps: every visible one (0 without CUDA).
+int64_t cuda_generators() {
+  return at::globalContext().hasCUDA() ? static_cast<int64_t>(at::detail::getCUDAHooks().deviceCount()) : 0;
+}
+
+/// The random states a resume continues from: the CPU generator ("rng") and, on CUDA, each device's
+/// ("rng_cuda_<i>": dropout and on-device augmentation draw from them), as torch.cuda.get_rng_state_all().
+void rng_save(torch::serialize::OutputArchive& archive) {
+  auto cpu = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    archive.write("rng", cpu.get_state(), /*is_buffer=*/true);
+  }
+  for (int64_t i = 0; i < cuda_generators(); ++i) {
+    auto cuda = at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i)));
+    std::lock_guard<std::mutex> lock(cuda.mutex());
+    archive.write("rng_cuda_" + std::to_string(i), cuda.get_state(), /*is_buffer=*/true);
+  }
+}
+
+/// Restores what rng_save() wrote; devices the checkpoint has no state for (older files, more GPUs
+/// here than where it was written) keep theirs.
+void rng_restore(torch::serialize::InputArchive& archive) {
+  at::Tensor state;
+  archive.read("rng", state, /*is_buffer=*/true);
+  auto cpu = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    cpu.set_state(state);
+  }
+  for (int64_t i = 0; i < cuda_generators(); ++i) {
+    if (!archive.try_read("rng_cuda_" + std::to_string(i), state, /*is_buffer=*/true)) break;
+    auto cuda = at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i)));
+    std::lock_guard<std::mutex> lock(cuda.mutex());
+    cuda.set_state(state);
+  }
+}
 
 /// CRC-32 of the whole payload in one call: crc32_z takes a size_t length, where crc32's 32-bit uInt
 /// would check only the first (size mod 4 GiB) bytes of a payload of 4 GiB or more.
@@ -61,7 +101,8 @@ uint64_t load_u64(const char* in) {
 }  // namespace
 
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
-                     const TrainPosition& position, const std::string& config_json, const GradScaler* scaler) {
+                     const TrainPosition& position, const std::string& config_json, const GradScaler* scaler,
+                     const torch::nn::Module* ema) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -75,15 +116,16 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
     scaler->save(scaler_archive);
     archive.write("scaler", scaler_archive);
   }
+  if (ema) {
+    torch::serialize::OutputArchive ema_archive;
+    ema->save(ema_archive);
+    archive.write("ema", ema_archive);
+  }
   archive.write("epoch", c10::IValue(position.epoch));
   archive.write("batch", c10::IValue(position.batch));
   archive.write("step", c10::IValue(position.step));
   archive.write("config", c10::IValue(config_json));
-  {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    archive.write("rng", generator.get_state(), /*is_buffer=*/true);
-  }
+  rng_save(archive);
   std::ostringstream payload_stream;
   archive.save_to(payload_stream);
   const std::string payload = payload_stream.str();
@@ -181,16 +223,26 @@ void Checkpoint::restore(torch::nn::Module& model, torch::optim::Optimizer* opti
       archive_.read("scaler", scaler_archive);
       scaler->load(scaler_archive);
     }
-    if (rng) {
-      at::Tensor state;
-      archive_.read("rng", state, /*is_buffer=*/true);
-      auto generator = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(state);
-    }
+    if (rng) rng_restore(archive_);
   } catch (const c10::Error& e) {
     throw InputError(path_ + ": does not match this model or optimizer: " + e.what_without_backtrace() +
                      "; resume with the same --model, --stem and --optim it was written with");
+  }
+}
+
+bool Checkpoint::has_ema() {
+  torch::serialize::InputArchive ema_archive;
+  return archive_.try_read("ema", ema_archive);
+}
+
+void Checkpoint::restore_ema(torch::nn::Module& module) {
+  torch::serialize::InputArchive ema_archive;
+  if (!archive_.try_read("ema", ema_archive))
+    throw InputError(path_ + ": has no EMA weights; train with --ema-decay to keep them (or export without --ema)");
+  try {
+    module.load(ema_archive);
+  } catch (const c10::Error& e) {
+    throw InputError(path_ + ": its EMA weights do not match this model: " + e.what_without_backtrace());
   }
 }
 

@@ -21,9 +21,10 @@ struct TrainPosition {
 
 class GradScaler;
 
+/// `ema`: the weights' moving average (--ema-decay), kept as a second model archive ("ema").
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json,
-                     const GradScaler* scaler = nullptr);
+                     const GradScaler* scaler = nullptr, const torch::nn::Module* ema = nullptr);
 
 /// A checkpoint read and verified, ready to restore into a model built from its config.
 class Checkpoint {
@@ -37,6 +38,12 @@ class Checkpoint {
   /// Loads weights, and the optimizer, CPU RNG and GradScaler states when asked, from the checkpoint.
   void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true,
                GradScaler* scaler = nullptr);
+
+  /// Whether the run kept an EMA of its weights (--ema-decay).
+  bool has_ema();
+  /// Loads the EMA weights into `module` (a model of the checkpoint's architecture); throws InputError
+  /// naming the file when it has none.
+  void restore_ema(torch::nn::Module& module);
 
  private:
   std::string path_;

@@ -25,11 +25,11 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   options.dtype = eval.amp.dtype;
   options.channels_last = eval.channels_last;
   options.pin_memory = eval.pin_memory;
+  if (dataset.size() == 0) return {};  // no test split (an image folder without val/): nothing to evaluate
   Dataset shard = dataset;  // rank r of W: samples [r*N/W, (r+1)*N/W), so each sample counts once
   if (eval.group) {
     const int64_t n = dataset.size(), r = eval.group->rank(), w = eval.group->size();
-    shard.images = dataset.images.narrow(0, n * r / w, n * (r + 1) / w - n * r / w);
-    shard.labels = dataset.labels.narrow(0, n * r / w, n * (r + 1) / w - n * r / w);
+    shard = dataset_slice(dataset, n * r / w, n * (r + 1) / w - n * r / w);
   }
   Loader loader(shard, options);
   loader.start_epoch(0);
@@ -39,6 +39,7 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   if (eval.fold_bn) folding.emplace(model);
   std::optional<c10::InferenceMode> guard;
   if (eval.inference_mode) guard.emplace();
+  const auto batches_start = std::chrono::steady_clock::now();
   at::Tensor loss_sum_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kDouble));
   at::Tensor correct_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kLong));
   int64_t seen = 0, batches = 0;
@@ -67,7 +68,9 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   result.samples = seen;
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
   result.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.batch_seconds = std::chrono::duration<double>(end - batches_start).count();
   return result;
 }
 

@@ -19,6 +19,8 @@ struct EvalResult {
   double accuracy = 0.0;  // top-1, fraction in [0, 1]
   int64_t samples = 0;
   double seconds = 0.0;
+  double batch_seconds = 0.0;  // the batches alone: from the first batch to the result, without the loader's
+                               // start and the BatchNorm folding (the bench's rate, as the PyTorch peer's)
 };
 
 struct EvalOptions {

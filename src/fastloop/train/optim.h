@@ -1,20 +1,36 @@
 // Optimizers of a run: LibTorch's SGD (momentum, Nesterov, L2 weight decay) and AdamW,
-// made from OptimConfig, with the learning rate set per step by the schedule.
+// made from OptimConfig, with the learning rate (and, cycled, the momentum) set per step by the schedule.
+// Weight decay follows timm's param_groups_weight_decay: parameters with ndim <= 1 or a name ending in
+// ".bias" (BatchNorm weights and biases, every bias) are not decayed, unless --wd-all.
 #pragma once
 
 #include "fastloop/core/config.h"
 
+#include <torch/ordered_dict.h>
 #include <torch/optim/optimizer.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace fastloop {
 
-/// `fused`: one fused kernel per update over all parameters (FusedSGD / FusedAdamW).
+/// timm's rule: true when `param` (named `name`; empty when unknown) is exempt from weight decay.
+bool weight_decay_exempt(const std::string& name, const at::Tensor& param);
+
+/// `fused`: one fused kernel per update over all parameters of a group (FusedSGD / FusedAdamW).
+/// Two groups as timm makes them: [no decay, decay] (one group with --wd-all or a zero weight decay).
+std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config,
+                                                        const torch::OrderedDict<std::string, at::Tensor>& params,
+                                                        bool fused = false);
+
+/// The same for unnamed parameters: the exemption then goes by ndim alone (every bias is 1-D).
 std::unique_ptr<torch::optim::Optimizer> optimizer_make(const OptimConfig& config, std::vector<at::Tensor> params,
                                                         bool fused = false);
 
 void optimizer_set_lr(torch::optim::Optimizer& optimizer, double lr);
+
+/// SGD's momentum, or AdamW's beta1 (what PyTorch's OneCycleLR cycles), in every group.
+void optimizer_set_momentum(torch::optim::Optimizer& optimizer, double momentum);
 
 } // namespace fastloop

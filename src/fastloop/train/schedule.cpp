@@ -22,13 +22,24 @@ LrSchedule::LrSchedule(const ScheduleConfig& config, double peak_lr, int64_t tot
       total_steps_(std::max<int64_t>(total_steps, 1)),
       steps_per_epoch_(std::max<int64_t>(steps_per_epoch, 1)) {}
 
+double LrSchedule::onecycle_at(int64_t step, double start, double peak, double end) const {
+  const double s = static_cast<double>(step);
+  const double rise_end = config_.pct_start * static_cast<double>(total_steps_) - 1.0;
+  if (s <= rise_end) return cosine_between(start, peak, s / std::max(rise_end, 1.0));
+  return cosine_between(peak, end, (s - rise_end) / (static_cast<double>(total_steps_) - 1.0 - rise_end));
+}
+
+bool LrSchedule::cycles_momentum() const { return config_.name == "onecycle" && config_.cycle_momentum; }
+
+double LrSchedule::momentum_at(int64_t step) const {
+  return onecycle_at(step, config_.max_momentum, config_.base_momentum, config_.max_momentum);
+}
+
 double LrSchedule::lr_at(int64_t step) const {
   const double s = static_cast<double>(step);
   if (config_.name == "onecycle") {
     const double initial = peak_lr_ / 25.0, final_lr = initial / 1e4;
-    const double rise_end = config_.pct_start * static_cast<double>(total_steps_) - 1.0;
-    if (s <= rise_end) return cosine_between(initial, peak_lr_, s / std::max(rise_end, 1.0));
-    return cosine_between(peak_lr_, final_lr, (s - rise_end) / (static_cast<double>(total_steps_) - 1.0 - rise_end));
+    return onecycle_at(step, initial, peak_lr_, final_lr);
   }
   const double warmup = config_.warmup_epochs * static_cast<double>(steps_per_epoch_);
   if (s < warmup) return peak_lr_ * (s + 1.0) / warmup;

@@ -1,5 +1,6 @@
 // Learning-rate schedules as pure functions of the optimizer step, so a resumed run needs no
 // scheduler state beyond the step count: constant, linear warm-up + cosine, one-cycle, step decay.
+// One-cycle can also cycle the momentum inversely to the learning rate, as PyTorch's OneCycleLR does.
 #pragma once
 
 #include "fastloop/core/config.h"
@@ -16,7 +17,16 @@ class LrSchedule {
   /// Learning rate for optimizer step `step` (0-based).
   double lr_at(int64_t step) const;
 
+  /// Whether the schedule sets the momentum (onecycle with --cycle-momentum).
+  bool cycles_momentum() const;
+  /// Momentum (AdamW: beta1) for optimizer step `step`: max_momentum at the start and end, base_momentum
+  /// at the learning-rate peak, on the same cosine phases as the learning rate.
+  double momentum_at(int64_t step) const;
+
  private:
+  /// OneCycleLR's two cosine phases: start → peak over pct_start of the steps, then peak → end.
+  double onecycle_at(int64_t step, double start, double peak, double end) const;
+
   ScheduleConfig config_;
   double peak_lr_;
   int64_t total_steps_;

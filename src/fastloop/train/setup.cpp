@@ -4,6 +4,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/io/weights.h"
+#include "fastloop/models/fold_bn.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
@@ -22,6 +23,9 @@ StepOptions step_options_for(const TrainConfig& config, const AmpPolicy& amp) {
   step.label_smoothing = config.optim.label_smoothing;
   step.amp = amp;
   step.set_to_none = config.perf.set_to_none;
+  step.clip_grad_norm = config.optim.clip_grad_norm;
+  // With --mixup/--cutmix the smoothing is folded into the soft targets (timm's mixup_target), not the loss.
+  if (config.data.mixup > 0 || config.data.cutmix > 0) step.label_smoothing = 0.0;
   return step;
 }
 
@@ -60,6 +64,8 @@ void resume(TrainSetup& setup) {
   auto saved = Checkpoint::read(setup.checkpoint);
   saved.restore(*setup.model, setup.optimizer.get(), /*rng=*/true, &setup.scaler);
   setup.position = saved.position();
+  if (setup.ema && saved.has_ema()) saved.restore_ema(setup.ema->module());
+  if (setup.ema && !saved.has_ema()) setup.ema->set(*setup.model);  // --ema-decay added on resume: start here
   TrainConfig resumed;
   config_from_json(resumed, saved.config_json());
   if (resumed.dist.world_size > 0 && resumed.dist.world_size != setup.world_size())
@@ -95,7 +101,25 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   }
   setup.model->to(device);
   if (config.perf.channels_last) module_to_channels_last(*setup.model);
-  setup.optimizer = optimizer_make(config.optim, setup.model->parameters(), config.perf.fused_optim);
+  if (!model_is_builtin(config.model.name))  // a TorchScript or registered model: one probe before any work
+    model_check_forward(*setup.model, config.model.name, {train.channels(), train.height(), train.width()},
+                        config.model.num_classes ? config.model.num_classes : train.num_classes,
+                        config.perf.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  if (config.perf.fold_bn) fold_bn_require(*setup.model);  // refused at the start, not at the first evaluation
+  setup.optimizer = optimizer_make(config.optim, setup.model->named_parameters(), config.perf.fused_optim);
+  if (config.optim.ema_decay > 0) {  // a second model of the same architecture holds the average
+    Classifier average = model_make_for(config.model, train.channels(), train.num_classes);
+    average->to(device);
+    if (config.perf.channels_last) module_to_channels_last(*average);
+    setup.ema = std::make_unique<ModelEma>(average, *setup.model,
+                                           EmaOptions().decay(config.optim.ema_decay).warmup(config.optim.ema_warmup));
+  }
+  setup.mixup = Mixup(MixupOptions()
+                          .mixup_alpha(config.data.mixup)
+                          .cutmix_alpha(config.data.cutmix)
+                          .label_smoothing(config.optim.label_smoothing)
+                          .num_classes(config.model.num_classes ? config.model.num_classes : train.num_classes)
+                          .seed(static_cast<uint64_t>(config.run.seed)));
   setup.scaler = GradScaler(GradScalerOptions().enabled(setup.amp.grad_scaling));
   setup.step = step_options_for(config, setup.amp);
   setup.train_loader = train_loader_for(config, setup);

@@ -10,7 +10,9 @@
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/amp.h"
 #include "fastloop/train/checkpoint.h"
+#include "fastloop/train/ema.h"
 #include "fastloop/train/evaluate.h"
+#include "fastloop/train/mixup.h"
 #include "fastloop/train/step.h"
 
 #include <c10/core/Device.h>
@@ -35,6 +37,8 @@ struct TrainSetup {
   LoaderOptions train_loader;                     // this rank's share, batches as the step wants them
   EvalOptions eval;                               // evaluation under the same device, dtype and layout
   std::unique_ptr<DistributedDataParallel> ddp;   // with a group: made after the restore, from rank 0's state
+  std::unique_ptr<ModelEma> ema;                  // --ema-decay: the weights' moving average; null when off
+  Mixup mixup{MixupOptions()};                    // --mixup / --cutmix (enabled() false when both are 0)
   TrainPosition position;                         // where --resume continues; zero otherwise
   std::string checkpoint;                         // the run's checkpoint file; empty without --checkpoint-dir
 

@@ -1,6 +1,7 @@
 // The training step.
 #include "fastloop/train/step.h"
 
+#include <ATen/ATen.h>
 #include <torch/nn/functional/loss.h>
 
 namespace fastloop {
@@ -25,8 +26,26 @@ at::Tensor train_micro_step(ClassifierImpl& model, const at::Tensor& images, con
   return loss.detach();
 }
 
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return at::zeros({});
+  at::NoGradGuard no_grad;
+  const at::Tensor total = at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)), 2);
+  const at::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  at::_foreach_mul_(grads, coef);
+  return total;
+}
+
 bool train_optimizer_step(torch::optim::Optimizer& optimizer, GradScaler& scaler, const StepOptions& options,
                           PhaseRecorder* recorder) {
+  if (options.clip_grad_norm > 0) {  // on the true gradients: after the fp16 scaler divides its scale out
+    scaler.unscale(optimizer);
+    std::vector<at::Tensor> params;
+    for (auto& group : optimizer.param_groups()) params.insert(params.end(), group.params().begin(), group.params().end());
+    clip_grad_norm(params, options.clip_grad_norm);
+  }
   const bool stepped = scaler.step(optimizer);
   scaler.update();
   if (!options.keep_gradients) optimizer.zero_grad(options.set_to_none);

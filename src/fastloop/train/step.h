@@ -1,6 +1,6 @@
 // One training step, split where gradient accumulation needs it: a micro-step (autocast forward,
 // loss ÷ micro-batches, scaled backward) run once per micro-batch, then the optimizer step
-// (unscale, skip on inf/nan, update, release gradients with zero_grad(set_to_none)).
+// (unscale, clip to --clip-grad-norm, skip on inf/nan, update, release gradients with zero_grad(set_to_none)).
 #pragma once
 
 #include "fastloop/models/classifier.h"
@@ -10,6 +10,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/optim/optimizer.h>
 
+#include <vector>
+
 namespace fastloop {
 
 struct StepOptions {
@@ -17,7 +19,12 @@ struct StepOptions {
   AmpPolicy amp;               // autocast on/off and its dtype (the scaler is the caller's)
   bool set_to_none = true;     // false: zero the gradients in place (the pre-2.0 default)
   bool keep_gradients = false; // a CUDA graph owns the gradient tensors and overwrites them: no zero_grad
+  double clip_grad_norm = 0.0; // clip the gradients' global L2 norm to this after unscaling (0: off)
 };
+
+/// torch.nn.utils.clip_grad_norm_ (foreach path, no host sync): scales every gradient by
+/// min(1, max_norm / (total_norm + 1e-6)); returns the total L2 norm before clipping (a 0-d tensor).
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
 
 /// Cross-entropy of `logits` against `labels`, mean over the batch.
 at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing);

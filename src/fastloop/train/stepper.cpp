@@ -52,6 +52,7 @@ CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
   }
   result.lr = schedule_.lr_at(step);
   optimizer_set_lr(*setup_.optimizer, result.lr);
+  if (schedule_.cycles_momentum()) optimizer_set_momentum(*setup_.optimizer, schedule_.momentum_at(step));
   // Without a scaler (fp32, bf16) a non-finite loss is caught here: one host sync per step.
   if (!setup_.scaler.enabled()) {
     result.finite = cycle_finite_.item<bool>();
@@ -63,6 +64,7 @@ CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
     setup_.optimizer->zero_grad(/*set_to_none=*/!setup_.step.keep_gradients);  // the cycle's gradients dropped
     phase_mark(recorder, &TimeSplit::optimizer);
   }
+  if (setup_.ema) setup_.ema->update(*setup_.model, step);  // after every optimizer step, as timm's train loop
   if (!graph_) ++eager_steps_;
   return result;
 }

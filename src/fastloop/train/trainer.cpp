@@ -7,9 +7,12 @@
 #include "fastloop/data/source.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
+#include "fastloop/train/best_checkpoints.h"
 #include "fastloop/train/faults.h"
+#include "fastloop/train/profile.h"
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/stepper.h"
+#include "fastloop/train/tensorboard_log.h"
 
 #include <ATen/ATen.h>
 
@@ -61,7 +64,10 @@ RunLength run_length(const TrainConfig& config, const Loader& loader, int64_t tr
 /// last one written is named by the messages of runs that cannot go on.
 class RunCheckpoint {
  public:
-  explicit RunCheckpoint(const TrainSetup& setup) : setup_(setup) {
+  explicit RunCheckpoint(const TrainSetup& setup)
+      : setup_(setup),
+        best_(setup.config.run.checkpoint_dir, setup.main_rank() ? setup.config.run.keep_best : 0,
+              setup.config.run.resume) {
     TrainConfig saved = setup.config;
     saved.dist.world_size = setup.world_size();  // positions count per-rank batches
     config_json_ = config_to_json(saved);
@@ -75,24 +81,35 @@ class RunCheckpoint {
   }
   void save() {
     if (setup_.checkpoint.empty() || !setup_.main_rank()) return;
-    checkpoint_save(setup_.checkpoint, *setup_.model, setup_.optimizer.get(), setup_.position, config_json_,
-                    &setup_.scaler);
+    save_to(setup_.checkpoint);
     last_ = {setup_.checkpoint, setup_.position.step};
+  }
+  /// --keep-best: after an epoch's evaluation (before the position moves on to the next epoch).
+  void offer_best(double accuracy) {
+    best_.offer(accuracy, setup_.position.epoch, [this](const std::string& path) { save_to(path); });
   }
   const SavedCheckpoint& last() const { return last_; }
 
  private:
+  void save_to(const std::string& path) const {
+    checkpoint_save(path, *setup_.model, setup_.optimizer.get(), setup_.position, config_json_, &setup_.scaler,
+                    setup_.ema ? &setup_.ema->module() : nullptr);
+  }
+
   const TrainSetup& setup_;
   std::string config_json_;
   SavedCheckpoint last_;
+  BestCheckpoints best_;
 };
 
-/// What a run tells its user: the progress display, --metrics lines and the control's report callback.
+/// What a run tells its user: the progress display, --metrics lines, --tensorboard events and the control's
+/// report callback.
 class RunLog {
  public:
   RunLog(const TrainSetup& setup, const TrainControl& control)
       : config_(setup.config), control_(control), progress_(control.progress && setup.main_rank()),
-        metrics_(setup.main_rank() ? setup.config.run.metrics : "") {}
+        metrics_(setup.main_rank() ? setup.config.run.metrics : ""),
+        tensorboard_(setup.main_rank() ? setup.config.run.tensorboard : "", setup.position.step), scaler_(setup.scaler) {}
   /// A log interval's report (its loss, rate and loader wait); starts the next interval.
   void step(const TrainPosition& p, int64_t batches, Tally& interval, double lr) {
     const StepReport report{p.epoch, config_.run.epochs, p.batch, batches, p.step, interval.mean_loss(),
@@ -100,6 +117,9 @@ class RunLog {
     progress_.step(report);
     if (control_.on_report) control_.on_report(report);
     if (p.step % config_.run.log_every == 0) metrics_.step(report);
+    const double interval_s = seconds_since(interval.start);
+    tensorboard_.step(report, interval_s > 0 ? interval.data_wait / interval_s : 0.0,
+                      scaler_.enabled() ? scaler_.current_scale() : 0.0);
     interval.reset();
   }
   void epoch(const TrainPosition& p, const Tally& epoch, const EvalResult& test, double epoch_train_s) {
@@ -107,6 +127,7 @@ class RunLog {
                              static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_)};
     progress_.epoch(report, config_.run.epochs);
     metrics_.epoch(report);
+    tensorboard_.epoch(report);
   }
 
  private:
@@ -114,14 +135,17 @@ class RunLog {
   const TrainControl& control_;
   Progress progress_;
   MetricsWriter metrics_;
+  TensorBoardLog tensorboard_;
+  const GradScaler& scaler_;  // its scale is logged under fp16
   Clock::time_point start_ = Clock::now();
 };
 
 /// The micro-step, with out-of-memory (CUDA's OutOfMemoryError, the CPU allocator's refusal) explained.
-at::Tensor micro_step_or_explain(Stepper& stepper, const Batch& batch, int64_t micro, int64_t cycle_length,
-                                 const TrainConfig& config) {
+/// `targets`: the batch's labels, or mixup's soft targets.
+at::Tensor micro_step_or_explain(Stepper& stepper, const Batch& batch, const at::Tensor& targets, int64_t micro,
+                                 int64_t cycle_length, const TrainConfig& config) {
   try {
-    return stepper.micro_step(batch.images, batch.labels, micro, cycle_length);
+    return stepper.micro_step(batch.images, targets, micro, cycle_length);
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;
     throw RunError(out_of_memory_message(config, batch.images, e.what_without_backtrace()));
@@ -146,6 +170,40 @@ class SkipPolicy {
   int64_t consecutive_ = 0;  // optimizer steps skipped in a row (inf/nan)
 };
 
+/// --mixup/--cutmix: mixes the batch in place and returns its soft targets; otherwise its labels.
+at::Tensor mix_in_place(TrainSetup& setup, Batch& batch, int64_t step, int64_t micro) {
+  if (!setup.mixup.enabled()) return batch.labels;
+  const MixParams params =
+      setup.mixup.draw(step, micro, setup.rank(), batch.images.size(2), batch.images.size(3));
+  return setup.mixup.apply(batch.images, batch.labels, params);
+}
+
+/// The epoch's evaluation. With --ema-decay the EMA weights are the run's result (as timm's train.py
+/// ranks its checkpoints by them); the raw weights' accuracy is printed beside it.
+EvalResult evaluate_run(TrainSetup& setup, const Dataset& test, bool progress) {
+  const TrainConfig& config = setup.config;
+  const EvalResult model = evaluate(*setup.model, test, config.data.batch_size, config.data.workers, setup.eval);
+  if (!setup.ema) return model;
+  if (setup.group) setup.ema->sync(*setup.group);  // each rank averaged its own BatchNorm statistics
+  const EvalResult ema = evaluate(setup.ema->module(), test, config.data.batch_size, config.data.workers, setup.eval);
+  if (progress && setup.main_rank())
+    std::printf("ema: test accuracy %.2f%% (loss %.4f); without EMA %.2f%% (loss %.4f)\n", 100.0 * ema.accuracy,
+                ema.loss, 100.0 * model.accuracy, model.loss);
+  return ema;
+}
+
+/// --expect-test-acc: a run that ends below the expected accuracy fails (exit 3), for CI and scripts.
+void expect_accuracy(const TrainConfig& config, const TrainSummary& summary) {
+  if (config.run.expect_test_acc <= 0 || summary.stopped || summary.test.accuracy >= config.run.expect_test_acc) return;
+  char message[256];
+  std::snprintf(message, sizeof(message),
+                "test accuracy %.2f%% after %lld steps is below --expect-test-acc %.2f%%; the recipe or the data "
+                "changed, or the run needs more epochs",
+                100.0 * summary.test.accuracy, static_cast<long long>(summary.position.step),
+                100.0 * config.run.expect_test_acc);
+  throw RunError(message);
+}
+
 void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_seconds, int64_t images) {
   summary.position = setup.position;
   summary.train_seconds = train_seconds;
@@ -169,14 +227,18 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
   const DistEnv dist_env = dist_env_detect();
   const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
-  const DatasetSplits data = data_load(config.data.source);
+  const DatasetSplits data = data_load(config.data);
   TrainSetup setup = train_setup(config, data.train, device, process_group_join(config.dist, dist_env, device));
   Loader loader(data.train, setup.train_loader);
+  if (data.test.size() == 0 && setup.main_rank())
+    std::printf("%s has no test split (no val/ folder, no val shards): evaluation is skipped\n", config.data.source.c_str());
   const RunLength length = run_length(config, loader, data.train.size());
   Stepper stepper(setup, LrSchedule(config.schedule, config.optim.lr, length.total_steps, length.steps_per_epoch),
                   setup.main_rank());
   TrainPosition& position = setup.position;
   RunCheckpoint checkpoint(setup);
+  StepProfiler profiler(setup.main_rank() ? config.run.profile : "", config.run.profile_steps, device,
+                        length.total_steps);
 
   RunLog log(setup, control);
   TrainSummary summary;
@@ -191,6 +253,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     loader.start_epoch(position.epoch, position.batch);
     Tally interval(device), epoch(device);
     for (;;) {
+      profiler.step_begins(position.step);  // --profile: from the wait for the step's first batch
       const auto wait_start = Clock::now();
       auto batch = loader.next();
       interval.data_wait += seconds_since(wait_start);
@@ -199,7 +262,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       // --- the micro-step: forward and backward of one batch of the cycle ---
       const int64_t micro = position.batch - length.cycle_start(position.batch);
       const int64_t cycle_length = length.cycle_length(position.batch);
-      const at::Tensor loss = micro_step_or_explain(stepper, *batch, micro, cycle_length, config);
+      const at::Tensor targets = mix_in_place(setup, *batch, position.step, micro);
+      const at::Tensor loss = micro_step_or_explain(stepper, *batch, targets, micro, cycle_length, config);
       const int64_t images = batch->labels.size(0) * setup.world_size();
       interval.add(loss, images), epoch.add(loss, images), images_trained += images;
       ++position.batch;
@@ -209,6 +273,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       const CycleResult cycle = stepper.optimizer_step(position.step);
       skip_policy.after(cycle, position, checkpoint.last(), setup.scaler.enabled(), summary);
       ++position.step;
+      profiler.step_done(position.step);
       done = position.step >= length.total_steps;
       bool stop = control.should_stop && control.should_stop(position);
       if (setup.group) stop = setup.group->any(stop, "stop request");  // all ranks stop after the same step
@@ -222,21 +287,27 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       if (stop || done) break;
     }
     loader.stop();
+    if (loader.bad_images_skipped() > 0 && setup.main_rank())  // --bad-image-policy skip
+      std::printf("epoch %lld: skipped %lld undecodable images (this rank's share)\n",
+                  static_cast<long long>(position.epoch + 1), static_cast<long long>(loader.bad_images_skipped()));
     const double epoch_train_s = seconds_since(epoch.start);
     train_seconds += epoch_train_s;
     if (summary.stopped) break;
 
     // --- each epoch end: evaluate, report, checkpoint ---
     if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
-    summary.test = evaluate(*setup.model, data.test, config.data.batch_size, config.data.workers, setup.eval);
+    summary.test = evaluate_run(setup, data.test, control.progress);
     log.epoch(position, epoch, summary.test, epoch_train_s);
+    checkpoint.offer_best(summary.test.accuracy);
     ++position.epoch;
     position.batch = 0;
     checkpoint.save();
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
-    summary.test = evaluate(*setup.model, data.test, config.data.batch_size, config.data.workers, setup.eval);
+    summary.test = evaluate_run(setup, data.test, control.progress);
+  profiler.finish();
   summary_fill(summary, setup, train_seconds, images_trained);
+  expect_accuracy(config, summary);
   return summary;
 }
 

@@ -1,0 +1,139 @@
+// `fastloop pack DIR OUT [--shard-mb 256]`: an image folder (DIR/train/CLASS/IMAGE, DIR/val/...) as
+// WebDataset tar shards OUT/train-000000.tar ... and OUT/val-000000.tar ..., for `--data shards:OUT`.
+// Each sample is KEY.jpg|jpeg|png (the file's bytes, untouched) + KEY.cls (its class index as text),
+// classes numbered as torchvision's ImageFolder numbers them (OUT/classes.txt lists them in order). The
+// train images are shuffled once (seeded) before packing, since a shard read front to back through a
+// bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order.
+#include "commands.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/imagefolder.h"
+#include "fastloop/data/tar.h"
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <random>
+
+namespace fastloop {
+
+namespace {
+
+struct PackFlags {
+  std::string dir;
+  std::string out;
+  int64_t shard_mb = 256;
+  uint64_t seed = 0;
+};
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kBlock = 512;  // bytes per tar block
+// Bytes a sample with an image of `size` bytes adds to a shard: two headers, the image padded to whole
+// blocks and the .cls block; kEndBlocks close the archive.
+int64_t sample_bytes(size_t size) { return 3 * kBlock + (static_cast<int64_t>(size) + kBlock - 1) / kBlock * kBlock; }
+constexpr int64_t kEndBlocks = 2 * kBlock;
+
+// The member extension for an image file: its own, lower-cased, when fastloop decodes the format.
+std::string image_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".jpg" || ext == ".jpeg" || ext == ".png") return ext.substr(1);
+  throw InputError(path + ": fastloop reads JPEG and PNG images only; convert this one (or remove it) before packing");
+}
+
+std::string shard_path(const std::string& out, const std::string& split, int64_t shard) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%s-%06lld.tar", split.c_str(), static_cast<long long>(shard));
+  return out + "/" + name;
+}
+
+// Packs `images` in `order` into OUT/SPLIT-NNNNNN.tar shards of at most `shard_bytes` (a larger image
+// gets a shard of its own); returns the number of shards.
+int64_t pack_split(const ImageFolder& images, const std::vector<int64_t>& order, const std::string& out,
+                   const std::string& split, int64_t shard_bytes) {
+  std::unique_ptr<TarWriter> shard;
+  int64_t shards = 0;
+  std::string scratch;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int64_t i = order[k];
+    const std::string_view bytes = images.bytes(i, scratch);
+    const std::string ext = image_extension(images.name(i));
+    if (shard && shard->bytes() + sample_bytes(bytes.size()) + kEndBlocks > shard_bytes) {
+      shard->close();
+      shard.reset();
+    }
+    if (!shard) {
+      shard = std::make_unique<TarWriter>(shard_path(out, split, shards++));
+      std::printf("%s\n", shard->path().c_str());
+      std::fflush(stdout);
+    }
+    char key[32];
+    std::snprintf(key, sizeof(key), "%08zu", k);
+    shard->add(std::string(key) + "." + ext, bytes);
+    shard->add(std::string(key) + ".cls", std::to_string(images.label(i)));
+  }
+  if (shard) shard->close();
+  return shards;
+}
+
+void refuse_existing_shards(const std::string& out) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out, ec)) {
+    const std::string name = entry.path().filename().string();
+    if ((name.rfind("train-", 0) == 0 || name.rfind("val-", 0) == 0) && entry.path().extension() == ".tar")
+      throw InputError(out + " already holds shards (" + name + "); pack into an empty folder, or remove them first");
+  }
+}
+
+int pack_run(const PackFlags& f) {
+  std::string dir = f.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir + "/train", ec))
+    throw InputError("pack: no folder " + dir + "/train; an image folder holds train/CLASS/IMAGE (and val/CLASS/IMAGE)");
+  const auto train = ImageFolder::list(dir + "/train");
+  const auto val = std::filesystem::is_directory(dir + "/val", ec) ? ImageFolder::list(dir + "/val", &train->classes()) : nullptr;
+  std::filesystem::create_directories(f.out, ec);
+  if (ec) throw InputError("pack: cannot create " + f.out + " (" + ec.message() + ")");
+  refuse_existing_shards(f.out);
+
+  std::vector<int64_t> order(static_cast<size_t>(train->size()));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::mt19937_64 rng(f.seed);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(rng() % i)]);
+  const int64_t train_shards = pack_split(*train, order, f.out, "train", f.shard_mb * kMiB);
+  int64_t val_shards = 0;
+  if (val) {
+    order.resize(static_cast<size_t>(val->size()));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    val_shards = pack_split(*val, order, f.out, "val", f.shard_mb * kMiB);
+  }
+  std::ofstream classes(f.out + "/classes.txt");
+  for (const std::string& c : train->classes()) classes << c << "\n";
+  if (!classes.good()) throw InputError("pack: cannot write " + f.out + "/classes.txt");
+
+  std::printf("packed %lld train images of %zu classes into %lld shards", static_cast<long long>(train->size()),
+              train->classes().size(), static_cast<long long>(train_shards));
+  if (val) std::printf(", %lld val images into %lld shards", static_cast<long long>(val->size()), static_cast<long long>(val_shards));
+  else std::printf(" (no %s/val: no val shards)", dir.c_str());
+  std::printf("\ntrain with --data shards:%s\n", f.out.c_str());
+  return 0;
+}
+
+} // namespace
+
+Subcommand pack_command(CLI::App& root) {
+  auto* app = root.add_subcommand("pack", "Write an image folder as WebDataset tar shards (for --data shards:OUT)");
+  auto flags = std::make_shared<PackFlags>();
+  app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE)")->required();
+  app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar and classes.txt")->required();
+  app->add_option("--shard-mb", flags->shard_mb, "MiB per shard at most")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app->add_option("--seed", flags->seed, "seed of the train images' shuffle before packing")->capture_default_str();
+  return {app, [flags] { return pack_run(*flags); }};
+}
+
+} // namespace fastloop

@@ -1,0 +1,33 @@
+// libFuzzer target for the tar reader (tar_list) and the WebDataset grouping over it (shard_index): any
+// bytes must list or throw InputError, never crash or read outside the buffer; every member listed must
+// lie inside the archive, every sample's image too, and every class index must be in range.
+// Input: the archive itself (the seeds are small shards: ustar as `fastloop pack` writes it, GNU tar's
+// long names, Python tarfile's pax headers).
+#include "fastloop/core/errors.h"
+#include "fastloop/data/shards.h"
+#include "fastloop/data/tar.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view archive(reinterpret_cast<const char*>(data), size);
+  try {
+    for (const fastloop::TarMember& m : fastloop::tar_list(archive, "fuzz.tar")) {
+      if (m.offset < 0 || m.size < 0 || m.offset % 512 != 0 || m.size > static_cast<int64_t>(size) - m.offset)
+        std::abort();
+      volatile char last = m.size > 0 ? archive[static_cast<size_t>(m.offset + m.size - 1)] : 0;
+      (void)last;
+    }
+  } catch (const fastloop::InputError&) {
+  }
+  try {
+    for (const fastloop::ShardSample& s : fastloop::shard_index(archive, "fuzz.tar")) {
+      if (s.offset < 0 || s.size < 0 || s.size > static_cast<int64_t>(size) - s.offset) std::abort();
+      if (s.label < 0 || s.label >= (int64_t{1} << 24) || s.key.empty()) std::abort();
+    }
+  } catch (const fastloop::InputError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,64 @@
+# shellcheck shell=bash
+# `scripts/device_check.sh --prepare` (sourced): copies into prepared/ (git-ignored, carried to the GPU
+# machine) what the GPU image lacks: GoogleTest sources, CLI11, nlohmann-json, toml++, gloo and zlib
+# headers, Debian's libz.so.1, libturbojpeg and libspng (headers and the shared libraries, which need only
+# libc, libm and libz), and the Fashion-MNIST files. About 40 MB.
+# Needs: PREPARED.
+
+prepare_sources=(/usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp
+                 /usr/include/toml++/toml.h /usr/include/gloo/config.h /usr/include/zlib.h /usr/include/turbojpeg.h
+                 /usr/include/spng.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
+
+# The file a library's soname resolves to here (copied without the symlink).
+library_file() { ldconfig -p | awk -v name="$1" '$1 == name && /x86-64/ {print $NF; exit}'; }
+
+prepare() {
+  set -e
+  local missing=() f
+  for f in "${prepare_sources[@]}"; do [ -e "$f" ] || missing+=("$f"); done
+  if ((${#missing[@]})); then
+    echo "device_check --prepare: missing ${missing[*]}; run scripts/setup.sh first (it installs the Debian" \
+         "packages these come from)" >&2
+    exit 1
+  fi
+  rm -rf "$PREPARED.tmp"
+  local p=$PREPARED.tmp
+  mkdir -p "$p/googletest" "$p/cli11/include" "$p/nlohmann_json/include" "$p/tomlplusplus/include" \
+           "$p/gloo/include" "$p/zlib/include" "$p/zlib/lib" "$p/turbojpeg/include" "$p/turbojpeg/lib" \
+           "$p/spng/include" "$p/spng/lib" "$p/fashion-mnist"
+  # GoogleTest: the top-level CMakeLists and googletest/ (gmock is not used; BUILD_GMOCK=OFF).
+  cp -a /usr/src/googletest/CMakeLists.txt /usr/src/googletest/googletest "$p/googletest/"
+  cp -a /usr/include/CLI "$p/cli11/include/"
+  cp -a /usr/include/nlohmann "$p/nlohmann_json/include/"
+  cp -a /usr/include/toml++ "$p/tomlplusplus/include/"
+  cp -a /usr/include/gloo "$p/gloo/include/"
+  cp -a /usr/include/zlib.h /usr/include/zconf.h "$p/zlib/include/"
+  # Debian's libz.a is not position-independent (libfastloop is a shared library), so the build links the
+  # image's own runtime libz.so.1; this copy (resolved, no symlink) is only the fallback if it has none.
+  cp -L "$(library_file libz.so.1)" "$p/zlib/lib/libz.so.1"
+  cp -a /usr/include/turbojpeg.h "$p/turbojpeg/include/"
+  cp -L "$(library_file libturbojpeg.so.0)" "$p/turbojpeg/lib/libturbojpeg.so.0"
+  ln -s libturbojpeg.so.0 "$p/turbojpeg/lib/libturbojpeg.so"
+  cp -a /usr/include/spng.h "$p/spng/include/"
+  cp -L "$(library_file libspng.so.0)" "$p/spng/lib/libspng.so.0"
+  ln -s libspng.so.0 "$p/spng/lib/libspng.so"
+  cp -a /usr/share/datasets/fashion-mnist/*-ubyte.gz "$p/fashion-mnist/"
+  {
+    echo "# prepared/ for scripts/device_check.sh (git-ignored; carried to the GPU machine)"
+    echo "# made $(date -u +%FT%TZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
+    for pkg in googletest libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgloo-dev zlib1g-dev zlib1g \
+               libturbojpeg0-dev libspng-dev dataset-fashion-mnist; do
+      echo "$pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
+    done
+  } > "$p/MANIFEST"
+  rm -rf "$PREPARED"
+  mv "$p" "$PREPARED"
+  (cd "$PREPARED" && du -sh -- * | sed 's/^/  /')
+  local bytes
+  bytes=$(du -sb "$PREPARED" | cut -f1)
+  echo "prepared/: $((bytes / 1024 / 1024)) MiB ($bytes bytes) in all; the limit for what travels is 64 MiB"
+  if ((bytes > 60 * 1024 * 1024)); then
+    echo "device_check --prepare: prepared/ is over 60 MiB, too close to the 64 MiB the tree may carry" >&2
+    exit 1
+  fi
+}

@@ -1,0 +1,38 @@
+// A split held as encoded image files (JPEG/PNG) and labels, never as decoded pixels: image folders
+// (data/imagefolder) and WebDataset tar shards (data/shards) implement it; the loader's workers read a
+// sample's bytes on demand (page cache / mmap), decode and augment it straight into the batch buffer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fastloop {
+
+class EncodedImages {
+ public:
+  virtual ~EncodedImages() = default;
+
+  /// Samples in the split.
+  virtual int64_t size() const = 0;
+  /// Class index of sample `i`, in [0, num_classes).
+  virtual int64_t label(int64_t i) const = 0;
+  /// Where sample `i` comes from, for error messages: a path, or "SHARD.tar:KEY.jpg".
+  virtual std::string name(int64_t i) const = 0;
+  /// The encoded file of sample `i`. The view points into storage owned by this object (a mapping) or,
+  /// when the bytes must be read, into `scratch`; it stays valid until `scratch` changes. Safe to call
+  /// from several loader threads at once. An unreadable file throws InputError naming it.
+  virtual std::string_view bytes(int64_t i, std::string& scratch) const = 0;
+
+  /// The order an epoch visits the samples of this rank when the source imposes one (shards: shard
+  /// shuffle, then a bounded shuffle buffer over a sequential read); nullopt: the sampler's own shuffle.
+  virtual std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
+                                                          int64_t world_size) const {
+    (void)seed, (void)epoch, (void)rank, (void)world_size;
+    return std::nullopt;
+  }
+};
+
+} // namespace fastloop

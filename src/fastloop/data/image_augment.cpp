@@ -1,0 +1,261 @@
+// Encoded-image batch assembly. The geometry follows torchvision v2 line by line (RandomResizedCrop's
+// make_params, _compute_resized_output_size, center_crop's anchor), Python's round() included (ties to
+// even: std::nearbyint). Random draws come from (seed, epoch, index), so any number of loader workers
+// makes the same batches. Each worker thread keeps its decoder, file buffer and resize output across
+// samples (thread_local: the hot path allocates only what ATen's resize allocates internally).
+#include "fastloop/data/image_augment.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/sampler.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+namespace {
+
+constexpr double kScaleMin = 0.08, kScaleMax = 1.0;           // of the image's area
+constexpr double kRatioMin = 3.0 / 4.0, kRatioMax = 4.0 / 3.0;  // width / height
+constexpr int kCropTries = 10;
+constexpr int64_t kSkipTries = 16;  // bad images in a row that --bad-image-policy skip steps over
+constexpr uint64_t kCropSalt = 0xc20b, kFlipSalt = 0xf11b;
+
+// A stream of uniform draws for one sample (splitmix64 over a per-sample start).
+class Draws {
+ public:
+  explicit Draws(uint64_t start) : state_(start) {}
+  uint64_t next() {
+    uint64_t x = (state_ += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }  // [0, n)
+
+ private:
+  uint64_t state_;
+};
+
+// One sample's resize is far too small to split over ATen's intra-op threads, and the loader already runs one
+// sample per core: with OpenMP (the PyTorch wheels' backend) the split costs 8x the CPU of a serial resize
+// (measured: 8.2 vs 1.0 ms per 224 px training image on 2 cores). at::set_num_threads() is process-wide, so
+// this sets OpenMP's per-thread limit for the current thread and restores it. Looked up with dlsym so a
+// LibTorch with another parallel backend simply runs as it is.
+class SerialAtenScope {
+ public:
+  SerialAtenScope() {
+    static const auto set = reinterpret_cast<void (*)(int)>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    set_ = set;
+    if (!set_) return;
+    saved_ = at::get_num_threads();  // also runs ATen's lazy per-thread init, which would undo ours
+    set_(1);
+  }
+  ~SerialAtenScope() {
+    if (set_) set_(saved_);
+  }
+  SerialAtenScope(const SerialAtenScope&) = delete;
+  SerialAtenScope& operator=(const SerialAtenScope&) = delete;
+
+ private:
+  void (*set_)(int) = nullptr;
+  int saved_ = 1;
+};
+
+int64_t py_round(double v) { return static_cast<int64_t>(std::nearbyint(v)); }  // Python 3 round(): ties to even
+
+struct ImageWork {
+  ImageDecoder decoder;
+  std::string file;      // the encoded bytes of the current sample
+  at::Tensor resized;    // uint8 [1, 3, S, S]: the train crop, or eval's whole resized image
+};
+
+ImageWork& image_work() {
+  thread_local ImageWork work;
+  return work;
+}
+
+// `box` of a full-scale height x width image, in the pixels of its decode at decoded_h x decoded_w.
+CropBox box_scaled(const CropBox& box, int64_t height, int64_t width, int64_t decoded_h, int64_t decoded_w) {
+  if (decoded_h == height && decoded_w == width) return box;
+  const double fy = static_cast<double>(decoded_h) / height, fx = static_cast<double>(decoded_w) / width;
+  CropBox out;
+  out.top = std::min<int64_t>(decoded_h - 1, py_round(box.top * fy));
+  out.left = std::min<int64_t>(decoded_w - 1, py_round(box.left * fx));
+  out.height = std::clamp<int64_t>(py_round((box.top + box.height) * fy) - out.top, 1, decoded_h - out.top);
+  out.width = std::clamp<int64_t>(py_round((box.left + box.width) * fx) - out.left, 1, decoded_w - out.left);
+  return out;
+}
+
+// The uint8 image (any strides) of one sample, flipped or not, through the table into its batch slot.
+template <typename T, bool kChannelsLast>
+void sample_write(const at::Tensor& rgb, bool flip, const T* lut, T* out) {
+  const int64_t H = rgb.size(2), W = rgb.size(3);
+  const int64_t sc = rgb.stride(1), sy = rgb.stride(2), sx = rgb.stride(3);
+  const uint8_t* in = rgb.data_ptr<uint8_t>();
+  for (int64_t y = 0; y < H; ++y) {
+    for (int64_t x = 0; x < W; ++x) {
+      const uint8_t* px = in + y * sy + (flip ? W - 1 - x : x) * sx;
+      for (int64_t c = 0; c < 3; ++c) {
+        T& dst = kChannelsLast ? out[(y * W + x) * 3 + c] : out[c * H * W + y * W + x];
+        dst = lut[c * 256 + px[c * sc]];
+      }
+    }
+  }
+}
+
+// Decodes, crops and resizes sample `index`; returns the S x S uint8 view to write and whether to flip it.
+at::Tensor sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& options, uint64_t seed,
+                         int64_t epoch, ImageWork& work, bool& flip) {
+  const int64_t S = dataset.image_size;
+  const std::string_view bytes = dataset.encoded->bytes(index, work.file);
+  const std::string name = dataset.encoded->name(index);
+  const ImageInfo info = work.decoder.info(bytes, name);
+  flip = options.flip && random_flip(seed, epoch, index);
+  if (options.crop) {
+    const CropBox box = random_resized_crop_box(info.height, info.width, seed, epoch, index);
+    const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
+    const RgbImage image = work.decoder.decode(bytes, name, scale);
+    resized_crop(image, box_scaled(box, info.height, info.width, image.height, image.width), S, S, work.resized);
+    return work.resized;
+  }
+  const EvalGeometry geometry = eval_geometry(info.height, info.width, S);
+  const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(geometry.resized_height) / info.height,
+                                                         static_cast<double>(geometry.resized_width) / info.width));
+  const RgbImage image = work.decoder.decode(bytes, name, scale);
+  resized_crop(image, {0, 0, image.height, image.width}, geometry.resized_height, geometry.resized_width, work.resized);
+  return work.resized.narrow(2, geometry.crop.top, S).narrow(3, geometry.crop.left, S);
+}
+
+template <typename T, bool kChannelsLast>
+int64_t batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                    uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
+  const int64_t n = dataset.size(), plane = 3 * dataset.image_size * dataset.image_size;
+  const std::vector<float> lut_f = normalize_lut(dataset);
+  std::vector<T> lut(lut_f.size());
+  for (size_t i = 0; i < lut.size(); ++i) lut[i] = static_cast<T>(lut_f[i]);
+  ImageWork& work = image_work();
+  int64_t skipped = 0;
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t index = indices[b];
+    if (index < 0 || index >= n)
+      throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
+    for (int64_t attempt = 0;; ++attempt) {
+      try {
+        bool flip = false;
+        const at::Tensor pixels = sample_pixels(dataset, index, options, seed, epoch, work, flip);
+        sample_write<T, kChannelsLast>(pixels, flip, lut.data(), dst + b * plane);
+        break;
+      } catch (const InputError&) {
+        if (!dataset.skip_bad_images) throw;
+        if (++skipped, attempt + 1 >= kSkipTries)
+          throw InputError("--bad-image-policy skip: " + std::to_string(kSkipTries) + " images in a row from " +
+                           dataset.encoded->name(indices[b]) + " on could not be decoded; check the data set");
+        index = (index + 1) % n;  // the next sample stands in, deterministically
+      }
+    }
+    const int64_t label = dataset.encoded->label(index);
+    if (label < 0 || label >= dataset.num_classes)
+      throw std::out_of_range("sample " + std::to_string(index) + ": label " + std::to_string(label) +
+                              " is not in [0, " + std::to_string(dataset.num_classes) + ")");
+    dst_labels[b] = label;
+  }
+  return skipped;
+}
+
+template <typename T>
+int64_t batch_write_layout(bool channels_last, const Dataset& dataset, const int64_t* indices, int64_t count,
+                           const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
+                           at::Tensor& labels) {
+  T* dst = images.data_ptr<T>();
+  int64_t* dst_labels = labels.data_ptr<int64_t>();
+  return channels_last ? batch_write<T, true>(dataset, indices, count, options, seed, epoch, dst, dst_labels)
+                       : batch_write<T, false>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
+}
+
+}  // namespace
+
+CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, int64_t epoch, int64_t index) {
+  Draws draws(hash_mix(seed ^ kCropSalt, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index)));
+  const double area = static_cast<double>(height * width);
+  for (int t = 0; t < kCropTries; ++t) {
+    const double target_area = area * draws.uniform(kScaleMin, kScaleMax);
+    const double aspect = std::exp(draws.uniform(std::log(kRatioMin), std::log(kRatioMax)));
+    const int64_t w = py_round(std::sqrt(target_area * aspect));
+    const int64_t h = py_round(std::sqrt(target_area / aspect));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const int64_t top = draws.below(height - h + 1);
+      return {top, draws.below(width - w + 1), h, w};
+    }
+  }
+  const double in_ratio = static_cast<double>(width) / static_cast<double>(height);  // fallback: central crop
+  int64_t w = width, h = height;
+  if (in_ratio < kRatioMin) {
+    h = py_round(static_cast<double>(w) / kRatioMin);
+  } else if (in_ratio > kRatioMax) {
+    w = py_round(static_cast<double>(h) * kRatioMax);
+  }
+  return {(height - h) / 2, (width - w) / 2, h, w};
+}
+
+bool random_flip(uint64_t seed, int64_t epoch, int64_t index) {
+  return hash_mix(seed ^ kFlipSalt, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index)) >> 63;
+}
+
+EvalGeometry eval_geometry(int64_t height, int64_t width, int64_t size) {
+  const int64_t resize = size * 256 / 224;  // shorter side; 256 for 224
+  const int64_t shorter = std::min(height, width), longer = std::max(height, width);
+  const auto new_long = static_cast<int64_t>(static_cast<double>(resize) * static_cast<double>(longer) / static_cast<double>(shorter));
+  EvalGeometry g;
+  g.resized_height = width <= height ? new_long : resize;
+  g.resized_width = width <= height ? resize : new_long;
+  g.crop = {py_round((g.resized_height - size) / 2.0), py_round((g.resized_width - size) / 2.0), size, size};
+  return g;
+}
+
+void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height, int64_t out_width, at::Tensor& out) {
+  TORCH_CHECK(box.top >= 0 && box.left >= 0 && box.height >= 1 && box.width >= 1 && box.top + box.height <= image.height &&
+                  box.left + box.width <= image.width,
+              "resized_crop: box (", box.top, ", ", box.left, ", ", box.height, ", ", box.width, ") outside a ",
+              image.height, "x", image.width, " image");
+  const at::Tensor full = at::from_blob(const_cast<uint8_t*>(image.data), {1, image.height, image.width, 3}, at::kByte)
+                              .permute({0, 3, 1, 2});  // NCHW sizes, NHWC memory
+  const at::Tensor crop = full.narrow(2, box.top, box.height).narrow(3, box.left, box.width);
+  if (!out.defined() || out.size(2) != out_height || out.size(3) != out_width) {
+    out = at::empty({1, 3, out_height, out_width}, at::TensorOptions(at::kByte).memory_format(at::MemoryFormat::ChannelsLast));
+  }
+  if (box.height == out_height && box.width == out_width) {
+    out.copy_(crop);  // torchvision skips resampling when the size does not change
+    return;
+  }
+  at::_upsample_bilinear2d_aa_out(out, crop, {out_height, out_width}, /*align_corners=*/false, std::nullopt, std::nullopt);
+}
+
+int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
+                               const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
+                               at::Tensor& labels) {
+  TORCH_CHECK(dataset.encoded && dataset.image_size > 0, "encoded_batch_assemble: the dataset is not encoded");
+  c10::InferenceMode inference;  // plain uint8 kernels: no autograd bookkeeping per sample
+  SerialAtenScope serial;
+  const bool nchw = images.is_contiguous();
+  switch (images.scalar_type()) {
+    case at::kFloat:
+      return batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+    case at::kHalf:
+      return batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+    case at::kBFloat16:
+      return batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+    default:
+      TORCH_CHECK(false, "encoded_batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
+  }
+}
+
+} // namespace fastloop

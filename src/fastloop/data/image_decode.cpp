@@ -1,0 +1,153 @@
+// Image decoding for the loader's workers. Why these libraries and not our own code: libjpeg-turbo is the
+// decoder PIL links (same IDCT, same upsampling, so full-scale pixels match PIL's bit for bit) and its DCT
+// scaling makes a reduced decode nearly free; libspng is a small, fuzzed PNG decoder with a one-call
+// conversion to RGB8. Both are found with pkg-config (CMakeLists.txt). What is hand-written here is only
+// PIL's colour conversions that the libraries do differently: Adobe (inverted) CMYK -> RGB with PIL's
+// rounding, and 16-bit greyscale, which PIL's convert("RGB") clips to 255 instead of scaling.
+#include "fastloop/data/image_decode.h"
+
+#include "fastloop/core/errors.h"
+
+#include <spng.h>
+#include <turbojpeg.h>
+
+#include <cstring>
+#include <memory>
+
+namespace fastloop {
+namespace {
+
+[[noreturn]] void fail(const std::string& name, const std::string& why) {
+  throw InputError("image " + name + ": " + why +
+                   "; re-encode it as JPEG or PNG, or pass --bad-image-policy skip to skip such files");
+}
+
+bool is_jpeg(std::string_view b) { return b.size() >= 3 && static_cast<uint8_t>(b[0]) == 0xFF && static_cast<uint8_t>(b[1]) == 0xD8 && static_cast<uint8_t>(b[2]) == 0xFF; }
+bool is_png(std::string_view b) { return b.size() >= 8 && std::memcmp(b.data(), "\x89PNG\r\n\x1a\n", 8) == 0; }
+
+// PIL's MULDIV255: a * b / 255 rounded, without a division.
+inline int muldiv255(int a, int b) {
+  const int tmp = a * b + 128;
+  return ((tmp >> 8) + tmp) >> 8;
+}
+
+// PIL reads every CMYK JPEG as Adobe's inverted CMYK ("CMYK;I") and converts with
+// R = (255 - K) - (255 - K) * C / 255; libjpeg-turbo hands out the stored (inverted) values.
+void cmyk_inverted_to_rgb(const uint8_t* in, uint8_t* out, int64_t pixels) {
+  for (int64_t p = 0; p < pixels; ++p, in += 4, out += 3) {
+    const int nk = in[3];  // 255 - K, as stored
+    for (int c = 0; c < 3; ++c) out[c] = static_cast<uint8_t>(nk - muldiv255(255 - in[c], nk));
+  }
+}
+
+struct SpngFree {
+  void operator()(spng_ctx* ctx) const { spng_ctx_free(ctx); }
+};
+using SpngCtx = std::unique_ptr<spng_ctx, SpngFree>;
+
+SpngCtx png_open(std::string_view bytes, int64_t max_pixels, const std::string& name, spng_ihdr& ihdr) {
+  SpngCtx ctx(spng_ctx_new(0));
+  if (!ctx) throw std::bad_alloc();
+  spng_set_png_buffer(ctx.get(), bytes.data(), bytes.size());
+  spng_set_chunk_limits(ctx.get(), size_t{64} << 20, size_t{64} << 20);  // bytes: text/ICC chunks, not pixels
+  if (int err = spng_get_ihdr(ctx.get(), &ihdr)) fail(name, std::string("malformed PNG header (") + spng_strerror(err) + ")");
+  if (static_cast<int64_t>(ihdr.width) * ihdr.height > max_pixels)
+    fail(name, "PNG of " + std::to_string(ihdr.width) + "x" + std::to_string(ihdr.height) + " pixels, more than the " +
+                   std::to_string(max_pixels) + " allowed");
+  return ctx;
+}
+
+} // namespace
+
+ImageScale image_scale_at_least(double min_scale) {
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  ImageScale best;  // 1/1
+  for (int k = 0; factors && k < count; ++k) {
+    const double s = static_cast<double>(factors[k].num) / factors[k].denom;
+    if (s <= 1.0 && s >= min_scale && s < static_cast<double>(best.num) / best.denom) best = {factors[k].num, factors[k].denom};
+  }
+  return best;
+}
+
+ImageDecoder::ImageDecoder(int64_t max_pixels) : jpeg_(tjInitDecompress()), max_pixels_(max_pixels) {
+  if (!jpeg_) throw std::runtime_error(std::string("TurboJPEG could not start: ") + tjGetErrorStr2(nullptr));
+}
+
+ImageDecoder::~ImageDecoder() { tjDestroy(jpeg_); }
+
+ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
+  ImageInfo out;
+  if (is_jpeg(bytes)) {
+    int width = 0, height = 0, subsamp = 0, colorspace = 0;
+    if (tjDecompressHeader3(jpeg_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &width,
+                            &height, &subsamp, &colorspace) != 0)
+      fail(name, std::string("malformed JPEG header (") + tjGetErrorStr2(jpeg_) + ")");
+    out = {ImageFormat::kJpeg, width, height};
+  } else if (is_png(bytes)) {
+    spng_ihdr ihdr{};
+    png_open(bytes, max_pixels_, name, ihdr);
+    out = {ImageFormat::kPng, ihdr.width, ihdr.height};
+  } else {
+    fail(name, "not a JPEG or PNG file (fastloop decodes those two formats)");
+  }
+  if (out.width <= 0 || out.height <= 0) fail(name, "the header gives an empty image");
+  if (out.width * out.height > max_pixels_)
+    fail(name, std::to_string(out.width) + "x" + std::to_string(out.height) + " pixels, more than the " +
+                   std::to_string(max_pixels_) + " allowed");
+  return out;
+}
+
+RgbImage ImageDecoder::decode(std::string_view bytes, const std::string& name, ImageScale scale) {
+  const ImageInfo header = info(bytes, name);
+  return header.format == ImageFormat::kJpeg ? jpeg_decode(bytes, name, scale) : png_decode(bytes, name);
+}
+
+RgbImage ImageDecoder::jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale) {
+  const auto* buf = reinterpret_cast<const unsigned char*>(bytes.data());
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  tjDecompressHeader3(jpeg_, buf, bytes.size(), &width, &height, &subsamp, &colorspace);  // checked by info()
+  const int64_t w = scale.apply(width), h = scale.apply(height);
+  const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  std::vector<uint8_t>& target = cmyk ? staging_ : pixels_;
+  target.resize(static_cast<size_t>(w * h * (cmyk ? 4 : 3)));
+  if (tjDecompress2(jpeg_, buf, bytes.size(), target.data(), static_cast<int>(w), 0, static_cast<int>(h),
+                    cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
+    const std::string why = tjGetErrorStr2(jpeg_);
+    // Warnings (extraneous bytes, a corrupt segment the decoder recovered from) leave a picture, as in PIL;
+    // data that ends early is an error, as PIL's "image file is truncated".
+    if (tjGetErrorCode(jpeg_) == TJERR_FATAL || why.find("Premature end") != std::string::npos)
+      fail(name, (why.find("Premature end") != std::string::npos ? "truncated JPEG (" : "corrupt JPEG (") + why + ")");
+  }
+  if (cmyk) {
+    pixels_.resize(static_cast<size_t>(w * h * 3));
+    cmyk_inverted_to_rgb(staging_.data(), pixels_.data(), w * h);
+  }
+  return {pixels_.data(), w, h};
+}
+
+RgbImage ImageDecoder::png_decode(std::string_view bytes, const std::string& name) {
+  spng_ihdr ihdr{};
+  SpngCtx ctx = png_open(bytes, max_pixels_, name, ihdr);
+  const int64_t w = ihdr.width, h = ihdr.height;
+  // 16-bit greyscale: PIL's mode I;16, whose convert("RGB") clips each value to 255.
+  const bool gray16 = ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth == 16;
+  const int fmt = gray16 ? SPNG_FMT_PNG : SPNG_FMT_RGB8;
+  size_t size = 0;
+  if (int err = spng_decoded_image_size(ctx.get(), fmt, &size)) fail(name, std::string("PNG: ") + spng_strerror(err));
+  std::vector<uint8_t>& target = gray16 ? staging_ : pixels_;
+  target.resize(size);
+  if (int err = spng_decode_image(ctx.get(), target.data(), size, fmt, 0))
+    fail(name, std::string(err == SPNG_EOF || err == SPNG_IO_EOF ? "truncated PNG (" : "corrupt PNG (") + spng_strerror(err) + ")");
+  if (gray16) {
+    pixels_.resize(static_cast<size_t>(w * h * 3));
+    const auto* in = reinterpret_cast<const uint16_t*>(staging_.data());
+    for (int64_t p = 0; p < w * h; ++p) {
+      const auto v = static_cast<uint8_t>(in[p] > 255 ? 255 : in[p]);
+      pixels_[static_cast<size_t>(3 * p)] = pixels_[static_cast<size_t>(3 * p + 1)] = pixels_[static_cast<size_t>(3 * p + 2)] = v;
+    }
+  }
+  return {pixels_.data(), w, h};
+}
+
+} // namespace fastloop

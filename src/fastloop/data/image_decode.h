@@ -1,0 +1,72 @@
+// Decoding of encoded image files (JPEG, PNG) into 8-bit interleaved RGB, the way PIL's
+// Image.open(f).convert("RGB") sees them: JPEG with libjpeg-turbo's TurboJPEG API (accurate IDCT, the
+// decoder PIL links), optionally at a reduced DCT scale (1/8 ... 1) so a small crop costs a small decode;
+// PNG with libspng. Both are kept C libraries found with pkg-config; no torch types here, so the fuzz
+// target links only these two and this file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fastloop {
+
+enum class ImageFormat { kJpeg, kPng };
+
+struct ImageInfo {
+  ImageFormat format = ImageFormat::kJpeg;
+  int64_t width = 0;   // pixels, of the full-scale image
+  int64_t height = 0;  // pixels
+};
+
+/// A JPEG DCT scaling factor num/denom (libjpeg-turbo offers n/8 for n = 1..16; we use those <= 1).
+struct ImageScale {
+  int num = 1;
+  int denom = 1;
+  /// ceil(dim * num / denom): the decoded size of a `dim`-pixel side at this scale (TJSCALED).
+  int64_t apply(int64_t dim) const { return (dim * num + denom - 1) / denom; }
+};
+
+/// A decoded image: height x width x 3 bytes (RGB, row-major), pointing into its decoder's buffer.
+struct RgbImage {
+  const uint8_t* data = nullptr;
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+/// PIL refuses images above twice its MAX_IMAGE_PIXELS (a decompression bomb); so do we by default.
+constexpr int64_t kImageMaxPixels = 2 * 89478485;  // pixels
+
+/// The smallest scale <= 1 that libjpeg-turbo supports and that is at least `min_scale`
+/// (1 when min_scale >= 1).
+ImageScale image_scale_at_least(double min_scale);
+
+/// One decoder per thread: it owns a TurboJPEG handle and the pixel buffer decodes land in, reused from
+/// image to image (no allocation once the buffer has grown to the largest image). Not thread-safe.
+class ImageDecoder {
+ public:
+  explicit ImageDecoder(int64_t max_pixels = kImageMaxPixels);
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  /// Format and full-scale size from the header alone. Throws InputError naming `name` when the bytes
+  /// are neither JPEG nor PNG, the header is malformed, or the image has more than max_pixels.
+  ImageInfo info(std::string_view bytes, const std::string& name);
+
+  /// Decodes to RGB; JPEGs at `scale` (PNGs always at full scale). Truncated or corrupt data throws
+  /// InputError naming `name`. The result stays valid until the next decode().
+  RgbImage decode(std::string_view bytes, const std::string& name, ImageScale scale = {});
+
+ private:
+  RgbImage jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale);
+  RgbImage png_decode(std::string_view bytes, const std::string& name);
+
+  void* jpeg_ = nullptr;  // tjhandle
+  int64_t max_pixels_;
+  std::vector<uint8_t> pixels_;  // the decoded image (RGB), or CMYK / 16-bit before conversion
+  std::vector<uint8_t> staging_;
+};
+
+} // namespace fastloop
