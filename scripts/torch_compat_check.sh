@@ -33,6 +33,8 @@ log=$PWD/$build/compat.log
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$site/torch/share/cmake" \
   -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$nvidia_libs" \
   -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$nvidia_libs" 2>&1 | tail -3 | tee -a "$log"
+# Also at build time: the test binary runs after linking (gtest_discover_tests lists its tests).
+export LD_LIBRARY_PATH=$nvidia_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 start=$SECONDS
 if ! nice cmake --build "$build" -j "$(nproc)" 2>&1 | tee "$build/build.log" | grep -E "error|FAILED" | head -40 | tee -a "$log"; then
   :
@@ -42,7 +44,6 @@ if ! [ -x "$build/fastloop" ] || grep -q "FAILED" "$build/build.log"; then
   exit 1
 fi
 echo "build: ok in $((SECONDS - start)) s (every target, tests included)" | tee -a "$log"
-export LD_LIBRARY_PATH=$nvidia_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 "$build/fastloop" doctor 2>&1 | grep -iE "libtorch|torch" | head -3 | tee -a "$log"
 "$build/fastloop" train --device cpu --data synthetic:1x28x28:256 --epochs 1 --batch-size 32 --threads 2 2>&1 |
   tail -2 | tee -a "$log"

@@ -104,7 +104,7 @@ void grid_flags_add(CLI::App& app, GridFlags& flags) {
   app.add_option("--eval-steps", o.eval_steps, "timed evaluation batches per repetition (CPU default 3)")->capture_default_str();
   app.add_option("--warmup", o.warmup, "untimed steps before each cell's timing (CPU default 1)")->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "images per step (seed 001: 128; CPU default 16)")->capture_default_str();
-  app.add_option("--data", o.data, "synthetic[:CxHxW[:N]] | cifar10:DIR | fashion-mnist[:DIR]")->capture_default_str();
+  app.add_option("--data", o.data, "synthetic[:CxHxW[:N]] | cifar10:DIR | fashion-mnist[:DIR] | imagefolder:DIR | shards:...")->capture_default_str();
   app.add_option("--device", o.device, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   app.add_option("--threads", o.threads, "intra-op threads; 0: the usable cores")->capture_default_str();
   app.add_flag("--full", o.full, "seed 001's run: 5 epochs of CIFAR-10 per cell (first excluded), batch 128");

@@ -32,7 +32,8 @@ namespace fastloop {
 
 std::vector<ConfigField> config_fields(TrainConfig& c) {
   return {
-      {"data.source", "--data", "dataset: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW]",
+      {"data.source", "--data", "dataset: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
+       "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN]",
        &c.data.source, {}},
       {"data.batch_size", "--batch-size", "images per step", &c.data.batch_size, {}},
       {"data.workers", "--workers", "loader threads (0: load in the training thread)", &c.data.workers, {}},
