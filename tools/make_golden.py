@@ -63,21 +63,9 @@ def norm(t):
     return t.detach().double().norm().item()
 
 
-def parity_record(options, side):
-    torch.manual_seed(0)
-    model = make_model(**options)
-    fill_state_(model)
-    model.train()
-    c = options["in_channels"]
-    x = torch.sin(0.11 * torch.arange(BATCH * c * side * side, dtype=torch.float64) + 0.3)
-    x = x.to(torch.float32).reshape(BATCH, c, side, side)
-    labels = torch.tensor([(3 * i + 1) % options["num_classes"] for i in range(BATCH)])
-
-    logits = model(x)
-    loss = F.cross_entropy(logits, labels, label_smoothing=0.1)
-    loss.backward()
-    running = [{"name": n, "norm": norm(b)} for n, b in model.named_buffers() if "running_" in n]
-
+def optimizer_steps(model):
+    """Per parameter, after backward: its gradient, then its value after one SGD step and, from the same
+    weights and gradients, after one AdamW step (the updates test_parity.cpp checks)."""
     named = list(model.named_parameters())
     params = [p for _, p in named]
     record = [{"name": n, "shape": list(p.shape), "grad_norm": norm(p.grad), "grad": samples(p.grad)}
@@ -93,6 +81,25 @@ def parity_record(options, side):
         for entry, p in zip(record, params):
             entry[key + "_norm"] = norm(p)
             entry[key] = samples(p)
+    return record
+
+
+def parity_record(options, side):
+    torch.manual_seed(0)
+    model = make_model(**options)
+    fill_state_(model)
+    model.train()
+    c = options["in_channels"]
+    x = torch.sin(0.11 * torch.arange(BATCH * c * side * side, dtype=torch.float64) + 0.3)
+    x = x.to(torch.float32).reshape(BATCH, c, side, side)
+    labels = torch.tensor([(3 * i + 1) % options["num_classes"] for i in range(BATCH)])
+
+    logits = model(x)
+    loss = F.cross_entropy(logits, labels, label_smoothing=0.1)
+    loss.backward()
+    running = [{"name": n, "norm": norm(b)} for n, b in model.named_buffers() if "running_" in n]
+
+    record = optimizer_steps(model)
     return {
         "torch": torch.__version__,
         "model": options,

@@ -26,7 +26,7 @@ from torchvision.models.resnet import BasicBlock, ResNet
 from torchvision.models.vision_transformer import VisionTransformer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from make_golden import fill_state_, norm, samples  # noqa: E402
+from make_golden import fill_state_, norm, optimizer_steps  # noqa: E402
 from reference_models import make_model  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "torchscript"
@@ -67,21 +67,7 @@ def train_step(model, x, labels):
     logits = model(x)
     loss = F.cross_entropy(logits, labels, label_smoothing=0.1)
     loss.backward()
-    named = list(model.named_parameters())
-    params = [p for _, p in named]
-    record = [{"name": n, "shape": list(p.shape), "grad_norm": norm(p.grad), "grad": samples(p.grad)}
-              for n, p in named]
-    originals = [p.detach().clone() for p in params]
-    steps = [("sgd", lambda: torch.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)),
-             ("adamw", lambda: torch.optim.AdamW(params, lr=1e-3, weight_decay=1e-2))]
-    for key, make_optimizer in steps:
-        with torch.no_grad():  # each optimizer starts from the same weights and the same gradients
-            for p, o in zip(params, originals):
-                p.copy_(o)
-        make_optimizer().step()
-        for entry, p in zip(record, params):
-            entry[key + "_norm"] = norm(p)
-            entry[key] = samples(p)
+    record = optimizer_steps(model)
     running = [{"name": n, "norm": norm(b)} for n, b in model.named_buffers() if "running_" in n]
     return logits, loss, running, record
 
