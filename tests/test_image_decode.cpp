@@ -44,7 +44,8 @@ std::string error_of(const std::string& file) {
 
 TEST(ImageDecode, FullScaleDecodesEqualPilConvertRgb) {
   ImageDecoder decoder;
-  for (const auto& [name, g] : goldens()["decoded"].items()) {
+  const nlohmann::json all = goldens();  // a range-for over a temporary's member would dangle
+  for (const auto& [name, g] : all["decoded"].items()) {
     const std::string bytes = file_read(name);
     const ImageInfo info = decoder.info(bytes, name);
     EXPECT_EQ(info.width, g["width"].get<int64_t>()) << name;
@@ -99,7 +100,8 @@ TEST(ImageDecode, ReducedScaleDecodeHasTurboJpegsSizeAndThePicture) {
 
 TEST(ImageAugment, ResizedCropEqualsTorchvisionWithinOne) {
   ImageDecoder decoder;
-  for (const auto& c : goldens()["crops"]) {
+  const nlohmann::json all = goldens();
+  for (const auto& c : all["crops"]) {
     const std::string file = c["image"];
     const RgbImage image = decoder.decode(file_read(file), file);
     const auto box = c["box"];
@@ -115,7 +117,8 @@ TEST(ImageAugment, ResizedCropEqualsTorchvisionWithinOne) {
 }
 
 TEST(ImageAugment, EvalGeometryEqualsResizeThenCenterCrop) {
-  for (const auto& g : goldens()["eval_geometry"]) {
+  const nlohmann::json all = goldens();
+  for (const auto& g : all["eval_geometry"]) {
     const EvalGeometry got = eval_geometry(g["height"], g["width"], g["size"]);
     EXPECT_EQ(got.resized_height, g["resized_height"].get<int64_t>()) << g.dump();
     EXPECT_EQ(got.resized_width, g["resized_width"].get<int64_t>()) << g.dump();
