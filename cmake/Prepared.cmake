@@ -66,7 +66,8 @@ if(NOT TARGET tomlplusplus::tomlplusplus)
   _fastloop_prepared_headers(tomlplusplus::tomlplusplus tomlplusplus toml++/toml.h)
 endif()
 
-# --- libturbojpeg and libspng (image decoding): pkg-config's answer (Debian libturbojpeg0-dev, libspng-dev),
+# --- libturbojpeg, libjpeg and libspng (image decoding): pkg-config's answer (Debian libturbojpeg0-dev,
+# libjpeg62-turbo-dev, libspng-dev),
 # else prepared/<name>/{include,lib}: the header and the shared library (they need only libc, libm, libz).
 # The GPU image has neither the packages nor, perhaps, pkg-config itself.
 function(_fastloop_c_library target module name header soname)
@@ -90,6 +91,7 @@ function(_fastloop_c_library target module name header soname)
   message(STATUS "fastloop: ${module} from ${_dir}")
 endfunction()
 _fastloop_c_library(fastloop::turbojpeg libturbojpeg turbojpeg turbojpeg.h libturbojpeg.so.0)
+_fastloop_c_library(fastloop::jpeg libjpeg jpeg jpeglib.h libjpeg.so.62)
 _fastloop_c_library(fastloop::spng spng spng spng.h libspng.so.0)
 
 # --- gloo headers (ProcessGroupGloo): with FASTLOOP_USE_PREPARED, the prepared copy answers the

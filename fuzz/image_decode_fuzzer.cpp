@@ -1,6 +1,7 @@
 // libFuzzer target for image header parsing and decoding (data/image_decode): any bytes must decode to
 // an image of the size the header promised, or throw InputError; never crash, read out of bounds or
-// allocate beyond the pixel limit. Each input is decoded at full scale and at the 1/8 DCT scale (JPEG).
+// allocate beyond the pixel limit. Each input is decoded at full scale and at the 1/8 DCT scale (JPEG), and
+// a region of it (libjpeg's cropped decode, data/jpeg_region.cpp) must contain the rectangle asked for.
 // Seeds: tests/fuzz_corpus/image_decode/ (small JPEGs and PNGs of every colour type the tests use).
 #include "fastloop/core/errors.h"
 #include "fastloop/data/image_decode.h"
@@ -26,6 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       volatile uint8_t last = image.data[image.width * image.height * 3 - 1];  // as large as promised
       (void)last;
+      // A region from the image's middle to its bottom-right corner, wherever the input puts it.
+      const fastloop::PixelRect want{image.height / 3, image.width / 2, image.height - image.height / 3,
+                                     image.width - image.width / 2};
+      const fastloop::RgbImage part = decoder.decode_region(bytes, "fuzz", scale, want);
+      if (part.top > want.top || part.left > want.left || part.top + part.height < want.top + want.height ||
+          part.left + part.width < want.left + want.width)
+        std::abort();
+      volatile uint8_t corner = part.data[part.width * part.height * 3 - 1];
+      (void)corner;
     }
   } catch (const fastloop::InputError&) {
   }

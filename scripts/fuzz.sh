@@ -38,8 +38,8 @@ case "$target" in
   tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/tar.cpp src/fastloop/data/shards.cpp
     src/fastloop/data/shard_order.cpp); max_len=16384 ;;
   # image_decode: JPEG/PNG headers and pixels through libjpeg-turbo and libspng (uninstrumented system libraries).
-  image_decode) sources=(fuzz/image_decode_fuzzer.cpp src/fastloop/data/image_decode.cpp); max_len=65536
-    libs=(-lturbojpeg -lspng) ;;
+  image_decode) sources=(fuzz/image_decode_fuzzer.cpp src/fastloop/data/image_decode.cpp
+    src/fastloop/data/jpeg_region.cpp); max_len=65536; libs=(-lturbojpeg -ljpeg -lspng) ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac
 CXX="${CXX_FUZZ:-clang++-14}"

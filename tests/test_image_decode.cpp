@@ -77,9 +77,11 @@ TEST(ImageDecode, DecompressionBombsAreRefusedFromTheHeader) {
 TEST(ImageDecode, ScaleIsTheSmallestThatCoversTheRequest) {
   const auto as_double = [](ImageScale s) { return static_cast<double>(s.num) / s.denom; };
   EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.01)), 1.0 / 8);
-  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.3)), 3.0 / 8);
+  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.125)), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.2)), 1.0 / 4);
+  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.3)), 1.0 / 2);  // not 3/8: its IDCT is slow plain C
   EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.5)), 1.0 / 2);
-  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.51)), 5.0 / 8);
+  EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(0.51)), 1.0);  // not 5/8, 3/4 or 7/8: slower than full scale
   EXPECT_DOUBLE_EQ(as_double(image_scale_at_least(3.0)), 1.0);  // upscaling decodes at full size
 }
 
@@ -96,6 +98,53 @@ TEST(ImageDecode, ReducedScaleDecodeHasTurboJpegsSizeAndThePicture) {
   const at::Tensor pooled = at::avg_pool2d(full_t.to(at::kFloat).permute({2, 0, 1}).unsqueeze(0), 2, 2, 0, /*ceil_mode=*/true)
                                 .squeeze(0).permute({1, 2, 0});
   EXPECT_LT((half_t - pooled).abs().mean().item<double>(), 6.0);
+}
+
+namespace {
+at::Tensor pixels_of(const RgbImage& image) {  // [H, W, 3], a copy
+  return at::from_blob(const_cast<uint8_t*>(image.data), {image.height, image.width, 3}, at::kByte).clone();
+}
+}  // namespace
+
+TEST(ImageDecode, RegionDecodeEqualsTheFullDecodeInsideTheRegion) {
+  ImageDecoder decoder;
+  int64_t partial = 0;  // regions that really decoded less than the whole image
+  for (const char* file : {"rgb.jpg", "rgb444.jpg", "progressive.jpg", "gray.jpg", "large.jpg", "large422.jpg", "cmyk.jpg"}) {
+    const std::string bytes = file_read(file);
+    for (const ImageScale scale : {ImageScale{1, 1}, ImageScale{3, 4}, ImageScale{1, 2}, ImageScale{1, 4}, ImageScale{1, 8}}) {
+      const at::Tensor full = pixels_of(decoder.decode(bytes, file, scale));
+      const int64_t H = full.size(0), W = full.size(1);
+      for (int64_t k = 0; k < 16; ++k) {  // spread over the image: edges, iMCU boundaries, single rows
+        PixelRect want;
+        want.top = (k * 7919 + 3 * k) % H;
+        want.left = (k * 104729 + 5 * k) % W;
+        want.height = 1 + (k * 31 + 7) % (H - want.top);
+        want.width = 1 + (k * 17 + 11) % (W - want.left);
+        const RgbImage part = decoder.decode_region(bytes, file, scale, want);
+        const std::string where = std::string(file) + " at " + std::to_string(scale.num) + "/" +
+                                  std::to_string(scale.denom) + ", rows " + std::to_string(want.top) + "+" +
+                                  std::to_string(want.height) + ", columns " + std::to_string(want.left) + "+" +
+                                  std::to_string(want.width);
+        ASSERT_TRUE(part.top <= want.top && part.left <= want.left && part.top + part.height >= want.top + want.height &&
+                    part.left + part.width >= want.left + want.width) << where;
+        partial += part.height * part.width < H * W;
+        const at::Tensor got = pixels_of(part).narrow(0, want.top - part.top, want.height).narrow(1, want.left - part.left, want.width);
+        EXPECT_TRUE(at::equal(got, full.narrow(0, want.top, want.height).narrow(1, want.left, want.width))) << where;
+      }
+    }
+  }
+  EXPECT_GT(partial, 200) << "region decodes fell back to whole images";
+}
+
+TEST(ImageDecode, RegionDecodeOfATruncatedJpegIsStillAnError) {
+  ImageDecoder decoder;
+  const std::string bytes = file_read("truncated.jpg");  // the first half: the top rows are all there
+  try {
+    decoder.decode_region(bytes, "truncated.jpg", {1, 1}, {0, 0, 8, 8});
+    FAIL() << "a truncated JPEG decoded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated JPEG"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ImageAugment, ResizedCropEqualsTorchvisionWithinOne) {

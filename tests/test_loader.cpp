@@ -277,6 +277,36 @@ TEST(Loader, StopJoinsWorkersWaitingOnAFullWindowAndRestarts) {
   EXPECT_EQ(batches, 200);
 }
 
+TEST(Loader, ReusesABatchBufferOnlyAfterTheConsumerLetsGo) {
+  const auto d = tiny_dataset(300, 3, 8, 8);
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.workers = 2;
+  options.prefetch = 2;
+  options.augment = {true, 2, true};
+  const std::vector<at::Tensor> reference = epoch_images(d, 0, true);  // batch 7, kept: nothing reused
+  options.batch_size = 7;
+  options.prefetch = 3;
+  options.drop_last = false;
+  options.sampler.seed = 42;
+  Loader loader(d, options);
+  loader.start_epoch(3);
+  const at::Tensor held = loader.next()->images;  // the consumer keeps the first batch
+  const at::Tensor held_copy = held.clone();
+  std::set<const void*> buffers;
+  size_t k = 1;
+  while (auto b = loader.next()) {  // every later batch is let go at once
+    EXPECT_NE(b->images.data_ptr(), held.data_ptr()) << "batch " << k << " was written over a batch still held";
+    ASSERT_LT(k, reference.size());
+    EXPECT_TRUE(torch::equal(b->images, reference[k])) << "batch " << k;
+    buffers.insert(b->images.data_ptr());
+    ++k;
+  }
+  EXPECT_EQ(k, reference.size());
+  EXPECT_TRUE(torch::equal(held, held_copy));
+  EXPECT_LE(buffers.size(), static_cast<size_t>(options.prefetch + options.workers + 1)) << "buffers were not reused";
+}
+
 TEST(Loader, BatchAssembleRejectsWrongShapeOrDtype) {
   auto d = tiny_dataset(4, 3, 4, 4);
   std::vector<int64_t> idx = {0, 1};

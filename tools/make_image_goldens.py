@@ -50,6 +50,10 @@ def make_images():
     files["rgb444.jpg"] = save(rgb, "rgb444.jpg", quality=85, subsampling=0)
     files["progressive.jpg"] = save(rgb, "progressive.jpg", quality=80, progressive=True)
     files["gray.jpg"] = save(rgb.convert("L"), "gray.jpg", quality=90)
+    # Several iMCUs each way, for region decodes (crops start and end inside and across them).
+    large = Image.fromarray(photo_like(211, 157, 6))
+    files["large.jpg"] = save(large, "large.jpg", quality=85)
+    files["large422.jpg"] = save(large, "large422.jpg", quality=85, subsampling=1)
     cmyk = Image.fromarray(np.concatenate([photo_like(W, H, 1), photo_like(W, H, 2)[..., :1]], -1), "CMYK")
     files["cmyk.jpg"] = save(cmyk, "cmyk.jpg", quality=90)
     files["rgb.png"] = save(rgb, "rgb.png")

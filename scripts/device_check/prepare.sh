@@ -1,13 +1,13 @@
 # shellcheck shell=bash
 # `scripts/device_check.sh --prepare` (sourced): copies into prepared/ (git-ignored, carried to the GPU
 # machine) what the GPU image lacks: GoogleTest sources, CLI11, nlohmann-json, toml++, gloo and zlib
-# headers, Debian's libz.so.1, libturbojpeg and libspng (headers and the shared libraries, which need only
+# headers, Debian's libz.so.1, libturbojpeg, libjpeg and libspng (headers and the shared libraries, which need only
 # libc, libm and libz), and the Fashion-MNIST files. About 40 MB.
 # Needs: PREPARED.
 
 prepare_sources=(/usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp
                  /usr/include/toml++/toml.h /usr/include/gloo/config.h /usr/include/zlib.h /usr/include/turbojpeg.h
-                 /usr/include/spng.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
+                 /usr/include/jpeglib.h /usr/include/spng.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
 
 # The file a library's soname resolves to here (copied without the symlink).
 library_file() { ldconfig -p | awk -v name="$1" '$1 == name && /x86-64/ {print $NF; exit}'; }
@@ -25,6 +25,7 @@ prepare() {
   local p=$PREPARED.tmp
   mkdir -p "$p/googletest" "$p/cli11/include" "$p/nlohmann_json/include" "$p/tomlplusplus/include" \
            "$p/gloo/include" "$p/zlib/include" "$p/zlib/lib" "$p/turbojpeg/include" "$p/turbojpeg/lib" \
+           "$p/jpeg/include" "$p/jpeg/lib" \
            "$p/spng/include" "$p/spng/lib" "$p/fashion-mnist"
   # GoogleTest: the top-level CMakeLists and googletest/ (gmock is not used; BUILD_GMOCK=OFF).
   cp -a /usr/src/googletest/CMakeLists.txt /usr/src/googletest/googletest "$p/googletest/"
@@ -39,6 +40,11 @@ prepare() {
   cp -a /usr/include/turbojpeg.h "$p/turbojpeg/include/"
   cp -L "$(library_file libturbojpeg.so.0)" "$p/turbojpeg/lib/libturbojpeg.so.0"
   ln -s libturbojpeg.so.0 "$p/turbojpeg/lib/libturbojpeg.so"
+  # jpeglib.h with the headers it includes (jconfig.h is Debian's per-architecture one).
+  cp -a /usr/include/jpeglib.h /usr/include/jmorecfg.h /usr/include/jerror.h "$p/jpeg/include/"
+  cp -L "$(dpkg -L libjpeg62-turbo-dev | grep '/jconfig.h$' | head -1)" "$p/jpeg/include/jconfig.h"
+  cp -L "$(library_file libjpeg.so.62)" "$p/jpeg/lib/libjpeg.so.62"
+  ln -s libjpeg.so.62 "$p/jpeg/lib/libjpeg.so"
   cp -a /usr/include/spng.h "$p/spng/include/"
   cp -L "$(library_file libspng.so.0)" "$p/spng/lib/libspng.so.0"
   ln -s libspng.so.0 "$p/spng/lib/libspng.so"
@@ -47,7 +53,7 @@ prepare() {
     echo "# prepared/ for scripts/device_check.sh (git-ignored; carried to the GPU machine)"
     echo "# made $(date -u +%FT%TZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
     for pkg in googletest libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgloo-dev zlib1g-dev zlib1g \
-               libturbojpeg0-dev libspng-dev dataset-fashion-mnist; do
+               libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev dataset-fashion-mnist; do
       echo "$pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
     done
   } > "$p/MANIFEST"

@@ -122,9 +122,12 @@ at::Tensor sample_pixels(const Dataset& dataset, int64_t index, const AugmentOpt
   flip = options.flip && random_flip(seed, epoch, index);
   if (options.crop) {
     const CropBox box = random_resized_crop_box(info.height, info.width, seed, epoch, index);
-    const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
-    const RgbImage image = work.decoder.decode(bytes, name, scale);
-    resized_crop(image, box_scaled(box, info.height, info.width, image.height, image.width), S, S, work.resized);
+    ImageScale scale;  // PNGs decode at full scale
+    if (info.format == ImageFormat::kJpeg)
+      scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
+    const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
+    const RgbImage part = work.decoder.decode_region(bytes, name, scale, want);  // at least the box's pixels
+    resized_crop(part, {want.top - part.top, want.left - part.left, want.height, want.width}, S, S, work.resized);
     return work.resized;
   }
   const EvalGeometry geometry = eval_geometry(info.height, info.width, S);

@@ -16,9 +16,7 @@
 namespace fastloop {
 
 /// A crop in pixels of the full-scale image (torchvision's top, left, height, width).
-struct CropBox {
-  int64_t top = 0, left = 0, height = 0, width = 0;
-};
+using CropBox = PixelRect;
 
 /// torchvision.transforms.v2.RandomResizedCrop's parameters for an image of height x width, with the
 /// uniform draws taken from (seed, epoch, index) instead of torch's generator.

@@ -7,6 +7,7 @@
 #include "fastloop/data/image_decode.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/jpeg_region.h"
 
 #include <spng.h>
 #include <turbojpeg.h>
@@ -59,18 +60,18 @@ SpngCtx png_open(std::string_view bytes, int64_t max_pixels, const std::string& 
 
 } // namespace
 
+// Only 1/2, 1/4 and 1/8: libjpeg-turbo has SIMD inverse DCTs for those (and for 1/1); 3/8, 5/8, 3/4 and
+// 7/8 run its plain-C scaled IDCTs and decode slower than a full-scale decode does (README, loader table).
 ImageScale image_scale_at_least(double min_scale) {
-  int count = 0;
-  const tjscalingfactor* factors = tjGetScalingFactors(&count);
   ImageScale best;  // 1/1
-  for (int k = 0; factors && k < count; ++k) {
-    const double s = static_cast<double>(factors[k].num) / factors[k].denom;
-    if (s <= 1.0 && s >= min_scale && s < static_cast<double>(best.num) / best.denom) best = {factors[k].num, factors[k].denom};
+  for (const int denom : {2, 4, 8}) {
+    if (1.0 / denom >= min_scale) best = {1, denom};
   }
   return best;
 }
 
-ImageDecoder::ImageDecoder(int64_t max_pixels) : jpeg_(tjInitDecompress()), max_pixels_(max_pixels) {
+ImageDecoder::ImageDecoder(int64_t max_pixels)
+    : jpeg_(tjInitDecompress()), region_(std::make_unique<JpegRegionDecoder>()), max_pixels_(max_pixels) {
   if (!jpeg_) throw std::runtime_error(std::string("TurboJPEG could not start: ") + tjGetErrorStr2(nullptr));
 }
 
@@ -101,6 +102,27 @@ ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
 RgbImage ImageDecoder::decode(std::string_view bytes, const std::string& name, ImageScale scale) {
   const ImageInfo header = info(bytes, name);
   return header.format == ImageFormat::kJpeg ? jpeg_decode(bytes, name, scale) : png_decode(bytes, name);
+}
+
+RgbImage ImageDecoder::decode_region(std::string_view bytes, const std::string& name, ImageScale scale,
+                                     const PixelRect& region) {
+  const ImageInfo header = info(bytes, name);
+  if (header.format != ImageFormat::kJpeg || !jpeg_ends_with_eoi(bytes)) return decode(bytes, name, scale);
+  const auto* buf = reinterpret_cast<const unsigned char*>(bytes.data());
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  tjDecompressHeader3(jpeg_, buf, bytes.size(), &width, &height, &subsamp, &colorspace);  // checked by info()
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return jpeg_decode(bytes, name, scale);
+  PixelRect got;
+  std::string why;
+  switch (region_->decode(bytes, scale, region, pixels_, got, why)) {
+    case JpegRegionStatus::kDone:
+      return {pixels_.data(), got.width, got.height, got.top, got.left};
+    case JpegRegionStatus::kTruncated:
+      fail(name, "truncated JPEG (" + why + ")");
+    case JpegRegionStatus::kCorrupt:
+      fail(name, "corrupt JPEG (" + why + ")");
+  }
+  fail(name, "corrupt JPEG");
 }
 
 RgbImage ImageDecoder::jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,7 @@ struct ImageInfo {
   int64_t height = 0;  // pixels
 };
 
-/// A JPEG DCT scaling factor num/denom (libjpeg-turbo offers n/8 for n = 1..16; we use those <= 1).
+/// A JPEG DCT scaling factor num/denom (libjpeg-turbo offers n/8 for n = 1..16).
 struct ImageScale {
   int num = 1;
   int denom = 1;
@@ -28,18 +29,27 @@ struct ImageScale {
   int64_t apply(int64_t dim) const { return (dim * num + denom - 1) / denom; }
 };
 
-/// A decoded image: height x width x 3 bytes (RGB, row-major), pointing into its decoder's buffer.
+/// A rectangle of an image in pixels: rows [top, top + height), columns [left, left + width).
+struct PixelRect {
+  int64_t top = 0, left = 0, height = 0, width = 0;
+};
+
+/// A decoded image, or the part of it a region decode made: height x width x 3 bytes (RGB, row-major),
+/// pointing into its decoder's buffer; its first pixel is pixel (top, left) of the whole decoded image.
 struct RgbImage {
   const uint8_t* data = nullptr;
   int64_t width = 0;
   int64_t height = 0;
+  int64_t top = 0;
+  int64_t left = 0;
 };
+
+class JpegRegionDecoder;
 
 /// PIL refuses images above twice its MAX_IMAGE_PIXELS (a decompression bomb); so do we by default.
 constexpr int64_t kImageMaxPixels = 2 * 89478485;  // pixels
 
-/// The smallest scale <= 1 that libjpeg-turbo supports and that is at least `min_scale`
-/// (1 when min_scale >= 1).
+/// The smallest of the fast JPEG scales 1, 1/2, 1/4, 1/8 that is at least `min_scale` (1 when min_scale > 1/2).
 ImageScale image_scale_at_least(double min_scale);
 
 /// One decoder per thread: it owns a TurboJPEG handle and the pixel buffer decodes land in, reused from
@@ -59,11 +69,16 @@ class ImageDecoder {
   /// InputError naming `name`. The result stays valid until the next decode().
   RgbImage decode(std::string_view bytes, const std::string& name, ImageScale scale = {});
 
+  /// As decode(), but may decode only a part that contains `region` (pixels of the image at `scale`): a
+  /// JPEG that ends with its EOI marker and is not CMYK. Equal pixels to decode()'s within `region`.
+  RgbImage decode_region(std::string_view bytes, const std::string& name, ImageScale scale, const PixelRect& region);
+
  private:
   RgbImage jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale);
   RgbImage png_decode(std::string_view bytes, const std::string& name);
 
   void* jpeg_ = nullptr;  // tjhandle
+  std::unique_ptr<JpegRegionDecoder> region_;
   int64_t max_pixels_;
   std::vector<uint8_t> pixels_;  // the decoded image (RGB), or CMYK / 16-bit before conversion
   std::vector<uint8_t> staging_;

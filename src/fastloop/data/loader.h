@@ -73,6 +73,7 @@ class Loader {
 
  private:
   Batch assemble(int64_t batch);
+  HostBatch host_acquire(int64_t count);
   Batch deliver(Batch host);
   void worker_loop();
 
@@ -81,6 +82,7 @@ class Loader {
   BatchLayout layout_;
   std::unique_ptr<PinnedRing> ring_;      // CUDA + pin_memory only; slot = batch % slots
   std::unique_ptr<DeviceData> resident_;  // on_device only
+  std::vector<HostBatch> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
   int64_t epoch_ = 0;
   std::vector<int64_t> indices_;
   int64_t end_ = 0;            // one past the last batch of the epoch
