@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // A region from the image's middle to its bottom-right corner, wherever the input puts it.
       const fastloop::PixelRect want{image.height / 3, image.width / 2, image.height - image.height / 3,
                                      image.width - image.width / 2};
-      const fastloop::RgbImage part = decoder.decode_region(bytes, "fuzz", scale, want);
+      const fastloop::RgbImage part = decoder.decode_region(bytes, "fuzz", info, scale, want);
       if (part.top > want.top || part.left > want.left || part.top + part.height < want.top + want.height ||
           part.left + part.width < want.left + want.width)
         std::abort();

@@ -120,7 +120,7 @@ TEST(ImageDecode, RegionDecodeEqualsTheFullDecodeInsideTheRegion) {
         want.left = (k * 104729 + 5 * k) % W;
         want.height = 1 + (k * 31 + 7) % (H - want.top);
         want.width = 1 + (k * 17 + 11) % (W - want.left);
-        const RgbImage part = decoder.decode_region(bytes, file, scale, want);
+        const RgbImage part = decoder.decode_region(bytes, file, decoder.info(bytes, file), scale, want);
         const std::string where = std::string(file) + " at " + std::to_string(scale.num) + "/" +
                                   std::to_string(scale.denom) + ", rows " + std::to_string(want.top) + "+" +
                                   std::to_string(want.height) + ", columns " + std::to_string(want.left) + "+" +
@@ -140,7 +140,7 @@ TEST(ImageDecode, RegionDecodeOfATruncatedJpegIsStillAnError) {
   ImageDecoder decoder;
   const std::string bytes = file_read("truncated.jpg");  // the first half: the top rows are all there
   try {
-    decoder.decode_region(bytes, "truncated.jpg", {1, 1}, {0, 0, 8, 8});
+    decoder.decode_region(bytes, "truncated.jpg", decoder.info(bytes, "truncated.jpg"), {1, 1}, {0, 0, 8, 8});
     FAIL() << "a truncated JPEG decoded";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("truncated JPEG"), std::string::npos) << e.what();

@@ -126,14 +126,14 @@ at::Tensor sample_pixels(const Dataset& dataset, int64_t index, const AugmentOpt
     if (info.format == ImageFormat::kJpeg)
       scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
     const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
-    const RgbImage part = work.decoder.decode_region(bytes, name, scale, want);  // at least the box's pixels
+    const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, want);  // at least the box's pixels
     resized_crop(part, {want.top - part.top, want.left - part.left, want.height, want.width}, S, S, work.resized);
     return work.resized;
   }
   const EvalGeometry geometry = eval_geometry(info.height, info.width, S);
   const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(geometry.resized_height) / info.height,
                                                          static_cast<double>(geometry.resized_width) / info.width));
-  const RgbImage image = work.decoder.decode(bytes, name, scale);
+  const RgbImage image = work.decoder.decode(bytes, name, info, scale);
   resized_crop(image, {0, 0, image.height, image.width}, geometry.resized_height, geometry.resized_width, work.resized);
   return work.resized.narrow(2, geometry.crop.top, S).narrow(3, geometry.crop.left, S);
 }

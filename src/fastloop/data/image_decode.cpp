@@ -84,7 +84,7 @@ ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
     if (tjDecompressHeader3(jpeg_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &width,
                             &height, &subsamp, &colorspace) != 0)
       fail(name, std::string("malformed JPEG header (") + tjGetErrorStr2(jpeg_) + ")");
-    out = {ImageFormat::kJpeg, width, height};
+    out = {ImageFormat::kJpeg, width, height, colorspace == TJCS_CMYK || colorspace == TJCS_YCCK};
   } else if (is_png(bytes)) {
     spng_ihdr ihdr{};
     png_open(bytes, max_pixels_, name, ihdr);
@@ -99,19 +99,15 @@ ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
   return out;
 }
 
-RgbImage ImageDecoder::decode(std::string_view bytes, const std::string& name, ImageScale scale) {
-  const ImageInfo header = info(bytes, name);
-  return header.format == ImageFormat::kJpeg ? jpeg_decode(bytes, name, scale) : png_decode(bytes, name);
+RgbImage ImageDecoder::decode(std::string_view bytes, const std::string& name, const ImageInfo& header,
+                              ImageScale scale) {
+  return header.format == ImageFormat::kJpeg ? jpeg_decode(bytes, name, header, scale) : png_decode(bytes, name);
 }
 
-RgbImage ImageDecoder::decode_region(std::string_view bytes, const std::string& name, ImageScale scale,
-                                     const PixelRect& region) {
-  const ImageInfo header = info(bytes, name);
-  if (header.format != ImageFormat::kJpeg || !jpeg_ends_with_eoi(bytes)) return decode(bytes, name, scale);
-  const auto* buf = reinterpret_cast<const unsigned char*>(bytes.data());
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  tjDecompressHeader3(jpeg_, buf, bytes.size(), &width, &height, &subsamp, &colorspace);  // checked by info()
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return jpeg_decode(bytes, name, scale);
+RgbImage ImageDecoder::decode_region(std::string_view bytes, const std::string& name, const ImageInfo& header,
+                                     ImageScale scale, const PixelRect& region) {
+  if (header.format != ImageFormat::kJpeg || header.cmyk || !jpeg_ends_with_eoi(bytes))
+    return decode(bytes, name, header, scale);
   PixelRect got;
   std::string why;
   switch (region_->decode(bytes, scale, region, pixels_, got, why)) {
@@ -125,12 +121,11 @@ RgbImage ImageDecoder::decode_region(std::string_view bytes, const std::string& 
   fail(name, "corrupt JPEG");
 }
 
-RgbImage ImageDecoder::jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale) {
+RgbImage ImageDecoder::jpeg_decode(std::string_view bytes, const std::string& name, const ImageInfo& header,
+                                   ImageScale scale) {
   const auto* buf = reinterpret_cast<const unsigned char*>(bytes.data());
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  tjDecompressHeader3(jpeg_, buf, bytes.size(), &width, &height, &subsamp, &colorspace);  // checked by info()
-  const int64_t w = scale.apply(width), h = scale.apply(height);
-  const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  const int64_t w = scale.apply(header.width), h = scale.apply(header.height);
+  const bool cmyk = header.cmyk;
   std::vector<uint8_t>& target = cmyk ? staging_ : pixels_;
   target.resize(static_cast<size_t>(w * h * (cmyk ? 4 : 3)));
   if (tjDecompress2(jpeg_, buf, bytes.size(), target.data(), static_cast<int>(w), 0, static_cast<int>(h),

@@ -19,6 +19,7 @@ struct ImageInfo {
   ImageFormat format = ImageFormat::kJpeg;
   int64_t width = 0;   // pixels, of the full-scale image
   int64_t height = 0;  // pixels
+  bool cmyk = false;   // a CMYK / YCCK JPEG
 };
 
 /// A JPEG DCT scaling factor num/denom (libjpeg-turbo offers n/8 for n = 1..16).
@@ -67,14 +68,19 @@ class ImageDecoder {
 
   /// Decodes to RGB; JPEGs at `scale` (PNGs always at full scale). Truncated or corrupt data throws
   /// InputError naming `name`. The result stays valid until the next decode().
-  RgbImage decode(std::string_view bytes, const std::string& name, ImageScale scale = {});
+  RgbImage decode(std::string_view bytes, const std::string& name, ImageScale scale = {}) {
+    return decode(bytes, name, info(bytes, name), scale);
+  }
+  /// decode() with the header info() already read from these bytes.
+  RgbImage decode(std::string_view bytes, const std::string& name, const ImageInfo& header, ImageScale scale);
 
   /// As decode(), but may decode only a part that contains `region` (pixels of the image at `scale`): a
   /// JPEG that ends with its EOI marker and is not CMYK. Equal pixels to decode()'s within `region`.
-  RgbImage decode_region(std::string_view bytes, const std::string& name, ImageScale scale, const PixelRect& region);
+  RgbImage decode_region(std::string_view bytes, const std::string& name, const ImageInfo& header, ImageScale scale,
+                         const PixelRect& region);
 
  private:
-  RgbImage jpeg_decode(std::string_view bytes, const std::string& name, ImageScale scale);
+  RgbImage jpeg_decode(std::string_view bytes, const std::string& name, const ImageInfo& header, ImageScale scale);
   RgbImage png_decode(std::string_view bytes, const std::string& name);
 
   void* jpeg_ = nullptr;  // tjhandle
