@@ -2,6 +2,7 @@
 #include "fastloop/models/audit.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/perf_auto.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -72,6 +73,35 @@ TEST(Doctor, PerfAutoOnCpuWithNativeBf16PicksBf16AutocastAndSaysWhy) {
   bool says_why = false;
   for (const auto& line : lines) says_why |= line.rfind("amp bf16: this CPU has native bf16", 0) == 0;
   EXPECT_TRUE(says_why);
+}
+
+TEST(Doctor, PerfAutoKeepsWhatTheCommandLineGave) {
+  TrainConfig config;
+  config.perf.amp = "off";
+  config.perf.channels_last = false;
+  config.data.workers = 0;
+  PerfHardware hw;
+  hw.cpu.logical_cores = 8;
+  hw.cpu.avx512 = true;
+  hw.cpu.native_bf16 = true;
+  auto lines = perf_auto_apply(config, hw, {"--amp", "--channels-last", "--workers"});
+  EXPECT_EQ(config.perf.amp, "off");  // auto would pick bf16 on this CPU
+  EXPECT_FALSE(config.perf.channels_last);
+  EXPECT_EQ(config.data.workers, 0);
+  EXPECT_TRUE(config.perf.fused_optim);  // what was not given is still decided
+  int kept = 0;
+  for (const auto& line : lines) kept += line.find("kept as given on the command line") != std::string::npos;
+  EXPECT_EQ(kept, 3);
+}
+
+TEST(Doctor, TrainWithPerfAutoLetsAnExplicitAmpFlagWin) {
+  const auto run = test::cli_run("train --perf auto --amp off --no-channels-last --model small_cnn --device cpu "
+                                 "--data synthetic:1x12x12:64 --batch-size 16 --max-steps 1 --epochs 1 2>&1");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("perf auto: --amp kept as given on the command line"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\"perf.amp\":\"off\""), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\"perf.channels_last\":false"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\"perf.fused_optim\":true"), std::string::npos) << "the rest is still decided\n" << run.output;
 }
 
 TEST(Doctor, PerfAutoOnAmpereClassCudaPicksBf16ChannelsLastAndCudnnBenchmark) {

@@ -2,6 +2,7 @@
 // returns the function main() runs when it was chosen; library errors propagate to main().
 #pragma once
 
+#include "fastloop/cli/config_flags.h"
 #include "fastloop/core/config.h"
 
 #include <CLI/CLI.hpp>
@@ -16,9 +17,6 @@ struct Subcommand {
   CLI::App* app = nullptr;
   std::function<int()> run;
 };
-
-/// Registers every TrainConfig field as a flag of `command` (one flag per field).
-void config_flags_add(CLI::App& command, TrainConfig& config);
 
 Subcommand train_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 Subcommand eval_command(CLI::App& root, TrainConfig& config);

@@ -1,30 +1,15 @@
 // fastloop: train and evaluate CNNs on LibTorch with the PyTorch Performance Tuning Guide built in.
-// The only place that catches errors: input errors exit 2, runs that cannot go on 3, other failures 1.
+// Errors become exit codes in one place (fastloop/cli/exit_code.h): bad input 2, a run that cannot go on 3, else 1.
 #include "commands.h"
 
+#include "fastloop/cli/exit_code.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/version.h"
-
-#include <c10/util/Exception.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-namespace {
-
-/// The recipe must be read before the flags that override it are parsed.
-std::string recipe_from_args(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) break;
-    if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) return argv[i + 1];
-    if (std::strncmp(argv[i], "--config=", 9) == 0) return argv[i] + 9;
-  }
-  return "";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fastloop;
@@ -44,7 +29,7 @@ int main(int argc, char** argv) {
       parsed_argc = i;
       break;
     }
-  std::string recipe = recipe_from_args(argc, argv);
+  std::string recipe = config_recipe_from_args(argc, argv);
   std::vector<Subcommand> commands = {train_command(root, config, recipe), eval_command(root, config),
                                       models_command(root), doctor_command(root), bench_command(root, config, recipe),
                                       export_command(root), launch_command(root, launched),
@@ -61,22 +46,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  try {
+  return exit_code_run([&] {
     for (auto& command : commands) {
       if (command.app->parsed()) return command.run();
     }
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what());
-    return 2;
-  } catch (const RunError& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what());
-    return 3;
-  } catch (const c10::Error& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what_without_backtrace());
     return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what());
-    return 1;
-  }
-  return 1;
+  });
 }

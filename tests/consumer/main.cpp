@@ -1,6 +1,8 @@
 // A program outside fastloop's tree, as a user writes one: its own torch::nn::Module, registered under a
 // name, trained by fastloop's loop (same config fields, checkpoints, evaluation) through the installed
-// library. Exits non-zero when the run does not take its 8 steps or leaves no checkpoint.
+// library. Without arguments it sets the config in code and exits non-zero when the run does not take its 8
+// steps or leaves no checkpoint; with arguments it is `fastloop train` with those flags (train_main).
+#include <fastloop/cli/train_main.h>
 #include <fastloop/models/registry.h>
 #include <fastloop/train/trainer.h>
 
@@ -21,8 +23,9 @@ struct TinyNetImpl : fastloop::ClassifierImpl {
   torch::nn::Linear fc;
 };
 
-int main() {
+int main(int argc, char** argv) {
   fastloop::model_register("tiny_net", [](const fastloop::ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); });
+  if (argc > 1) return fastloop::train_main(argc, argv);  // --model tiny_net and every other `fastloop train` flag
   fastloop::TrainConfig config;  // every field is a `fastloop train` flag (--model, --data, --epochs, ...)
   config.model.name = "tiny_net";
   config.data.source = "synthetic:1x12x12:256";

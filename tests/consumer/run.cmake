@@ -12,3 +12,15 @@ step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja -D
      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DTorch_DIR=${TORCH_DIR})
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
+# The same module through `fastloop train`'s command line (train_main): flags, a checkpoint, --resume.
+set(_flags --model tiny_net --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --device cpu
+    --checkpoint-dir ${WORK_DIR}/ckpt)
+step(${WORK_DIR}/build/consumer ${_flags} --max-steps 4)
+step(${WORK_DIR}/build/consumer ${_flags} --resume)
+if(NOT EXISTS ${WORK_DIR}/ckpt/last.ckpt)
+  message(FATAL_ERROR "consumer: train_main left no checkpoint in ${WORK_DIR}/ckpt")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/consumer --model tiny_net --amp maybe RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--amp")
+  message(FATAL_ERROR "consumer: a bad flag gave exit ${rc} (expected 2 with a message naming --amp): ${err}")
+endif()

@@ -1,5 +1,7 @@
 // TrainConfig fields as CLI11 flags: the help and allowed values come from config_fields().
-#include "commands.h"
+#include "fastloop/cli/config_flags.h"
+
+#include <cstring>
 
 namespace fastloop {
 
@@ -19,6 +21,22 @@ void config_flags_add(CLI::App& command, TrainConfig& config) {
         },
         field.target);
   }
+}
+
+std::set<std::string> config_flags_given(const CLI::App& command, TrainConfig& config) {
+  std::set<std::string> given;
+  for (const auto& field : config_fields(config))
+    if (command.count(field.flag) > 0) given.insert(field.flag);
+  return given;
+}
+
+std::string config_recipe_from_args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) return argv[i + 1];
+    if (std::strncmp(argv[i], "--config=", 9) == 0) return argv[i] + 9;
+  }
+  return "";
 }
 
 } // namespace fastloop

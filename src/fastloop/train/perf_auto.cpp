@@ -5,6 +5,9 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <functional>
+
 namespace fastloop {
 
 PerfHardware perf_hardware_detect() {
@@ -16,50 +19,73 @@ PerfHardware perf_hardware_detect() {
   return hw;
 }
 
-std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hw) {
+std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hw,
+                                         const std::set<std::string>& given) {
   std::vector<std::string> lines;
+  // One decision: unless its flag was given on the command line (which wins over auto), set it and say why.
+  const auto decide = [&](const std::string& flag, const std::function<std::string()>& set) {
+    lines.push_back(given.count(flag) ? flag + " kept as given on the command line" : set());
+  };
   auto& p = config.perf;
-  p.set_to_none = true;
-  lines.push_back("set_to_none on: gradients are freed instead of zeroed (bitwise-equal results, less memory traffic)");
-  p.fused_optim = true;
-  lines.push_back("fused optimizer on: one kernel updates all parameters (within 1e-6 of the plain update)");
-  if (hw.cuda) {
-    p.device = "cuda";
-    p.amp = hw.cuda_major >= 8 ? "bf16" : "fp16";
-    lines.push_back("amp " + p.amp + ": CUDA compute capability " + std::to_string(hw.cuda_major) +
-                    (hw.cuda_major >= 8 ? " has bf16 tensor cores (no loss scaling needed)"
-                                        : " has fp16 tensor cores; GradScaler guards the range"));
-    p.channels_last = true;
-    lines.push_back("channels_last on: tensor-core convolutions run NHWC; NCHW would add transposes");
-    p.cudnn_benchmark = true;
-    lines.push_back("cudnn_benchmark on: batch shapes are fixed (drop_last), so the first-step search pays off");
-    p.tf32 = hw.cuda_major >= 8;
-    lines.push_back(std::string("tf32 ") + (p.tf32 ? "on: Ampere or newer runs fp32 matmuls on tensor cores"
-                                                   : "off: needs compute capability 8.0 or newer"));
+  decide("--set-to-none", [&] {
+    p.set_to_none = true;
+    return "set_to_none on: gradients are freed instead of zeroed (bitwise-equal results, less memory traffic)";
+  });
+  decide("--fused-optim", [&] {
+    p.fused_optim = true;
+    return "fused optimizer on: one kernel updates all parameters (within 1e-6 of the plain update)";
+  });
+  if (!given.count("--device")) p.device = hw.cuda ? "cuda" : "cpu";
+  const bool cuda = p.device != "cpu" && hw.cuda;
+  if (cuda) {
+    decide("--amp", [&] {
+      p.amp = hw.cuda_major >= 8 ? "bf16" : "fp16";
+      return "amp " + p.amp + ": CUDA compute capability " + std::to_string(hw.cuda_major) +
+             (hw.cuda_major >= 8 ? " has bf16 tensor cores (no loss scaling needed)"
+                                 : " has fp16 tensor cores; GradScaler guards the range");
+    });
+    decide("--channels-last", [&] {
+      p.channels_last = true;
+      return "channels_last on: tensor-core convolutions run NHWC; NCHW would add transposes";
+    });
+    decide("--cudnn-benchmark", [&] {
+      p.cudnn_benchmark = true;
+      return "cudnn_benchmark on: batch shapes are fixed (drop_last), so the first-step search pays off";
+    });
+    decide("--tf32", [&] {
+      p.tf32 = hw.cuda_major >= 8;
+      return std::string("tf32 ") + (p.tf32 ? "on: Ampere or newer runs fp32 matmuls on tensor cores"
+                                            : "off: needs compute capability 8.0 or newer");
+    });
   } else {
-    p.device = "cpu";
-    p.amp = hw.cpu.native_bf16 ? "bf16" : "off";
-    lines.push_back(hw.cpu.native_bf16
-                        ? "amp bf16: this CPU has native bf16 (avx512_bf16/amx); bf16 autocast trained the ResNets "
-                          "1.6-2.0x and the Fashion-MNIST recipe 2.1x faster than fp32 on a 2-core AVX-512 EPYC "
-                          "(bench/results/cpu-2core), first-step losses within 1e-2"
-                        : "amp off: this CPU has no native bf16; bf16 autocast ran 30x slower than fp32 on an "
-                          "AVX2-only CPU (PyTorch 1.13)");
-    p.channels_last = hw.cpu.avx512;
-    lines.push_back(p.channels_last
-                        ? "channels_last on: oneDNN's NHWC convolutions ran 7% faster than NCHW for small_cnn on a "
-                          "2-core AVX-512 CPU (same results within 1e-5)"
-                        : "channels_last off: not measured to pay on a CPU without AVX-512");
-    p.cudnn_benchmark = p.tf32 = false;
+    decide("--amp", [&] {
+      p.amp = hw.cpu.native_bf16 ? "bf16" : "off";
+      return hw.cpu.native_bf16
+                 ? "amp bf16: this CPU has native bf16 (avx512_bf16/amx); bf16 autocast trained the ResNets "
+                   "1.6-2.0x and the Fashion-MNIST recipe 2.1x faster than fp32 on a 2-core AVX-512 EPYC "
+                   "(bench/results/cpu-2core), first-step losses within 1e-2"
+                 : "amp off: this CPU has no native bf16; bf16 autocast ran 30x slower than fp32 on an "
+                   "AVX2-only CPU (PyTorch 1.13)";
+    });
+    decide("--channels-last", [&] {
+      p.channels_last = hw.cpu.avx512;
+      return p.channels_last ? "channels_last on: oneDNN's NHWC convolutions ran 7% faster than NCHW for small_cnn "
+                               "on a 2-core AVX-512 CPU (same results within 1e-5)"
+                             : "channels_last off: not measured to pay on a CPU without AVX-512";
+    });
+    if (!given.count("--cudnn-benchmark")) p.cudnn_benchmark = false;
+    if (!given.count("--tf32")) p.tf32 = false;
   }
   const int64_t cores = hw.cpu.logical_cores;
-  config.data.workers = std::clamp<int64_t>(cores / 4, 1, 8);
-  lines.push_back("loader workers " + std::to_string(config.data.workers) + ": one per 4 of the " +
-                  std::to_string(cores) + " usable cores, at least one so loading overlaps the step");
+  decide("--workers", [&] {
+    config.data.workers = std::clamp<int64_t>(cores / 4, 1, 8);
+    return "loader workers " + std::to_string(config.data.workers) + ": one per 4 of the " + std::to_string(cores) +
+           " usable cores, at least one so loading overlaps the step";
+  });
   if (config.run.threads == 0) {
-    config.run.threads = std::max<int64_t>(1, cores - (hw.cuda ? config.data.workers : 0));
+    config.run.threads = std::max<int64_t>(1, cores - (cuda ? config.data.workers : 0));
     lines.push_back("compute threads " + std::to_string(config.run.threads) + ": the usable cores" +
-                    std::string(hw.cuda ? " not taken by loader workers" : ""));
+                    std::string(cuda ? " not taken by loader workers" : ""));
   }
   return lines;
 }

@@ -5,6 +5,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/core/env.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ struct PerfHardware {
 
 PerfHardware perf_hardware_detect();
 
-/// Sets config.perf (and loader workers) for `hardware`; returns the decisions, one line each.
-std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hardware);
+/// Sets config.perf (and loader workers) for `hardware`; returns the decisions, one line each. A setting
+/// whose flag is in `given` (e.g. "--amp", given on the command line) keeps its value: flags win over auto.
+std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hardware,
+                                         const std::set<std::string>& given = {});
 
 } // namespace fastloop

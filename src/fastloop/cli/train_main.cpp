@@ -1,0 +1,72 @@
+// `fastloop train`: runs the training loop; Ctrl-C or SIGTERM stops after the current step with a checkpoint.
+// The executable's `train` subcommand and train_main() (a user's own program) both end up in train_run().
+#include "fastloop/cli/train_main.h"
+
+#include "fastloop/cli/config_flags.h"
+#include "fastloop/cli/exit_code.h"
+#include "fastloop/dist/dist_env.h"
+#include "fastloop/train/perf_auto.h"
+#include "fastloop/train/trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+namespace fastloop {
+
+namespace {
+std::atomic<bool> g_stop_requested{false};  // set from a signal handler, so it cannot live in a struct
+extern "C" void request_stop(int) { g_stop_requested = true; }
+
+void summary_print(const TrainSummary& summary) {
+  if (summary.world_size > 1)
+    std::printf("ddp: rank %lld of %lld, %lld buckets, %lld all-reduces, %.3f s communicating, %.3f s waited (%.0f%% hidden by backward)\n",
+                static_cast<long long>(summary.rank), static_cast<long long>(summary.world_size),
+                static_cast<long long>(summary.buckets), static_cast<long long>(summary.allreduces),
+                summary.comm_span_s, summary.comm_exposed_s,
+                summary.comm_span_s > 0 ? 100.0 * std::max(0.0, 1.0 - summary.comm_exposed_s / summary.comm_span_s) : 0.0);
+  if (summary.rank != 0) return;
+  std::printf("test accuracy %.2f%% (loss %.4f, %lld images) after %lld steps, %.1f s training, %.0f img/s\n",
+              100.0 * summary.test.accuracy, summary.test.loss, static_cast<long long>(summary.test.samples),
+              static_cast<long long>(summary.position.step), summary.train_seconds, summary.img_per_s);
+}
+}  // namespace
+
+int train_run(TrainConfig& config, const std::set<std::string>& given) {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  config_validate(config);  // before any output or work
+  if (config.perf.mode == "auto")
+    for (const auto& line : perf_auto_apply(config, perf_hardware_detect(), given)) std::printf("perf auto: %s\n", line.c_str());
+  if (dist_env_detect().rank == 0) std::printf("config %s\n", config_to_json(config).c_str());  // rank 0 reports
+  TrainControl control;
+  control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
+  const TrainSummary summary = train(config, control);
+  if (summary.stopped) {
+    std::printf("stopped at step %lld%s\n", static_cast<long long>(summary.position.step),
+                config.run.checkpoint_dir.empty() ? "" : "; --resume continues from the checkpoint");
+    return 130;
+  }
+  summary_print(summary);
+  return 0;
+}
+
+int train_main(int argc, char** argv) {
+  CLI::App app{"Train a model with fastloop's loop (the flags of `fastloop train`)"};
+  TrainConfig config;
+  std::string recipe = config_recipe_from_args(argc, argv);
+  app.add_option("--config", recipe, "TOML recipe; flags given with it override it");
+  config_flags_add(app, config);
+  return exit_code_run([&] {
+    if (!recipe.empty()) config_load_toml(config, recipe);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return app.exit(e) == 0 ? 0 : 2;
+    }
+    return train_run(config, config_flags_given(app, config));
+  });
+}
+
+} // namespace fastloop
