@@ -117,13 +117,19 @@ else
 fi
 [ "$mode" = cpu ] && step prepared_fallback 120 s_prepared_fallback
 if ((!built)); then
-  for s in fashion_mnist resnet18_graph_resume ddp_gloo resnet18_amp tests doctor bench; do skip "$s" "no build"; done
+  for s in fashion_mnist resnet18_graph_resume ddp_gloo resnet18_amp build_tests tests doctor bench; do skip "$s" "no build"; done
 else
   step fashion_mnist 60 s_fashion_mnist
   step resnet18_graph_resume 90 s_resnet18_graph_resume
   step ddp_gloo 60 s_ddp_gloo
   step resnet18_amp 60 s_resnet18_amp
-  if [ "$tests" = none ]; then skip tests "--tests none"; else step tests 120 s_tests; fi
+  if [ "$tests" = none ]; then
+    skip tests "--tests none"
+  elif step build_tests 240 s_build_tests; then
+    step tests 120 s_tests
+  else
+    skip tests "the tests did not build"
+  fi
   step doctor 30 s_doctor
   if ((bench)); then step bench 200 s_bench; else skip bench "--no-bench"; fi
 fi

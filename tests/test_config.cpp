@@ -47,6 +47,28 @@ TEST(Config, SeedRecipeSetsBatch128AndResNet18) {
   EXPECT_EQ(config.run.epochs, 5);
 }
 
+TEST(Config, ImageFolderRecipeIsTorchvisionsResNet50ReferenceShape) {
+  TrainConfig from_file;
+  config_load_toml(from_file, FASTLOOP_TEST_DIR "/../recipes/imagefolder_resnet50.toml");
+  config_validate(from_file);
+  // Every field the recipe sets beyond the built-in defaults; the rest of the file is the default.
+  TrainConfig expected;
+  expected.data.source = "imagefolder:data/images";
+  expected.data.batch_size = 256;
+  expected.data.workers = 8;
+  expected.model.name = "resnet50";
+  expected.model.stem = "imagenet";
+  expected.optim.weight_decay = 1e-4;
+  expected.optim.label_smoothing = 0.1;
+  expected.schedule.name = "cosine";
+  expected.schedule.warmup_epochs = 5.0;
+  expected.perf.amp = "bf16";
+  expected.run.epochs = 90;
+  EXPECT_EQ(config_to_json(from_file), config_to_json(expected));
+  EXPECT_EQ(from_file.data.image_size, 224);  // the default, as torchvision's reference recipe
+  EXPECT_TRUE(from_file.perf.channels_last);
+}
+
 TEST(Config, RecipeRejectsUnknownKeyNamingIt) {
   auto path = write_temp("unknown.toml", "[optim]\nlearning_rate = 0.1\n");
   TrainConfig config;

@@ -4,6 +4,7 @@
 #include "test_support.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
+#include "fastloop/train/trainer.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -42,6 +43,43 @@ TEST(CudaTrain, CheckpointRestoresTheCudaGenerators_CUDA) {
   torch::rand({1000}, torch::kCUDA);  // the generator moves on
   Checkpoint::read(path).restore(*model, nullptr, /*rng=*/true);
   EXPECT_TRUE(torch::equal(torch::rand({16}, torch::kCUDA), first));
+}
+
+// A step that cannot be captured (its forward reads a value on the host, which a capture forbids) ends
+// the capture cleanly: one printed reason, the run goes on with eager steps to its end, and nothing is left
+// capturing — the next run in the same process captures its own step.
+struct HostSyncNetImpl : ClassifierImpl {
+  explicit HostSyncNetImpl(const ModelOptions& o)
+      : fc(register_module("fc", torch::nn::Linear(o.in_channels(), o.num_classes()))) {}
+  at::Tensor forward(at::Tensor x) override {
+    const at::Tensor pooled = x.mean({2, 3});
+    if (pooled.sum().item<float>() > 1e30f) return fc(pooled * 0.0);  // the host read the capture refuses
+    return fc(pooled);
+  }
+  torch::nn::Linear fc;
+};
+
+TEST(CudaTrain, AStepThatCannotBeCapturedFallsBackToEagerStepsWithItsReason_CUDA) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  model_register("host_sync_net", [](const ModelOptions& o) { return std::make_shared<HostSyncNetImpl>(o); });
+  TrainConfig config = test::tiny_config(512, 32);
+  config.perf.device = "cuda";
+  config.perf.cuda_graph = true;
+  config.run.max_steps = 8;
+  TrainControl quiet;
+  quiet.progress = false;
+  config.model.name = "host_sync_net";
+  testing::internal::CaptureStdout();
+  const TrainSummary failed = train(config, quiet);
+  const std::string said = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(failed.position.step, 8) << said;
+  EXPECT_NE(said.find("cuda-graph: capture failed"), std::string::npos) << said;
+  config.model.name = "small_cnn";
+  testing::internal::CaptureStdout();
+  const TrainSummary next = train(config, quiet);
+  const std::string next_said = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(next.position.step, 8) << next_said;
+  EXPECT_NE(next_said.find("cuda-graph: training step captured"), std::string::npos) << next_said;
 }
 
 }  // namespace

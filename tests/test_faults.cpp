@@ -97,7 +97,7 @@ TEST(Faults, FiniteRunIsUnaffectedByTheNanCheck) {
 TEST(Faults, BatchTooBigForMemoryGivesTheSizeAndTheWayOut) {
   const auto [code, output] = test::shell_run("ulimit -v 6000000; " + std::string(FASTLOOP_CLI) +
                                                " train --data synthetic:3x32x32:2048 --model resnet18 --batch-size 2048"
-                                               " --workers 0 --max-steps 1 --threads 1");
+                                               " --workers 0 --max-steps 1 --threads 1 --device cpu");
   ASSERT_NE(code, -1) << "killed instead of a clean error:\n" << output;
   EXPECT_EQ(code, 3) << output;
   EXPECT_TRUE(contains(output, "a training batch of 2048 images")) << output;

@@ -82,13 +82,23 @@ TEST(BenchPythonPeer, CellRunAlternatesItsRepetitionsWithThePeers) {
   plan.steps = plan.eval_steps = 1;
   plan.warmup = 1;
   plan.repeat = 3;
-  RecordingPeer peer;
-  plan.peer = &peer;
+  RecordingPeer peer;  // then two more, e.g. the PyTorch peer and a --twin
+  std::vector<std::string> order;
+  struct OrderPeer : RecordingPeer {
+    std::vector<std::string>* order = nullptr;
+    std::string name;
+    void train_rep() override { order->push_back(name); }
+    void eval_rep() override { order->push_back(name); }
+  } a, b;
+  a.order = b.order = &order, a.name = "a", b.name = "b";
+  plan.peers = {&peer, &a, &b};
   const CellTimes times = cell_run(plan, data);
   EXPECT_EQ(times.repetitions.size(), 3u);
   const std::vector<std::string> expected = {"train_begin", "train_rep", "train_rep", "train_rep",
                                              "eval_begin",  "eval_rep",  "eval_rep",  "eval_rep"};
   EXPECT_EQ(peer.calls, expected);
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"}))
+      << "every peer after each of the cell's repetitions, in the given order";
 }
 
 TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {

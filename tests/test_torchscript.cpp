@@ -5,7 +5,6 @@
 // and every bad input as an InputError found before training.
 #include "test_support.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/dist/launch.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/models/registry.h"
@@ -201,6 +200,9 @@ TEST(TorchScript, BadFilesAndModulesAreInputErrorsNamingTheFile) {
       {"torchscript:" + kDir + "bad_no_parameters.pt", "has no parameters"},
       {"torchscript:" + kDir + "bad_traced_eval_bn.pt", "training=False fixed at save time"},
       {"torchscript:" + kDir + "bad_output_shape.pt", "returned [2, 3, 16, 10]"},
+      {"torchscript:" + kDir + "bad_forward_throws.pt", "failed on a probe batch [2, 3, 16, 16]"},
+      {"torchscript:" + kDir + "bad_traced_train_bn.pt", "training=True fixed at save time"},
+      {"torchscript:" + kDir + "bad_traced_dropout.pt", "aten::dropout runs with training=True"},
   };
   for (const auto& [name, expected] : cases) {
     const std::string error = load_error(name);
@@ -271,16 +273,6 @@ TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNam
   EXPECT_NO_THROW(train(init, quiet));
 }
 
-TEST(TorchScript, TwoRanksTrainAScriptedModelWithDdp) {
-  const auto dir = test::fresh_dir("ts_ddp");
-  auto r = test::cli_run("launch --nproc-per-node 2 --master-port " + std::to_string(free_port()) +
-                         " -- train --model torchscript:" + kDir + "resnet.pt --data synthetic:3x16x16:128 "
-                         "--batch-size 8 --max-steps 4 --accumulate 2 --workers 0 --threads 1 --device cpu "
-                         "--bucket-mb 0.05 --checkpoint-dir " + dir);
-  EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("[0] ddp: rank 0 of 2"), std::string::npos) << r.output;
-}
-
 namespace {
 struct TinyNetImpl : ClassifierImpl {
   explicit TinyNetImpl(const ModelOptions& o)
@@ -313,32 +305,4 @@ TEST(TorchScript, RegisteredCppModelTrainsThroughTheSameLoopAndRefusesFoldBn) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("FoldableBatchNorm2d"), std::string::npos) << e.what();
   }
-}
-
-TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {
-  const std::string file = kDir + "resnet.pt";
-  int64_t parameters = 0;
-  const json g = golden("resnet");
-  for (const auto& p : g["params"]) {
-    int64_t n = 1;
-    for (const auto& d : p["shape"]) n *= d.get<int64_t>();
-    parameters += n;
-  }
-  auto models = test::cli_run("models " + file + " --image-size 16");
-  ASSERT_EQ(models.code, 0) << models.output;
-  EXPECT_NE(models.output.find(std::to_string(parameters) + " parameters"), std::string::npos) << models.output;
-  EXPECT_NE(models.output.find("MFLOPs per 3x16x16 image"), std::string::npos) << models.output;
-  EXPECT_EQ(test::cli_run("models " + kDir + "bad_two_inputs.pt").code, 2);
-
-  const auto dir = test::fresh_dir("ts_bench");
-  auto bench = test::cli_run("bench --models small_cnn,torchscript:" + file + " --rows baseline,fold-bn --repeat 1 "
-                             "--steps 1 --eval-steps 1 --warmup 0 --batch-size 4 --data synthetic:3x16x16:32 "
-                             "--device cpu --threads 1 --out " + dir);
-  EXPECT_EQ(bench.code, 0) << bench.output;
-  EXPECT_NE(bench.output.find("torchscript:"), std::string::npos) << bench.output;
-  EXPECT_NE(bench.output.find("n/a: fold-bn needs conv"), std::string::npos) << bench.output;
-  auto tune = test::cli_run("tune --trials 1 --tune-warmup 1 --tune-steps 1 --model torchscript:" + file +
-                            " --data synthetic:3x16x16:64 --batch-size 16 --threads 1 --device cpu --out " + dir +
-                            "/tuned.toml");
-  EXPECT_EQ(tune.code, 0) << tune.output;
 }

@@ -4,7 +4,8 @@ with this venv's torch/torchvision (the LibTorch fastloop links), models from to
 the same batch, threads, data and protocol (warm-up steps untimed, then `repeat` timed repetitions of
 `steps` training steps and `eval_steps` evaluation batches; median img/s). Data goes through a DataLoader
 with torchvision transforms on PIL images, as seed 001 did. Rows with no PyTorch equivalent report
-"n/a: reason".
+"n/a: reason", as does every cell on image folders and shards (the grid does not send the peer its
+--image-size; `fastloop bench loader --compare-python` compares the image loader with ImageFolder).
 
 Input: a JSON object (file named by --cells, or stdin) with
   cells [{model, row}], batch_size, steps, eval_steps, warmup, repeat, threads, device, data.
@@ -39,6 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_models import SmallCNN, make_model  # noqa: E402
 
 SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/source.cpp)
+ENCODED_KINDS = ("imagefolder", "shards")    # decoded by fastloop's loader at --image-size; not held here
+ENCODED_NA = "n/a: the peer reads in-memory data only; image folders: `bench loader --compare-python`"
 # The workers4/workers8 rows ask for more workers than cores on purpose (the seed's settings).
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
@@ -46,8 +49,11 @@ warnings.filterwarnings("ignore", message="This DataLoader will create")
 # ---- data: uint8 NHWC arrays and labels, as torchvision's CIFAR10 keeps them -------------------------
 
 def load_split_arrays(spec):
-    """(train_images, train_labels, test_images, test_labels) as uint8 [N, H, W, C] and int64 [N]."""
+    """(train_images, train_labels, test_images, test_labels) as uint8 [N, H, W, C] and int64 [N]; None for
+    image folders and shards, whose cells are n/a here."""
     kind, _, arg = spec.partition(":")
+    if kind in ENCODED_KINDS:
+        return None
     if kind == "synthetic":
         shape, _, n = arg.partition(":")
         c, h, w = (int(v) for v in (shape or "3x32x32").split("x"))
@@ -255,7 +261,7 @@ def cell_events(cell, spec, data, device):
     """One cell as a sequence of events, each after the work it names: ready (set up, warmed up; or
     status n/a), train_rep x repeat (train rows), eval_ready, eval_rep x repeat. The serve mode runs one
     event per request, so fastloop's repetitions and these alternate in one time window."""
-    s = row_settings(cell["row"], device.type == "cuda")
+    s = ENCODED_NA if data is None else row_settings(cell["row"], device.type == "cuda")
     if isinstance(s, str):
         yield {"event": "ready", "status": s}
         return

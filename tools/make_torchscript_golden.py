@@ -140,6 +140,15 @@ class FlatLinear(nn.Module):  # applies Linear to the last axis of the image: [N
         return self.fc(x)
 
 
+class FlattenedLinear(nn.Module):  # flattens the image for a Linear of the wrong width: the forward throws
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(7, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x.flatten(1))
+
+
 def write_bad_modules():
     """Modules each check of torchscript_load / model_check_forward must refuse."""
     torch.manual_seed(0)
@@ -149,10 +158,17 @@ def write_bad_modules():
     torch.jit.save(torch.jit.script(TwoInputs()), str(OUT / "bad_two_inputs.pt"))
     torch.jit.save(torch.jit.script(NoParameters()), str(OUT / "bad_no_parameters.pt"))
     torch.jit.save(torch.jit.script(FlatLinear()), str(OUT / "bad_output_shape.pt"))
+    torch.jit.save(torch.jit.script(FlattenedLinear()), str(OUT / "bad_forward_throws.pt"))
+    conv_bn.train()  # traced in training mode: it would evaluate with batch statistics
+    torch.jit.save(torch.jit.trace(conv_bn, torch.zeros(2, 3, SIDE, SIDE)), str(OUT / "bad_traced_train_bn.pt"))
+    dropout = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.Linear(3 * SIDE * SIDE, CLASSES)).train()
+    torch.jit.save(torch.jit.trace(dropout, torch.zeros(2, 3, SIDE, SIDE), check_trace=False),
+                   str(OUT / "bad_traced_dropout.pt"))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bad-only", action="store_true", help="write only the modules the checks must refuse")
     parser.add_argument("--twin", help="write fastloop's resnet18 (CIFAR stem, 10 classes) scripted to this file")
     args = parser.parse_args()
     if args.twin:  # the bench's `--models resnet18,torchscript:FILE`: same architecture and names as built in
@@ -161,7 +177,7 @@ def main():
         return
     torch.set_num_threads(1)  # the C++ test runs single-threaded too: same reduction order
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, make in FAMILIES.items():
+    for name, make in ({} if args.bad_only else FAMILIES).items():
         write_family(name, make)
     write_bad_modules()
     total = sum(p.stat().st_size for p in OUT.iterdir())

@@ -64,7 +64,13 @@ s_configure() {
     -DFASTLOOP_PYTHON="$PY_EXE" "${extra[@]}" ${FASTLOOP_CMAKE_ARGS:-}
 }
 
+# The library and the CLI first, so the GPU training checks run even when the tests' build would not fit;
+# the test binaries are built by s_build_tests, just before the tests.
 s_build() {
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target fastloop_cli
+}
+
+s_build_tests() {
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 

@@ -2,7 +2,7 @@
 // in the timed repetitions (a phase mark only reads the clock there), on CUDA in one extra, marked
 // repetition so the timed ones run without a sync inside. Evaluation is evaluate() on the first batches.
 // With a process group every repetition starts and ends at a barrier so rank 0's clock measures all ranks.
-// A CellPeer (the PyTorch peer) runs its repetitions between this cell's, in the same time window.
+// CellPeers (the PyTorch peer, a --twin) run their repetitions between this cell's, in the same time window.
 #include "fastloop/bench/cell_timer.h"
 
 #include "fastloop/bench/device_probe.h"
@@ -61,6 +61,8 @@ void barrier(const CellPlan& plan) {
 
 int64_t all_ranks(const CellPlan& plan, int64_t images) { return plan.group ? images * plan.group->size() : images; }
 
+}  // namespace
+
 /// Trains optimizer steps with the trainer's Stepper, counting the schedule's clock.
 class CellTrainer {
  public:
@@ -99,93 +101,126 @@ class CellTrainer {
   int64_t step_ = 0;
 };
 
-void train_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& train, CellTimes& times) {
-  const int64_t batches = loader_batches_per_epoch(train.size(), setup.train_loader);
-  const int64_t epoch_steps = (batches + plan.config.perf.accumulate - 1) / plan.config.perf.accumulate;
-  const int64_t steps = plan.steps > 0 ? plan.steps : epoch_steps;
-  const int64_t warmup = plan.steps > 0 ? plan.warmup : plan.warmup * epoch_steps;
-  const bool split_inline = !plan.device.is_cuda();  // CUDA: a separate marked repetition, no syncs when timed
-  CellTrainer trainer(setup, plan, train, warmup + steps * (plan.repeat + (split_inline ? 0 : 1)), epoch_steps);
-  setup.model->train();
-  for (int64_t s = 0; s < warmup; ++s) trainer.step(nullptr);
-  if (plan.config.perf.cuda_graph && !trainer.stepper().graphed()) {  // captures after its own warm-up
-    for (int64_t s = 0; s < 4 && !trainer.stepper().graphed() && trainer.stepper().graph_refusal().empty(); ++s)
-      trainer.step(nullptr);
-    if (!trainer.stepper().graphed()) throw RunError("cuda-graph: " + trainer.stepper().graph_refusal());
-  }
-  if (plan.peer) plan.peer->train_begin();
-  for (auto& rep : times.repetitions) {
-    barrier(plan);
-    const DdpStats before = setup.ddp ? setup.ddp->stats() : DdpStats{};
-    PhaseRecorder recorder(plan.device);
-    const auto start = Clock::now();
-    int64_t images = 0;
-    for (int64_t s = 0; s < steps; ++s) images += trainer.step(split_inline ? &recorder : nullptr);
-    barrier(plan);
-    rep.train_img_per_s = static_cast<double>(all_ranks(plan, images)) / seconds_since(start);
-    rep.split = recorder.split;
-    const double n = static_cast<double>(steps);
-    rep.split /= n;
-    if (setup.ddp) {
-      const DdpStats after = setup.ddp->stats();
-      rep.allreduces_per_step = static_cast<double>(after.allreduces - before.allreduces) / n;
-      rep.comm_span_s = (after.span_s - before.span_s) / n;
-      rep.comm_exposed_s = (after.exposed_s - before.exposed_s) / n;
-    }
-    if (plan.peer) plan.peer->train_rep();
-  }
-  if (split_inline) return;
-  PhaseRecorder recorder(plan.device);  // the marked repetition: where a step's time goes, syncs included
-  for (int64_t s = 0; s < steps; ++s) trainer.step(&recorder);
-  TimeSplit split = recorder.split;
-  split /= static_cast<double>(steps);
-  for (auto& rep : times.repetitions) rep.split = split;
-}
+namespace {
 
-void eval_measure(TrainSetup& setup, const CellPlan& plan, const Dataset& test, CellTimes& times) {
-  EvalOptions eval = setup.eval;
-  eval.inference_mode = !plan.eval_grad_mode;
-  eval.pin_memory = plan.config.data.pin_memory && loader_delivers(plan);
-  const int64_t batch = plan.config.data.batch_size, workers = plan.config.data.workers;
-  if (plan.warmup > 0) {
-    EvalOptions warmup = eval;
-    warmup.max_batches = plan.eval_steps > 0 ? plan.warmup : 0;  // --full: one whole pass
-    evaluate(*setup.model, test, batch, workers, warmup);
-  }
-  if (plan.peer) plan.peer->eval_begin();
-  eval.max_batches = plan.eval_steps;
-  for (auto& rep : times.repetitions) {
-    barrier(plan);
-    const EvalResult result = evaluate(*setup.model, test, batch, workers, eval);  // samples of every rank
-    // The batches alone, as the peer times them: the BatchNorm folding and the loader's start, once per
-    // evaluate() call, weighed on 3-batch repetitions (the fold-bn row at 0.6x of its baseline, issue 15).
-    rep.eval_img_per_s = static_cast<double>(result.samples) / result.batch_seconds;
-    if (plan.peer) plan.peer->eval_rep();
-  }
+/// The peak-memory counter reset, then the run built: the cell's peak includes its own setup.
+TrainSetup setup_for(const CellPlan& plan, const DatasetSplits& data) {
+  memory_peak_reset(plan.device);
+  TrainSetup setup = train_setup(plan.config, data.train, plan.device, plan.group);
+  if (!loader_delivers(plan)) setup.train_loader.device = c10::kCPU, setup.train_loader.pin_memory = false;
+  return setup;
 }
 
 }  // namespace
 
-CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
+CellRun::CellRun(const CellPlan& plan, const DatasetSplits& data)
+    : plan_(plan), data_(data), setup_(setup_for(plan, data)) {
   TORCH_CHECK(plan.repeat >= 1, "cell_run: repeat must be >= 1, got ", plan.repeat);
-  CellTimes times;
-  times.repetitions.resize(static_cast<size_t>(plan.repeat));
-  memory_peak_reset(plan.device);
-  TrainSetup setup = train_setup(plan.config, data.train, plan.device, plan.group);
-  if (!loader_delivers(plan)) setup.train_loader.device = c10::kCPU, setup.train_loader.pin_memory = false;
-  times.forward_flops =
-      model_forward_flops(*setup.model, {data.train.channels(), data.train.height(), data.train.width()});
-  times.buckets = setup.ddp ? setup.ddp->bucket_count() : 0;
-  if (plan.train) {
-    train_measure(setup, plan, data.train, times);
-    if (plan.on_trained) plan.on_trained(*setup.model);
-    times.train_peak_bytes = memory_peak_bytes(plan.device);
+  times_.repetitions.resize(static_cast<size_t>(plan.repeat));
+  times_.forward_flops =
+      model_forward_flops(*setup_.model, {data.train.channels(), data.train.height(), data.train.width()});
+  times_.buckets = setup_.ddp ? setup_.ddp->bucket_count() : 0;
+  const int64_t batches = loader_batches_per_epoch(data.train.size(), setup_.train_loader);
+  const int64_t epoch_steps = (batches + plan.config.perf.accumulate - 1) / plan.config.perf.accumulate;
+  steps_ = plan.steps > 0 ? plan.steps : epoch_steps;
+  warmup_ = plan.steps > 0 ? plan.warmup : plan.warmup * epoch_steps;
+  split_inline_ = !plan.device.is_cuda();  // CUDA: a separate marked repetition, no syncs when timed
+  if (plan.train)
+    trainer_ = std::make_unique<CellTrainer>(setup_, plan, data.train,
+                                             warmup_ + steps_ * (plan.repeat + (split_inline_ ? 0 : 1)), epoch_steps);
+}
+
+CellRun::~CellRun() = default;
+
+void CellRun::train_begin() {
+  setup_.model->train();
+  for (int64_t s = 0; s < warmup_; ++s) trainer_->step(nullptr);
+  if (plan_.config.perf.cuda_graph && !trainer_->stepper().graphed()) {  // captures after its own warm-up
+    for (int64_t s = 0; s < 4 && !trainer_->stepper().graphed() && trainer_->stepper().graph_refusal().empty(); ++s)
+      trainer_->step(nullptr);
+    if (!trainer_->stepper().graphed()) throw RunError("cuda-graph: " + trainer_->stepper().graph_refusal());
   }
-  memory_peak_reset(plan.device);
-  if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates rank 0's model
-  eval_measure(setup, plan, data.test, times);
-  times.eval_peak_bytes = memory_peak_bytes(plan.device);
-  return times;
+}
+
+void CellRun::train_rep(RepetitionTimes& rep) {
+  barrier(plan_);
+  const DdpStats before = setup_.ddp ? setup_.ddp->stats() : DdpStats{};
+  PhaseRecorder recorder(plan_.device);
+  const auto start = Clock::now();
+  int64_t images = 0;
+  for (int64_t s = 0; s < steps_; ++s) images += trainer_->step(split_inline_ ? &recorder : nullptr);
+  barrier(plan_);
+  rep.train_img_per_s = static_cast<double>(all_ranks(plan_, images)) / seconds_since(start);
+  rep.split = recorder.split;
+  const double n = static_cast<double>(steps_);
+  rep.split /= n;
+  if (setup_.ddp) {
+    const DdpStats after = setup_.ddp->stats();
+    rep.allreduces_per_step = static_cast<double>(after.allreduces - before.allreduces) / n;
+    rep.comm_span_s = (after.span_s - before.span_s) / n;
+    rep.comm_exposed_s = (after.exposed_s - before.exposed_s) / n;
+  }
+}
+
+void CellRun::train_end() {
+  if (!split_inline_) {
+    PhaseRecorder recorder(plan_.device);  // the marked repetition: where a step's time goes, syncs included
+    for (int64_t s = 0; s < steps_; ++s) trainer_->step(&recorder);
+    TimeSplit split = recorder.split;
+    split /= static_cast<double>(steps_);
+    for (auto& rep : times_.repetitions) rep.split = split;
+  }
+  if (plan_.on_trained) plan_.on_trained(*setup_.model);
+  times_.train_peak_bytes = memory_peak_bytes(plan_.device);
+}
+
+void CellRun::eval_begin() {
+  memory_peak_reset(plan_.device);
+  if (setup_.ddp) setup_.ddp->sync_buffers();  // every rank evaluates rank 0's model
+  if (plan_.warmup <= 0) return;
+  EvalOptions warmup = eval_options();
+  warmup.max_batches = plan_.eval_steps > 0 ? plan_.warmup : 0;  // --full: one whole pass
+  evaluate(*setup_.model, data_.test, plan_.config.data.batch_size, plan_.config.data.workers, warmup);
+}
+
+void CellRun::eval_rep(RepetitionTimes& rep) {
+  EvalOptions eval = eval_options();
+  eval.max_batches = plan_.eval_steps;
+  barrier(plan_);
+  const EvalResult result = evaluate(*setup_.model, data_.test, plan_.config.data.batch_size,
+                                     plan_.config.data.workers, eval);  // samples of every rank
+  // The batches alone, as the peer times them: the BatchNorm folding and the loader's start, once per
+  // evaluate() call, weighed on 3-batch repetitions (the fold-bn row at 0.6x of its baseline, issue 15).
+  rep.eval_img_per_s = static_cast<double>(result.samples) / result.batch_seconds;
+  times_.eval_peak_bytes = memory_peak_bytes(plan_.device);
+}
+
+EvalOptions CellRun::eval_options() const {
+  EvalOptions eval = setup_.eval;
+  eval.inference_mode = !plan_.eval_grad_mode;
+  eval.pin_memory = plan_.config.data.pin_memory && loader_delivers(plan_);
+  return eval;
+}
+
+CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
+  CellRun run(plan, data);
+  auto& reps = run.times().repetitions;
+  if (plan.train) {
+    run.train_begin();
+    for (CellPeer* peer : plan.peers) peer->train_begin();
+    for (auto& rep : reps) {
+      run.train_rep(rep);
+      for (CellPeer* peer : plan.peers) peer->train_rep();
+    }
+    run.train_end();
+  }
+  run.eval_begin();
+  for (CellPeer* peer : plan.peers) peer->eval_begin();
+  for (auto& rep : reps) {
+    run.eval_rep(rep);
+    for (CellPeer* peer : plan.peers) peer->eval_rep();
+  }
+  return std::move(run.times());
 }
 
 } // namespace fastloop

@@ -7,6 +7,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/data/dataset.h"
 #include "fastloop/models/classifier.h"
+#include "fastloop/train/setup.h"
 
 #include <c10/core/Device.h>
 
@@ -48,8 +49,8 @@ struct CellPlan {
   std::shared_ptr<ProcessGroup> group;
   /// Called with the model after the last training step, before evaluation (tests compare it with train's).
   std::function<void(ClassifierImpl&)> on_trained;
-  /// Timed alternately with this cell's repetitions; null: none.
-  CellPeer* peer = nullptr;
+  /// Timed alternately with this cell's repetitions, in this order (the PyTorch peer, a --twin); may be empty.
+  std::vector<CellPeer*> peers;
 };
 
 struct RepetitionTimes {
@@ -69,8 +70,37 @@ struct CellTimes {
   int64_t buckets = 0;           // DDP gradient buckets (with a group)
 };
 
-/// Builds the cell's run with train_setup() (seed config.run.seed) and measures it. Optimizer steps
+class CellTrainer;
+
+/// One cell's run, measured a repetition at a time: cell_run() drives it, and a fastloop twin (a CellPeer)
+/// drives another between its repetitions. Built by train_setup() (seed config.run.seed); optimizer steps
 /// follow config.schedule over warmup + repeat × steps steps, as `train --max-steps` that many would.
+class CellRun {
+ public:
+  CellRun(const CellPlan& plan, const DatasetSplits& data);
+  ~CellRun();
+  CellRun(const CellRun&) = delete;
+  CellRun& operator=(const CellRun&) = delete;
+
+  void train_begin();             // untimed warm-up steps (and the CUDA-graph capture)
+  void train_rep(RepetitionTimes& rep);  // one timed training repetition
+  void train_end();               // CUDA: the marked repetition of the time split; on_trained; peak memory
+  void eval_begin();              // every rank gets rank 0's buffers; untimed warm-up batches
+  void eval_rep(RepetitionTimes& rep);   // one timed evaluation repetition
+  CellTimes& times() { return times_; }
+
+ private:
+  EvalOptions eval_options() const;
+  const CellPlan& plan_;
+  const DatasetSplits& data_;
+  TrainSetup setup_;
+  std::unique_ptr<CellTrainer> trainer_;
+  int64_t steps_ = 0, warmup_ = 0;
+  bool split_inline_ = true;      // CPU: the split is taken in the timed repetitions themselves
+  CellTimes times_;
+};
+
+/// Measures the cell: warm-up, then its repetitions, each followed by one of every peer's.
 CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data);
 
 } // namespace fastloop

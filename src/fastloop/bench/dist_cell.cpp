@@ -83,7 +83,8 @@ CellTimes dist_cell_launch(const BenchOptions& options, const std::string& model
       "--rows",      row,             "--repeat",     std::to_string(options.repeat),
       "--steps",     std::to_string(options.steps),   "--eval-steps", std::to_string(options.eval_steps),
       "--warmup",    std::to_string(options.warmup),  "--batch-size", std::to_string(options.batch_size),
-      "--data",      options.data,    "--device",     options.device,
+      "--data",      options.data,    "--image-size", std::to_string(options.image_size),
+      "--stem",      options.stem,    "--device",     options.device,
       "--threads",   std::to_string(threads),         "--bucket-mb",  number(options.bucket_mb),
       "--rank-cell", out};
   if (options.full) command.push_back("--full");
@@ -110,7 +111,7 @@ void dist_cell_rank_run(const BenchOptions& options, const std::string& out_path
     throw InputError("--rank-cell measures one cell: give one --models and one --rows");
   const c10::Device device = dist_device(device_resolve(options.device), env);
   threads_apply(options.threads);
-  const DatasetSplits data = data_load(options.data);
+  const DatasetSplits data = bench_data_load(options);
   std::optional<std::string> na;
   CellPlan plan = bench_cell_plan(options, options.models.front(), options.rows.front(), device,
                                   at::get_num_threads(), env.world_size, data, na);

@@ -7,6 +7,7 @@
 #include "fastloop/bench/dist_cell.h"
 #include "fastloop/bench/python_peer.h"
 #include "fastloop/bench/rows.h"
+#include "fastloop/bench/twin_peer.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/text.h"
@@ -67,6 +68,12 @@ void options_check(const BenchOptions& o) {
     if (n > 1 && o.cli.empty())
       throw InputError("--nproc " + std::to_string(n) + ": multi-rank cells are launched as processes of the fastloop "
                        "executable; run them with `fastloop bench --nproc ...` (BenchOptions::cli names it)");
+  }
+  if (!o.twin.empty()) {
+    if (is_torchscript_name(o.twin) || std::find(valid_models.begin(), valid_models.end(), o.twin) == valid_models.end())
+      throw InputError("--twin: '" + o.twin + "' is not a built-in model; models: " + join(valid_models));
+    if (std::none_of(o.models.begin(), o.models.end(), [](const std::string& m) { return is_torchscript_name(m); }))
+      throw InputError("--twin " + o.twin + " pairs torchscript:FILE cells with it: give one in --models");
   }
   if (!(o.bucket_mb > 0.0)) throw InputError("--bucket-mb must be positive, got " + std::to_string(o.bucket_mb));
 }
@@ -196,7 +203,13 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
   cell.peak_memory_kind = memory_peak_kind(device);
   const auto cell_start = std::chrono::steady_clock::now();
   std::optional<PeerCell> peer_cell;
-  if (peer && nproc == 1 && !na) plan.peer = &peer_cell.emplace(*peer, model, row);
+  if (peer && nproc == 1 && !na) plan.peers.push_back(&peer_cell.emplace(*peer, model, row));
+  std::optional<TwinPeer> twin;
+  if (!options.twin.empty() && is_torchscript_name(model) && nproc == 1 && !na) {
+    std::optional<std::string> twin_na;
+    CellPlan twin_plan = bench_cell_plan(options, options.twin, row, device, rank_threads, nproc, data, twin_na);
+    if (!twin_na) plan.peers.push_back(&twin.emplace(std::move(twin_plan), data, options.twin));
+  }
   if (na) {
     cell.status = *na;
   } else {
@@ -207,9 +220,12 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
       cell.status = std::string("failed: ") + e.what();
     } catch (const c10::Error& e) {
       cell.status = std::string("failed: ") + e.what_without_backtrace();
+    } catch (const std::exception& e) {  // any other cause of one cell (a file, a rank) ends only that cell
+      cell.status = std::string("failed: ") + e.what();
     }
   }
   if (peer_cell && cell.status == "ok") peer_cell_fill(cell, *peer_cell);
+  if (twin && cell.status == "ok") twin_cell_fill(cell, *twin);
   if (options.progress) cell_print(cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
   return cell;
 }
@@ -226,7 +242,7 @@ BenchResult bench_run(const BenchOptions& options) {
   threads_apply(options.threads);
   const int64_t threads = at::get_num_threads();
 
-  const DatasetSplits data = data_load(options.data);
+  const DatasetSplits data = bench_data_load(options);
   const bool synthetic = data.name == "synthetic";
   result.train_images = synthetic ? 50000 : data.train.size();
   result.test_images = synthetic ? 10000 : data.test.size();

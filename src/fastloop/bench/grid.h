@@ -23,11 +23,15 @@ struct BenchOptions {
   int64_t eval_steps = 5;             // timed evaluation batches per repetition
   int64_t warmup = 2;                 // untimed steps before each cell
   int64_t batch_size = 128;           // images per step (seed 001: 128)
-  std::string data = "synthetic";     // synthetic | cifar10:DIR | fashion-mnist[:DIR]
+  std::string data = "synthetic";     // synthetic | cifar10:DIR | fashion-mnist[:DIR] | imagefolder:DIR | shards:...
+  int64_t image_size = 224;           // image folders and shards: side of the square crop (pixels)
+  std::string stem = "auto";          // auto (imagenet on image folders and shards, cifar on in-memory data) | cifar | imagenet
   std::string device = "auto";        // auto | cpu | cuda
   int64_t threads = 0;                // intra-op threads; 0: the usable cores
   bool full = false;                  // seed 001's whole run: 5 epochs of CIFAR-10 per cell
   bool compare_python = false;        // run tools/bench_peer.py on the same cells
+  std::string twin;                   // a built-in model whose cells are timed alternately with each
+                                      // torchscript:FILE cell of the same row (its scripted twin): "" none
   std::string python;                 // interpreter for the peer; empty: ./.venv/bin/python
   std::string peer = "tools/bench_peer.py";  // the peer script
   std::vector<int64_t> nproc{1};      // ranks per cell: every cell runs once per entry (DDP over Gloo/NCCL)
@@ -85,6 +89,11 @@ struct BenchCell {
   std::vector<double> python_train_img_per_s_reps, python_eval_img_per_s_reps;  // the peer's repetitions
   std::string python_status;          // "" (not run), "ok", "n/a: <reason>" or "failed: <reason>"
   PairRatio train_vs_python, eval_vs_python;
+  // A torchscript:FILE cell with --twin: the built-in twin's repetitions interleaved with this cell's.
+  std::string twin;                   // the twin's model name; "" when none ran
+  double twin_train_img_per_s = 0.0, twin_eval_img_per_s = 0.0;  // lower medians
+  std::vector<double> twin_train_img_per_s_reps, twin_eval_img_per_s_reps;
+  PairRatio train_vs_twin, eval_vs_twin;  // this cell ÷ the twin, over interleaved pairs
 };
 
 struct BenchEnvironment {

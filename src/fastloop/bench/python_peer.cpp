@@ -144,8 +144,6 @@ void PeerCell::eval_begin() {
 }
 void PeerCell::eval_rep() { next("eval_rep", &eval_reps_); }
 
-namespace {
-
 double lower_median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values.empty() ? 0.0 : values[(values.size() - 1) / 2];
@@ -164,8 +162,6 @@ PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>&
   r.noisy = r.max - r.min > std::abs(r.median - 1.0);
   return r;
 }
-
-}  // namespace
 
 void peer_cell_fill(BenchCell& cell, const PeerCell& peer) {
   cell.python_status = peer.status();

@@ -62,6 +62,11 @@ class PeerCell : public CellPeer {
   std::vector<double> train_reps_, eval_reps_;
 };
 
+/// The lower median (the middle value, or the lower of the two middle ones); 0 for none.
+double lower_median(std::vector<double> values);
+/// ours[i] ÷ theirs[i] over the pairs both sides measured: median, min–max and whether noise hides it.
+PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>& theirs);
+
 /// The peer's figures and the pair ratios of a finished cell (python_* fields of BenchCell).
 void peer_cell_fill(BenchCell& cell, const PeerCell& peer);
 

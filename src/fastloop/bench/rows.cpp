@@ -4,8 +4,13 @@
 // base config, workers4 + pinning (on CUDA fastloop's pinned ring with non_blocking copies), plus its own
 // technique; `channels-last` adds to AMP, as the seed did. Speedups are against `baseline` of the same run,
 // so a later row's speedup includes the workers' share; compare it with workers4 to see the technique alone.
+// On image folders and shards the baseline's augmentation is the loader's RandomResizedCrop + flip at
+// --image-size and the models get the imagenet stem (bench_stem).
 #include "fastloop/bench/rows.h"
 
+#include "fastloop/core/errors.h"
+#include "fastloop/data/source.h"
+#include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"
 #include "fastloop/train/perf_auto.h"
 
@@ -81,7 +86,8 @@ const std::vector<RowSpec>& rows() {
          p.config.perf.cuda_graph = true;
          return std::nullopt;
        }},
-      {"data-on-device", "the whole uint8 dataset on the device, augmented there by tensor ops, no workers, no copy",
+      {"data-on-device", "the whole uint8 dataset on the device, augmented there by tensor ops, no workers, no copy "
+                         "(data held in memory; n/a on image folders and shards)",
        [](CellPlan& p) { on_workers4(p); p.config.data.on_device = true; return std::nullopt; }},
       {"fold-bn", "workers4, evaluation only, with each conv's BatchNorm folded into it",
        [](CellPlan& p) { on_workers4(p); p.train = false; p.config.perf.fold_bn = true; return std::nullopt; }},
@@ -99,15 +105,17 @@ const std::vector<RowSpec>& rows() {
 }
 
 /// Base config of every row: the baseline's settings (rows switch their technique on from here).
-TrainConfig baseline_config(const BenchOptions& o, const std::string& model, c10::Device device, int64_t threads) {
+TrainConfig baseline_config(const BenchOptions& o, const std::string& model, const std::string& stem,
+                            c10::Device device, int64_t threads) {
   TrainConfig c;
   c.data.source = o.data;
   c.data.batch_size = o.batch_size;
   c.data.workers = 0;
   c.data.pin_memory = false;
   c.data.augment = true;           // seed: random crop (pad 4 at 32 px) + flip, as CIFAR training does
+  c.data.image_size = o.image_size;
   c.model.name = model;
-  c.model.stem = "cifar";
+  c.model.stem = stem;
   c.perf.device = device.is_cuda() ? "cuda" : "cpu";
   c.perf.channels_last = false;
   c.perf.set_to_none = false;
@@ -116,6 +124,23 @@ TrainConfig baseline_config(const BenchOptions& o, const std::string& model, c10
 }
 
 }  // namespace
+
+DatasetSplits bench_data_load(const BenchOptions& options) {
+  if (options.image_size < 8 || options.image_size > 4096)
+    throw InputError("--image-size must be in [8, 4096] pixels, got " + std::to_string(options.image_size));
+  DataOptions data;
+  data.image_size = options.image_size;
+  return data_load(options.data, data);
+}
+
+std::string bench_stem(const BenchOptions& options, const std::string& model, const DatasetSplits& data) {
+  if (options.stem == "cifar" || options.stem == "imagenet") return options.stem;
+  if (options.stem != "auto")
+    throw InputError("--stem: unknown stem '" + options.stem + "'; stems: auto, cifar, imagenet");
+  if (!data.train.encoded) return "cifar";
+  const auto stems = model_stems(model);
+  return std::find(stems.begin(), stems.end(), "imagenet") != stems.end() ? "imagenet" : "cifar";
+}
 
 std::vector<std::string> bench_row_names() {
   std::vector<std::string> names;
@@ -135,7 +160,7 @@ CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, 
   const auto spec = std::find_if(rows().begin(), rows().end(), [&](const RowSpec& r) { return row == r.name; });
   TORCH_CHECK(spec != rows().end(), "bench_cell_plan: unknown row ", row);
   CellPlan plan;
-  plan.config = baseline_config(options, model, device, threads);
+  plan.config = baseline_config(options, model, bench_stem(options, model, data), device, threads);
   plan.config.data.crop_pad = data.train.height() >= 32 ? 4 : 2;
   plan.config.dist.bucket_mb = options.bucket_mb;
   plan.device = device;
@@ -145,6 +170,8 @@ CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, 
   plan.warmup = options.full ? 1 : options.warmup;        // --full: the first of 5 epochs, as the seed
   plan.repeat = options.full ? 4 : options.repeat;
   na = spec->apply(plan);
+  if (!na && plan.config.data.on_device && data.train.encoded)
+    na = "n/a: " + data.name + " images are decoded by the loader's workers; no uint8 data set to hold on the device";
   if (!na && is_torchscript_name(model) && plan.config.model.width_delta != 0)
     na = std::string("n/a: a TorchScript model's widths are fixed in its file");
   if (!na && is_torchscript_name(model) && plan.config.perf.fold_bn)

@@ -46,6 +46,14 @@ at::Tensor Stepper::micro_step(const at::Tensor& images, const at::Tensor& label
 
 CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
   CycleResult result;
+  // Without a scaler (fp32, bf16) a non-finite loss is caught here: one host sync per step. It is read
+  // before the gradient sync, so the host never blocks behind a collective it does not poll: with NCCL the
+  // compute stream waits on the all-reduces after finish_gradient_sync(), and a dead peer would then hang
+  // the read until NCCL's watchdog aborts; any() polls and ends with fastloop's message instead.
+  if (!setup_.scaler.enabled()) {
+    result.finite = cycle_finite_.item<bool>();
+    if (setup_.group) result.finite = !setup_.group->any(!result.finite, "non-finite loss check");  // all agree
+  }
   if (setup_.ddp) {  // gradients averaged over ranks before the update; the wait is what backward did not hide
     setup_.ddp->finish_gradient_sync();
     phase_mark(recorder, &TimeSplit::communication);
@@ -53,11 +61,6 @@ CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
   result.lr = schedule_.lr_at(step);
   optimizer_set_lr(*setup_.optimizer, result.lr);
   if (schedule_.cycles_momentum()) optimizer_set_momentum(*setup_.optimizer, schedule_.momentum_at(step));
-  // Without a scaler (fp32, bf16) a non-finite loss is caught here: one host sync per step.
-  if (!setup_.scaler.enabled()) {
-    result.finite = cycle_finite_.item<bool>();
-    if (setup_.group) result.finite = !setup_.group->any(!result.finite, "non-finite loss check");  // all agree
-  }
   if (result.finite) {
     result.stepped = train_optimizer_step(*setup_.optimizer, setup_.scaler, setup_.step, recorder);
   } else {

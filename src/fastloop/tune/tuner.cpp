@@ -36,7 +36,10 @@ std::vector<Dimension> dimensions(const TuneOptions& options, bool cuda) {
     if (w <= std::max<int64_t>(2, cores)) workers.push_back(std::to_string(w));
   dims.push_back({"data.workers", workers, 1e-5, "loader threads assembling batches beside the step"});
   dims.push_back({"data.prefetch", {"2", "4", "8"}, 1e-5, "batches assembled ahead of the step"});
-  dims.push_back({"data.on_device", {"false", "true"}, 1e-5, "the whole uint8 dataset on the device, augmented there"});
+  const std::string& source = options.base.data.source;
+  const bool encoded = source.rfind("imagefolder:", 0) == 0 || source.rfind("shards:", 0) == 0;
+  if (!encoded)  // image files are decoded by the loader's workers: there is no uint8 tensor to keep on the device
+    dims.push_back({"data.on_device", {"false", "true"}, 1e-5, "the whole uint8 dataset on the device, augmented there"});
   std::set<int64_t> threads{cores, std::max<int64_t>(1, cores - 1), std::max<int64_t>(1, cores / 2)};
   std::vector<std::string> thread_values;
   for (auto it = threads.rbegin(); it != threads.rend(); ++it) thread_values.push_back(std::to_string(*it));
