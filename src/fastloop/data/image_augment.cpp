@@ -1,18 +1,15 @@
 // Encoded-image batch assembly. The geometry follows torchvision v2 line by line (RandomResizedCrop's
 // make_params, _compute_resized_output_size, center_crop's anchor), Python's round() included (ties to
 // even: std::nearbyint). Random draws come from (seed, epoch, index), so any number of loader workers
-// makes the same batches. Each worker thread keeps its decoder, file buffer and resize output across
-// samples (thread_local: the hot path allocates only what ATen's resize allocates internally).
+// makes the same batches. Each worker thread keeps its decoder, resizer, file buffer and crop across
+// samples (thread_local: once grown, the hot path allocates nothing but the sample's file name).
 #include "fastloop/data/image_augment.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/image_resize.h"
 #include "fastloop/data/sampler.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-#include <c10/core/InferenceMode.h>
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -45,37 +42,13 @@ class Draws {
   uint64_t state_;
 };
 
-// One sample's resize is far too small to split over ATen's intra-op threads, and the loader already runs one
-// sample per core: with OpenMP (the PyTorch wheels' backend) the split costs 8x the CPU of a serial resize
-// (measured: 8.2 vs 1.0 ms per 224 px training image on 2 cores). at::set_num_threads() is process-wide, so
-// this sets OpenMP's per-thread limit for the current thread and restores it. Looked up with dlsym so a
-// LibTorch with another parallel backend simply runs as it is.
-class SerialAtenScope {
- public:
-  SerialAtenScope() {
-    static const auto set = reinterpret_cast<void (*)(int)>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-    set_ = set;
-    if (!set_) return;
-    saved_ = at::get_num_threads();  // also runs ATen's lazy per-thread init, which would undo ours
-    set_(1);
-  }
-  ~SerialAtenScope() {
-    if (set_) set_(saved_);
-  }
-  SerialAtenScope(const SerialAtenScope&) = delete;
-  SerialAtenScope& operator=(const SerialAtenScope&) = delete;
-
- private:
-  void (*set_)(int) = nullptr;
-  int saved_ = 1;
-};
-
 int64_t py_round(double v) { return static_cast<int64_t>(std::nearbyint(v)); }  // Python 3 round(): ties to even
 
 struct ImageWork {
   ImageDecoder decoder;
-  std::string file;      // the encoded bytes of the current sample
-  at::Tensor resized;    // uint8 [1, 3, S, S]: the train crop, or eval's whole resized image
+  ImageResizer resizer;
+  std::string file;             // the encoded bytes of the current sample
+  std::vector<uint8_t> pixels;  // the sample's S x S x 3 RGB crop, resized
 };
 
 ImageWork& image_work() {
@@ -95,31 +68,38 @@ CropBox box_scaled(const CropBox& box, int64_t height, int64_t width, int64_t de
   return out;
 }
 
-// The uint8 image (any strides) of one sample, flipped or not, through the table into its batch slot.
+// One sample's S x S RGB rows, flipped or not, through the table into its batch slot (NCHW or NHWC).
 template <typename T, bool kChannelsLast>
-void sample_write(const at::Tensor& rgb, bool flip, const T* lut, T* out) {
-  const int64_t H = rgb.size(2), W = rgb.size(3);
-  const int64_t sc = rgb.stride(1), sy = rgb.stride(2), sx = rgb.stride(3);
-  const uint8_t* in = rgb.data_ptr<uint8_t>();
-  for (int64_t y = 0; y < H; ++y) {
-    for (int64_t x = 0; x < W; ++x) {
-      const uint8_t* px = in + y * sy + (flip ? W - 1 - x : x) * sx;
-      for (int64_t c = 0; c < 3; ++c) {
-        T& dst = kChannelsLast ? out[(y * W + x) * 3 + c] : out[c * H * W + y * W + x];
-        dst = lut[c * 256 + px[c * sc]];
-      }
+void sample_write(const uint8_t* rgb, int64_t S, bool flip, const T* lut, T* out) {
+  const T* lut_r = lut;
+  const T* lut_g = lut + 256;
+  const T* lut_b = lut + 512;
+  const int64_t step = flip ? -3 : 3;  // bytes from one written pixel's source to the next's
+  for (int64_t y = 0; y < S; ++y) {
+    const uint8_t* px = rgb + y * S * 3 + (flip ? (S - 1) * 3 : 0);
+    if (kChannelsLast) {
+      T* o = out + y * S * 3;
+      for (int64_t x = 0; x < S; ++x, px += step, o += 3) o[0] = lut_r[px[0]], o[1] = lut_g[px[1]], o[2] = lut_b[px[2]];
+    } else {
+      T* r = out + y * S;
+      T* g = r + S * S;
+      T* b = g + S * S;
+      for (int64_t x = 0; x < S; ++x, px += step) r[x] = lut_r[px[0]], g[x] = lut_g[px[1]], b[x] = lut_b[px[2]];
     }
   }
 }
 
-// Decodes, crops and resizes sample `index`; returns the S x S uint8 view to write and whether to flip it.
-at::Tensor sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& options, uint64_t seed,
-                         int64_t epoch, ImageWork& work, bool& flip) {
+// Decodes, crops and resizes sample `index` into work.pixels (S x S x 3); returns whether to flip it. Only
+// the pixels the resize reads are decoded (libjpeg's crop and skip): the training box, and for eval the
+// part of the image under the centre crop, whose resize is computed for the whole image's geometry.
+bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& options, uint64_t seed,
+                   int64_t epoch, ImageWork& work) {
   const int64_t S = dataset.image_size;
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
-  flip = options.flip && random_flip(seed, epoch, index);
+  work.pixels.resize(static_cast<size_t>(S * S * 3));
+  const PixelRect all_out{0, 0, S, S};
   if (options.crop) {
     const CropBox box = random_resized_crop_box(info.height, info.width, seed, epoch, index);
     ImageScale scale;  // PNGs decode at full scale
@@ -127,15 +107,17 @@ at::Tensor sample_pixels(const Dataset& dataset, int64_t index, const AugmentOpt
       scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
     const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
     const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, want);  // at least the box's pixels
-    resized_crop(part, {want.top - part.top, want.left - part.left, want.height, want.width}, S, S, work.resized);
-    return work.resized;
+    work.resizer.resize(part, want, S, S, all_out, work.pixels.data(), S * 3);
+    return options.flip && random_flip(seed, epoch, index);
   }
   const EvalGeometry geometry = eval_geometry(info.height, info.width, S);
   const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(geometry.resized_height) / info.height,
                                                          static_cast<double>(geometry.resized_width) / info.width));
-  const RgbImage image = work.decoder.decode(bytes, name, info, scale);
-  resized_crop(image, {0, 0, image.height, image.width}, geometry.resized_height, geometry.resized_width, work.resized);
-  return work.resized.narrow(2, geometry.crop.top, S).narrow(3, geometry.crop.left, S);
+  const PixelRect whole{0, 0, scale.apply(info.height), scale.apply(info.width)};
+  const PixelRect needed = work.resizer.source_rect(whole, geometry.resized_height, geometry.resized_width, geometry.crop);
+  const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, needed);
+  work.resizer.resize(part, whole, geometry.resized_height, geometry.resized_width, geometry.crop, work.pixels.data(), S * 3);
+  return options.flip && random_flip(seed, epoch, index);
 }
 
 template <typename T, bool kChannelsLast>
@@ -153,9 +135,8 @@ int64_t batch_write(const Dataset& dataset, const int64_t* indices, int64_t coun
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
-        bool flip = false;
-        const at::Tensor pixels = sample_pixels(dataset, index, options, seed, epoch, work, flip);
-        sample_write<T, kChannelsLast>(pixels, flip, lut.data(), dst + b * plane);
+        const bool flip = sample_pixels(dataset, index, options, seed, epoch, work);
+        sample_write<T, kChannelsLast>(work.pixels.data(), dataset.image_size, flip, lut.data(), dst + b * plane);
         break;
       } catch (const InputError&) {
         if (!dataset.skip_bad_images) throw;
@@ -229,25 +210,19 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
                   box.left + box.width <= image.width,
               "resized_crop: box (", box.top, ", ", box.left, ", ", box.height, ", ", box.width, ") outside a ",
               image.height, "x", image.width, " image");
-  const at::Tensor full = at::from_blob(const_cast<uint8_t*>(image.data), {1, image.height, image.width, 3}, at::kByte)
-                              .permute({0, 3, 1, 2});  // NCHW sizes, NHWC memory
-  const at::Tensor crop = full.narrow(2, box.top, box.height).narrow(3, box.left, box.width);
-  if (!out.defined() || out.size(2) != out_height || out.size(3) != out_width) {
+  if (!out.defined() || out.size(2) != out_height || out.size(3) != out_width ||
+      !out.is_contiguous(at::MemoryFormat::ChannelsLast)) {
     out = at::empty({1, 3, out_height, out_width}, at::TensorOptions(at::kByte).memory_format(at::MemoryFormat::ChannelsLast));
   }
-  if (box.height == out_height && box.width == out_width) {
-    out.copy_(crop);  // torchvision skips resampling when the size does not change
-    return;
-  }
-  at::_upsample_bilinear2d_aa_out(out, crop, {out_height, out_width}, /*align_corners=*/false, std::nullopt, std::nullopt);
+  const RgbImage whole{image.data, image.width, image.height, 0, 0};
+  image_work().resizer.resize(whole, box, out_height, out_width, {0, 0, out_height, out_width}, out.data_ptr<uint8_t>(),
+                              out_width * 3);
 }
 
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels) {
   TORCH_CHECK(dataset.encoded && dataset.image_size > 0, "encoded_batch_assemble: the dataset is not encoded");
-  c10::InferenceMode inference;  // plain uint8 kernels: no autograd bookkeeping per sample
-  SerialAtenScope serial;
   const bool nchw = images.is_contiguous();
   switch (images.scalar_type()) {
     case at::kFloat:

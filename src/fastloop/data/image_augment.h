@@ -1,8 +1,9 @@
 // Batch assembly from encoded images with torchvision's ImageNet transforms: train = RandomResizedCrop
 // (scale (0.08, 1), ratio (3/4, 4/3), 10 tries, centre-crop fallback) + horizontal flip; eval =
 // Resize(size * 256 / 224) + CenterCrop(size). Each sample is decoded at the smallest JPEG DCT scale that
-// still covers its crop at the output size, resized with ATen's uint8 antialiased bilinear kernel (the one
-// torchvision v2 uses) and written through the per-channel normalisation table into the batch buffer.
+// still covers its crop at the output size (eval: only the part under the centre crop), resized with
+// image_resize.h (ATen's uint8 antialiased bilinear kernel, the one torchvision v2 uses, bit for bit) and
+// written through the per-channel normalisation table into the batch buffer.
 #pragma once
 
 #include "fastloop/data/augment.h"
