@@ -1,4 +1,5 @@
-# Sources that include no LibTorch header compile without the <torch/torch.h> precompiled header: loading
+# Sources that include no LibTorch header compile on their own (outside the unity batches of CMakeLists.txt)
+# and without the <torch/torch.h> precompiled header: loading
 # that PCH (~700 MB) costs more CPU than such a file takes to compile (measured on 2 cores: tar.cpp 9.3 s
 # with it, 1.4 s without; plot.cpp 10.2 s / 2.5 s; test_tar.cpp 25.7 s / 12.9 s), and about a third of
 # the sources are like that. A file counts as torch-free when neither it nor a fastloop header it includes
@@ -48,7 +49,8 @@ function(fastloop_skip_pch_without_torch)
   foreach(source IN LISTS ARGN)
     _fastloop_torch_free("${source}" free)
     if(free)
-      set_source_files_properties("${source}" PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      # and out of the unity batches (CMakeLists.txt), which load the PCH
+      set_source_files_properties("${source}" PROPERTIES SKIP_PRECOMPILE_HEADERS ON SKIP_UNITY_BUILD_INCLUSION ON)
       math(EXPR skipped "${skipped} + 1")
     endif()
   endforeach()

@@ -5,6 +5,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/image_augment.h"
 #include "fastloop/data/image_decode.h"
+#include "golden_support.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -16,14 +17,14 @@
 #include <string>
 
 using namespace fastloop;
+using fastloop::test::kImageGoldenDir;
 
 namespace {
 
-const std::string kDir = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
 
 std::string file_read(const std::string& name) {
-  std::ifstream in(kDir + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << kDir + name;
+  std::ifstream in(kImageGoldenDir + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << kImageGoldenDir + name;
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
@@ -33,7 +34,7 @@ std::string error_of(const std::string& file) {
   ImageDecoder decoder;
   const std::string bytes = file_read(file);
   try {
-    decoder.decode(bytes, kDir + file);
+    decoder.decode(bytes, kImageGoldenDir + file);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -62,7 +63,7 @@ TEST(ImageDecode, FullScaleDecodesEqualPilConvertRgb) {
 TEST(ImageDecode, BadFilesAreInputErrorsNamingTheFile) {
   for (const char* file : {"truncated.jpg", "truncated.png", "not_an_image.jpg"}) {
     const std::string message = error_of(file);
-    EXPECT_NE(message.find(kDir + file), std::string::npos) << file << ": " << message;
+    EXPECT_NE(message.find(kImageGoldenDir + file), std::string::npos) << file << ": " << message;
     EXPECT_NE(message.find("--bad-image-policy"), std::string::npos) << message;
   }
   EXPECT_NE(error_of("truncated.jpg").find("truncated"), std::string::npos);

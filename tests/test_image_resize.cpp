@@ -5,6 +5,7 @@
 #include "fastloop/data/augment.h"
 #include "fastloop/data/image_augment.h"
 #include "fastloop/data/image_resize.h"
+#include "golden_support.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -15,10 +16,10 @@
 #include <vector>
 
 using namespace fastloop;
+using fastloop::test::kImageGoldenDir;
 
 namespace {
 
-const std::string kDir = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
 
 // A uint8 H x W x 3 image: smooth gradients plus noise, so that rounding differences would show.
 at::Tensor image_make(int64_t H, int64_t W, uint64_t seed) {
@@ -49,8 +50,8 @@ at::Tensor ours(ImageResizer& resizer, const RgbImage& image, const PixelRect& b
 }
 
 std::string file_read(const std::string& name) {
-  std::ifstream in(kDir + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << kDir + name;
+  std::ifstream in(kImageGoldenDir + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << kImageGoldenDir + name;
   return {std::istreambuf_iterator<char>(in), {}};
 }
 

@@ -2,6 +2,7 @@
 // parameter counts, parameter and buffer names and shapes, forward shapes, and no conv bias before BN.
 #include "fastloop/core/errors.h"
 #include "fastloop/models/registry.h"
+#include "golden_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -32,15 +33,6 @@ nlohmann::json names_and_shapes(const Dict& dict) {
   for (const auto& item : dict) out.push_back({item.key(), item.value().sizes().vec()});
   return out;
 }
-
-class ThreadCount {  // batches of 2 gain nothing from threads, and lose much on a busy machine
- public:
-  explicit ThreadCount(int n) : saved_(torch::get_num_threads()) { torch::set_num_threads(n); }
-  ~ThreadCount() { torch::set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 std::string expect_input_error(const ModelOptions& options) {
   try {
@@ -86,7 +78,7 @@ TEST(Models, EveryModelMatchesPythonCountsNamesAndShapes) {
 
 TEST(Models, EveryModelAndStemGivesLogitsFor1Channel28pxAnd3Channel32pxImages) {
   torch::NoGradGuard no_grad;
-  ThreadCount threads(1);
+  fastloop::test::ThreadCount threads(1);
   for (const auto& name : fastloop::model_names()) {
     for (const auto& stem : fastloop::model_stems(name)) {
       for (const auto& [channels, side] : {std::pair<int64_t, int64_t>{1, 28}, {3, 32}}) {

@@ -3,6 +3,7 @@
 // after one SGD (nesterov) and one AdamW step. Tolerance: 1e-5 relative, where an entry's magnitude is
 // floored at 1e-3 x the RMS of its tensor (so near-zero entries are compared at that absolute scale).
 #include "fastloop/models/registry.h"
+#include "golden_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -73,21 +74,12 @@ void expect_samples(const std::vector<double>& actual, const json& expected, dou
   }
 }
 
-class ThreadCount {  // single-threaded like make_golden.py, so reductions run in the same order
- public:
-  explicit ThreadCount(int n) : saved_(torch::get_num_threads()) { torch::set_num_threads(n); }
-  ~ThreadCount() { torch::set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
-
 void check_parity(const std::string& file) {
   std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/") + file);
   ASSERT_TRUE(in) << "missing tests/golden/" << file << "; run tools/make_golden.py";
   const json golden = json::parse(in);
   const json& o = golden["model"];
-  ThreadCount threads(1);
+  fastloop::test::ThreadCount threads(1);
   torch::manual_seed(0);
 
   auto model = fastloop::model_make(fastloop::ModelOptions(o["name"].get<std::string>())

@@ -14,6 +14,7 @@
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/trainer.h"
+#include "golden_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,25 +24,16 @@
 #include <fstream>
 
 using namespace fastloop;
+using fastloop::test::kTorchScriptDir;
 namespace fs = std::filesystem;
 
 namespace {
 
 using nlohmann::json;
 
-const std::string kDir = FASTLOOP_TEST_DIR "/golden/torchscript/";
 constexpr double kRelTol = 1e-5;
 constexpr double kFloorOfRms = 1e-3;  // as test_parity.cpp: near-zero entries compared at 1e-3 x the RMS
 constexpr int64_t kSamples = 8;
-
-class ThreadCount {  // single-threaded like the golden maker, so reductions run in the same order
- public:
-  explicit ThreadCount(int n) : saved_(torch::get_num_threads()) { torch::set_num_threads(n); }
-  ~ThreadCount() { torch::set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 double norm64(const at::Tensor& t) { return t.detach().to(torch::kFloat64).norm().item<double>(); }
 
@@ -58,17 +50,11 @@ void expect_samples(const at::Tensor& t, const json& expected, double rms, const
                  what + "[" + std::to_string(j) + "]");
 }
 
-json golden(const std::string& family) {
-  std::ifstream in(kDir + family + ".json");
-  EXPECT_TRUE(in) << "missing tests/golden/torchscript/" << family << ".json; run tools/make_torchscript_golden.py";
-  return json::parse(in);
-}
-
 /// One training step through model_make("torchscript:FILE") against eager PyTorch's, as test_parity.cpp.
 void check_parity(const std::string& family, TorchScriptExecutor executor) {
-  const json g = golden(family);
-  ThreadCount threads(1);
-  auto model = torchscript_load(kDir + g["file"].get<std::string>(), executor);
+  const json g = test::torchscript_golden(family);
+  test::ThreadCount threads(1);
+  auto model = torchscript_load(kTorchScriptDir + g["file"].get<std::string>(), executor);
   std::vector<std::string> params_names, buffer_names;
   for (const auto& p : model->named_parameters()) params_names.push_back(p.key());
   for (const auto& b : model->named_buffers()) buffer_names.push_back(b.key());
@@ -138,7 +124,7 @@ std::string load_error(const std::string& name, int64_t classes = 10) {
 TrainConfig script_config(const std::string& family = "resnet", int64_t images = 64) {
   TrainConfig config = test::tiny_config(images, 16);
   config.data.source = "synthetic:3x16x16:" + std::to_string(images);
-  config.model.name = "torchscript:" + kDir + family + ".pt";
+  config.model.name = "torchscript:" + kTorchScriptDir + family + ".pt";
   return config;
 }
 
@@ -158,7 +144,7 @@ TEST(TorchScript, EveryExecutorGivesTheSameStep) {
 }
 
 TEST(TorchScript, TheMirrorSharesTensorsWithTheScriptModuleThroughDeviceLayoutAndMode) {
-  auto model = torchscript_load(kDir + "resnet.pt");
+  auto model = torchscript_load(kTorchScriptDir + "resnet.pt");
   module_to_channels_last(*model);
   const auto script_params = model->script_module().named_parameters();
   const auto mirror = model->named_parameters();
@@ -182,7 +168,7 @@ TEST(TorchScript, TheMirrorSharesTensorsWithTheScriptModuleThroughDeviceLayoutAn
 }
 
 TEST(TorchScript, AutocastBf16RunsTheScriptedGraphInBf16) {
-  auto model = torchscript_load(kDir + "resnet.pt");
+  auto model = torchscript_load(kTorchScriptDir + "resnet.pt");
   AutocastScope autocast(at::kCPU, true, at::kBFloat16);
   auto logits = model->forward(torch::randn({2, 3, 16, 16}));
   EXPECT_EQ(logits.scalar_type(), at::kBFloat16);
@@ -194,32 +180,32 @@ TEST(TorchScript, BadFilesAndModulesAreInputErrorsNamingTheFile) {
   const std::string text_file = test::fresh_dir("ts_bad") + "/not_an_archive.pt";
   std::ofstream(text_file) << "not a zip archive";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"torchscript:" + kDir + "missing.pt", "does not exist"},
+      {"torchscript:" + kTorchScriptDir + "missing.pt", "does not exist"},
       {"torchscript:" + text_file, "could not be loaded as a torch.jit.save archive"},
-      {"torchscript:" + kDir + "bad_two_inputs.pt", "forward must take one image batch"},
-      {"torchscript:" + kDir + "bad_no_parameters.pt", "has no parameters"},
-      {"torchscript:" + kDir + "bad_traced_eval_bn.pt", "training=False fixed at save time"},
-      {"torchscript:" + kDir + "bad_output_shape.pt", "returned [2, 3, 16, 10]"},
-      {"torchscript:" + kDir + "bad_forward_throws.pt", "failed on a probe batch [2, 3, 16, 16]"},
-      {"torchscript:" + kDir + "bad_traced_train_bn.pt", "training=True fixed at save time"},
-      {"torchscript:" + kDir + "bad_traced_dropout.pt", "aten::dropout runs with training=True"},
+      {"torchscript:" + kTorchScriptDir + "bad_two_inputs.pt", "forward must take one image batch"},
+      {"torchscript:" + kTorchScriptDir + "bad_no_parameters.pt", "has no parameters"},
+      {"torchscript:" + kTorchScriptDir + "bad_traced_eval_bn.pt", "training=False fixed at save time"},
+      {"torchscript:" + kTorchScriptDir + "bad_output_shape.pt", "returned [2, 3, 16, 10]"},
+      {"torchscript:" + kTorchScriptDir + "bad_forward_throws.pt", "failed on a probe batch [2, 3, 16, 16]"},
+      {"torchscript:" + kTorchScriptDir + "bad_traced_train_bn.pt", "training=True fixed at save time"},
+      {"torchscript:" + kTorchScriptDir + "bad_traced_dropout.pt", "aten::dropout runs with training=True"},
   };
   for (const auto& [name, expected] : cases) {
     const std::string error = load_error(name);
     EXPECT_NE(error.find(expected), std::string::npos) << name << ": " << error;
     EXPECT_NE(error.find(name.substr(12)), std::string::npos) << "the file is named: " << error;
   }
-  EXPECT_NE(load_error("torchscript:" + kDir + "resnet.pt", 7).find("logits [N, 7]"), std::string::npos)
+  EXPECT_NE(load_error("torchscript:" + kTorchScriptDir + "resnet.pt", 7).find("logits [N, 7]"), std::string::npos)
       << "10 logits for 7 classes";
 }
 
 TEST(TorchScript, CliRefusesBadModulesAndFoldBnBeforeTrainingWithExitTwo) {
   const std::string common = " --data synthetic:3x16x16:64 --batch-size 16 --epochs 1 --threads 1 --device cpu";
-  auto bad = test::cli_run("train --model torchscript:" + kDir + "bad_output_shape.pt" + common);
+  auto bad = test::cli_run("train --model torchscript:" + kTorchScriptDir + "bad_output_shape.pt" + common);
   EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("bad_output_shape.pt"), std::string::npos) << bad.output;
   EXPECT_EQ(bad.output.find("test accuracy"), std::string::npos) << "found before training\n" << bad.output;
-  auto fold = test::cli_run("train --fold-bn --model torchscript:" + kDir + "resnet.pt" + common);
+  auto fold = test::cli_run("train --fold-bn --model torchscript:" + kTorchScriptDir + "resnet.pt" + common);
   EXPECT_EQ(fold.code, 2) << fold.output;
   EXPECT_NE(fold.output.find("--fold-bn: the TorchScript model"), std::string::npos) << fold.output;
 }
@@ -262,8 +248,9 @@ TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNam
   ASSERT_EQ(exported.code, 0) << exported.output;
   const std::string python = FASTLOOP_PYTHON;
   if (fs::exists(python)) {
-    auto loaded = test::shell_run(python + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" + kDir +
-                                  "efficientnet.pt'); m.load_state_dict(s.load_file('" + out + "'), strict=True); print('ok')\"");
+    const std::string module = kTorchScriptDir + "efficientnet.pt";
+    auto loaded = test::shell_run(python + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" + module +
+                                  "'); m.load_state_dict(s.load_file('" + out + "'), strict=True); print('ok')\"");
     EXPECT_EQ(loaded.code, 0) << loaded.output;
   }
   // --init-from that file: every tensor loaded by name

@@ -8,6 +8,7 @@
 #include "fastloop/dist/launch.h"
 #include "fastloop/io/safetensors.h"
 #include "fastloop/models/torchscript.h"
+#include "golden_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,22 +18,12 @@
 #include <regex>
 
 using namespace fastloop;
-
-namespace {
-
-const std::string kDir = FASTLOOP_TEST_DIR "/golden/torchscript/";
-
-nlohmann::json golden(const std::string& family) {
-  std::ifstream in(kDir + family + ".json");
-  return nlohmann::json::parse(in);
-}
-
-}  // namespace
+using fastloop::test::kTorchScriptDir;
 
 TEST(TorchScript, TwoRanksTrainAScriptedModelWithDdp) {
   const auto dir = test::fresh_dir("ts_ddp");
   auto r = test::cli_run("launch --nproc-per-node 2 --master-port " + std::to_string(free_port()) +
-                         " -- train --model torchscript:" + kDir + "resnet.pt --data synthetic:3x16x16:128 "
+                         " -- train --model torchscript:" + kTorchScriptDir + "resnet.pt --data synthetic:3x16x16:128 "
                          "--batch-size 8 --max-steps 4 --accumulate 2 --workers 0 --threads 1 --device cpu "
                          "--bucket-mb 0.05 --checkpoint-dir " + dir);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -52,7 +43,7 @@ TEST(TorchScript, TwoRanksOfAScriptedModelTrainAsOneProcessOfTwiceTheBatch) {
   // The ViT has LayerNorm and no dropout, so without per-rank batch statistics 2 ranks x 8 images per step
   // must end where 1 process x 16 does: the gradients of the script's parameters are really averaged.
   const auto one = test::fresh_dir("ts_ddp_one"), two = test::fresh_dir("ts_ddp_two");
-  const std::string train = " train --model torchscript:" + kDir + "vit.pt --data synthetic:3x16x16:128 "
+  const std::string train = " train --model torchscript:" + kTorchScriptDir + "vit.pt --data synthetic:3x16x16:128 "
                             "--max-steps 3 --workers 0 --threads 1 --device cpu --optim sgd --lr 0.5 --bucket-mb 0.01 ";
   auto single = test::cli_run(train + "--batch-size 16 --checkpoint-dir " + one);
   ASSERT_EQ(single.code, 0) << single.output;
@@ -66,7 +57,7 @@ TEST(TorchScript, TwoRanksOfAScriptedModelTrainAsOneProcessOfTwiceTheBatch) {
   const SafetensorsFile a = safetensors_read(one + "/w.safetensors"), b = safetensors_read(two + "/w.safetensors");
   ASSERT_EQ(a.header.tensors.size(), b.header.tensors.size());
   double moved = 0.0;  // from the script's own starting weights
-  for (const auto& item : torchscript_load(kDir + "vit.pt")->named_parameters()) {
+  for (const auto& item : torchscript_load(kTorchScriptDir + "vit.pt")->named_parameters()) {
     const std::string& name = item.key();
     const at::Tensor& initial = item.value();
     const SafetensorsTensor* t = a.header.find(name);
@@ -83,7 +74,7 @@ TEST(TorchScript, TwoRanksOfAScriptedModelTrainAsOneProcessOfTwiceTheBatch) {
 
 TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetitions) {
   BenchOptions o;
-  o.models = {"torchscript:" + kDir + "resnet.pt"};
+  o.models = {"torchscript:" + kTorchScriptDir + "resnet.pt"};
   o.twin = "small_cnn";
   o.rows = {"baseline", "no-grad"};
   o.repeat = 2;
@@ -114,7 +105,7 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
   EXPECT_NE(bench_csv(result).find("train_vs_twin"), std::string::npos);
 
   BenchOptions bad = o;
-  bad.twin = "torchscript:" + kDir + "resnet.pt";
+  bad.twin = "torchscript:" + kTorchScriptDir + "resnet.pt";
   EXPECT_THROW(bench_run(bad), InputError);
   bad.twin = "small_cnn";
   bad.models = {"small_cnn"};
@@ -122,9 +113,9 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
 }
 
 TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {
-  const std::string file = kDir + "resnet.pt";
+  const std::string file = kTorchScriptDir + "resnet.pt";
   int64_t parameters = 0;
-  const nlohmann::json g = golden("resnet");
+  const nlohmann::json g = test::torchscript_golden("resnet");
   for (const auto& p : g["params"]) {
     int64_t n = 1;
     for (const auto& d : p["shape"]) n *= d.get<int64_t>();
@@ -134,7 +125,7 @@ TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {
   ASSERT_EQ(models.code, 0) << models.output;
   EXPECT_NE(models.output.find(std::to_string(parameters) + " parameters"), std::string::npos) << models.output;
   EXPECT_NE(models.output.find("MFLOPs per 3x16x16 image"), std::string::npos) << models.output;
-  EXPECT_EQ(test::cli_run("models " + kDir + "bad_two_inputs.pt").code, 2);
+  EXPECT_EQ(test::cli_run("models " + kTorchScriptDir + "bad_two_inputs.pt").code, 2);
 
   const auto dir = test::fresh_dir("ts_bench");
   auto bench = test::cli_run("bench --models small_cnn,torchscript:" + file + " --rows baseline,fold-bn --repeat 1 "

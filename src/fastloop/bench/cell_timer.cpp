@@ -6,6 +6,7 @@
 #include "fastloop/bench/cell_timer.h"
 
 #include "fastloop/bench/device_probe.h"
+#include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/models/flops.h"
@@ -18,9 +19,6 @@
 namespace fastloop {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// Whether the loader delivers batches on the device: always, except on CUDA rows without non_blocking,
 /// whose host batches the cell copies blocking (the seed's rows before its non_blocking row).

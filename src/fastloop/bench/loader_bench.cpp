@@ -4,6 +4,7 @@
 
 #include "fastloop/bench/train_step_rate.h"
 
+#include "fastloop/core/clock.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
@@ -31,7 +32,6 @@ namespace fastloop {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -75,7 +75,7 @@ LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int
     const std::clock_t cpu_start = std::clock();
     const auto start = Clock::now();
     for (int64_t i = 0; i < o.batches; ++i) images += take();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     rates.push_back(static_cast<double>(images) / seconds);
     cpu.push_back(1e6 * cpu_seconds / static_cast<double>(images));
@@ -96,7 +96,7 @@ AssembleBenchRow assemble_cell(const Dataset& data, const LoaderBenchOptions& o,
   for (int64_t r = 0; r < o.repeats + 1; ++r) {  // the first repetition warms caches and is dropped
     const auto start = Clock::now();
     for (int64_t i = 0; i < batches; ++i) batch_assemble(data, indices.data(), o.batch_size, augment, 0, i, images, labels);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     if (r > 0) us.push_back(1e6 * seconds / static_cast<double>(batches * o.batch_size));
   }
   const char* name = dtype == at::kFloat ? "float32" : dtype == at::kHalf ? "float16" : "bfloat16";

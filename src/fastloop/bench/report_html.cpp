@@ -16,7 +16,6 @@ namespace fastloop {
 namespace {
 
 const char* const kSplitColors[] = {"#bab0ac", "#9c755f", "#4e79a7", "#f28e2b", "#59a14f", "#e15759"};
-const char* const kSplitNames[] = {"data-wait", "copy", "forward", "backward", "optimizer", "communication"};
 
 std::string num(double v) { return report_fixed(v, 1); }
 

@@ -11,8 +11,6 @@ namespace fastloop {
 
 namespace {
 
-const char* const kSplitNames[] = {"data-wait", "copy", "forward", "backward", "optimizer", "communication"};
-
 std::vector<double> split_values(const TimeSplit& s) {
   return {s.data_wait, s.copy, s.forward, s.backward, s.optimizer, s.communication};
 }

@@ -10,6 +10,9 @@
 
 namespace fastloop {
 
+/// The phases of the split table and chart, in the order of TimeSplit's fields.
+inline constexpr const char* kSplitNames[] = {"data-wait", "copy", "forward", "backward", "optimizer", "communication"};
+
 struct ReportTable {
   std::string title;
   std::string note;                              // one sentence on what the numbers are

@@ -2,6 +2,8 @@
 // post-accumulate-grad hooks: they run after .grad holds the whole accumulation cycle's gradient.
 #include "fastloop/dist/ddp.h"
 
+#include "fastloop/core/clock.h"
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -13,7 +15,6 @@
 namespace fastloop {
 
 namespace {
-using Clock = std::chrono::steady_clock;
 
 struct GradReadyHook : torch::autograd::PostAccumulateGradHook {
   explicit GradReadyHook(std::function<void()> ready) : ready_(std::move(ready)) {}
@@ -156,7 +157,7 @@ void DistributedDataParallel::finish_gradient_sync() {
   for (auto& bucket : buckets_) group_->wait(bucket.work, "gradient all-reduce");
   const int64_t all_done = now_ns();
   if (timer_) timer_->wait_end();
-  else stats_.exposed_s += std::chrono::duration<double>(Clock::now() - wait_start).count();
+  else stats_.exposed_s += seconds_since(wait_start);
   const double world = static_cast<double>(group_->size());
   int64_t first_launch = all_done, last_done = 0;
   for (auto& bucket : buckets_) {

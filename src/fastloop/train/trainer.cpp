@@ -3,6 +3,7 @@
 // once-in-a-while blocks (log, checkpoint), then the evaluation at each epoch end.
 #include "fastloop/train/trainer.h"
 
+#include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/source.h"
 #include "fastloop/dist/dist_env.h"
@@ -23,9 +24,6 @@
 namespace fastloop {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// Loss, batches, images and loader wait of a log interval or an epoch; the loss summed on the device.
 struct Tally {

@@ -1,6 +1,7 @@
 // The search of `fastloop tune`.
 #include "fastloop/tune/tuner.h"
 
+#include "fastloop/core/clock.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/config_text.h"
@@ -60,10 +61,6 @@ std::vector<Dimension> dimensions(const TuneOptions& options, bool cuda) {
     dims.push_back({"data.batch_size", sizes, INFINITY, "images per step; the learning rate scaled linearly with it"});
   }
   return dims;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string percent(double ratio) {

@@ -1,0 +1,35 @@
+// Helpers of the tests that compare with golden files written by the venv's PyTorch: where those files
+// live, the TorchScript goldens' reader, and one intra-op thread while a comparison runs (the golden
+// makers run single-threaded, so reductions add in the same order).
+#pragma once
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace fastloop::test {
+
+inline const std::string kImageGoldenDir = FASTLOOP_TEST_DIR "/golden/images/";
+inline const std::string kTorchScriptDir = FASTLOOP_TEST_DIR "/golden/torchscript/";
+
+/// tests/golden/torchscript/FAMILY.json (tools/make_torchscript_golden.py).
+inline nlohmann::json torchscript_golden(const std::string& family) {
+  std::ifstream in(kTorchScriptDir + family + ".json");
+  EXPECT_TRUE(in) << "missing tests/golden/torchscript/" << family << ".json; run tools/make_torchscript_golden.py";
+  return nlohmann::json::parse(in);
+}
+
+/// Sets LibTorch's intra-op threads for a scope and restores them.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int n) : saved_(at::get_num_threads()) { at::set_num_threads(n); }
+  ~ThreadCount() { at::set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+}  // namespace fastloop::test
