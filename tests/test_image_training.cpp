@@ -81,6 +81,35 @@ TEST(ImageTraining, PackedShardsTrainAndEvaluateThroughTheCli) {
   EXPECT_EQ(images_and_steps(r.output), std::make_pair(int64_t{5}, int64_t{2})) << r.output;
 }
 
+// `fastloop eval --init-from` of exported weights needs the image size and normalisation they were trained
+// with: given them it equals the checkpoint's own eval (which reads them from the checkpoint's config).
+TEST(ImageTraining, EvalOfExportedWeightsWithTheTrainingImageSizeAndNormalisationEqualsTheCheckpoints) {
+  const std::string data = "imagefolder:" + folder_make("image_training_eval");
+  const std::string dir = test::fresh_dir("image_training_eval_run");
+  const std::string norm = " --mean 0.5,0.4,0.3 --std 0.2,0.25,0.3";
+  const auto trained = test::cli_run("train --data " + data + " --model resnet18 --stem imagenet --batch-size 4" + norm +
+                                     " --checkpoint-dir " + dir + kTiny);
+  ASSERT_EQ(trained.code, 0) << trained.output;
+  const auto exported = test::cli_run("export --checkpoint " + dir + "/last.ckpt --out " + dir + "/w.safetensors");
+  ASSERT_EQ(exported.code, 0) << exported.output;
+  const std::regex figures(R"(test accuracy ([0-9.]+)% \(loss ([0-9.]+), 5 images)");
+  auto result = [&](const std::string& args) {  // (accuracy %, loss)
+    const auto r = test::cli_run("eval --threads 1 --batch-size 4 " + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.output;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.output, m, figures)) << r.output;
+    return m.empty() ? std::make_pair(-1.0, -1.0) : std::make_pair(std::stod(m[1]), std::stod(m[2]));
+  };
+  const std::string weights = "--init-from " + dir + "/w.safetensors --model resnet18 --stem imagenet --data " + data;
+  const auto [accuracy, loss] = result("--checkpoint " + dir + "/last.ckpt");
+  const auto given = result(weights + " --image-size 32" + norm);
+  EXPECT_EQ(given.first, accuracy);
+  EXPECT_NEAR(given.second, loss, 1e-5 * loss) << "the same images, weights and statistics (the printed loss rounds)";
+  const auto imagenet = result(weights + " --image-size 32");  // ImageNet's mean and std by default
+  EXPECT_GT(std::abs(imagenet.second - loss), 1e-3 * loss) << "the normalisation changes the logits";
+  EXPECT_EQ(test::cli_run("eval " + weights + " --image-size 4").code, 2);
+}
+
 // Two ranks on the CPU: each trains on its half (half the steps of one process at the same batch), both
 // all-reduce after each of those steps, and rank 0 reports the accuracy over the whole val split, each
 // image counted once (5 images, split 2 + 3).

@@ -151,7 +151,9 @@ TEST(TorchScript, TheMirrorSharesTensorsWithTheScriptModuleThroughDeviceLayoutAn
   ASSERT_EQ(script_params.size(), mirror.size());
   for (const auto& p : script_params) {
     EXPECT_TRUE(p.value.is_same(mirror[p.name])) << p.name;
-    if (p.value.dim() == 4) EXPECT_TRUE(p.value.is_contiguous(at::MemoryFormat::ChannelsLast)) << p.name;
+    if (p.value.dim() == 4) {
+      EXPECT_TRUE(p.value.is_contiguous(at::MemoryFormat::ChannelsLast)) << p.name;
+    }
   }
   model->eval();
   EXPECT_FALSE(model->script_module().is_training());

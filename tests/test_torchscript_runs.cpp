@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -72,7 +73,10 @@ TEST(TorchScript, TwoRanksOfAScriptedModelTrainAsOneProcessOfTwiceTheBatch) {
   EXPECT_GT(moved, 1e-3) << "the parameters did not train";
 }
 
-TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetitions) {
+namespace {
+
+/// The scripted resnet on a training and an evaluation-only row, twinned with small_cnn, 2 repetitions.
+BenchOptions scripted_twin_options() {
   BenchOptions o;
   o.models = {"torchscript:" + kTorchScriptDir + "resnet.pt"};
   o.twin = "small_cnn";
@@ -85,6 +89,13 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
   o.device = "cpu";
   o.threads = 1;
   o.progress = false;
+  return o;
+}
+
+}  // namespace
+
+TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetitions) {
+  const BenchOptions o = scripted_twin_options();
   const BenchResult result = bench_run(o);
   ASSERT_EQ(result.cells.size(), 2u);
   const BenchCell& train = result.cells[0];
@@ -110,6 +121,34 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
   bad.twin = "small_cnn";
   bad.models = {"small_cnn"};
   EXPECT_THROW(bench_run(bad), InputError);
+}
+
+TEST(TorchScript, BenchTwinWithThePeerIsAlsoTimedInEagerPyTorch) {
+  if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  BenchOptions o = scripted_twin_options();
+  o.compare_python = true;
+  o.python = FASTLOOP_PYTHON;
+  o.peer = FASTLOOP_TEST_DIR "/../tools/bench_peer.py";
+  const BenchResult result = bench_run(o);
+  ASSERT_EQ(result.cells.size(), 2u);
+  const BenchCell& train = result.cells[0];
+  ASSERT_EQ(train.status, "ok");
+  EXPECT_EQ(train.python_status, "ok") << "the same .pt in PyTorch";
+  ASSERT_EQ(train.eager_status, "ok") << "small_cnn eagerly in PyTorch, the peer's second slot";
+  ASSERT_EQ(train.eager_train_img_per_s_reps.size(), 2u);
+  ASSERT_EQ(train.eager_eval_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(train.python_train_img_per_s_reps.size(), 2u) << "both peer cells ran every repetition";
+  std::vector<double> pairs;
+  for (size_t i = 0; i < 2; ++i) pairs.push_back(train.train_img_per_s_reps[i] / train.eager_train_img_per_s_reps[i]);
+  EXPECT_DOUBLE_EQ(train.train_vs_eager.median, std::min(pairs[0], pairs[1]));
+  EXPECT_DOUBLE_EQ(train.train_vs_eager.max, std::max(pairs[0], pairs[1]));
+  const BenchCell& eval_only = result.cells[1];
+  ASSERT_EQ(eval_only.eager_status, "ok");
+  EXPECT_TRUE(eval_only.eager_train_img_per_s_reps.empty());
+  EXPECT_EQ(eval_only.eager_eval_img_per_s_reps.size(), 2u);
+  EXPECT_GT(eval_only.eval_vs_eager.median, 0.0);
+  EXPECT_NE(bench_markdown(result).find("Scripted ÷ PyTorch eager (--twin small_cnn in Python)"), std::string::npos);
+  EXPECT_NE(bench_csv(result).find("train_vs_eager"), std::string::npos);
 }
 
 TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {

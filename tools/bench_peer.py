@@ -390,17 +390,21 @@ def measure_cell(cell, spec, data, device):
 def serve(spec, data, device):
     """The interleaved mode (--serve): after the settings line, each stdin line is a request and gets one
     JSON line back. {"op": "cell", "model", "row"} sets the cell up and warms it up (reply: its ready
-    event); {"op": "next"} runs the cell's next event (a repetition, or the switch to evaluation)."""
-    events = None
+    event); {"op": "next"} runs the cell's next event (a repetition, or the switch to evaluation). A
+    "slot" key (default 0) keeps several cells open at once, their repetitions alternating: with --twin,
+    the scripted model's and its built-in twin's in eager PyTorch."""
+    events = {}
     reply({"event": "hello", "torch": torch.__version__, "threads": torch.get_num_threads()})
     for line in sys.stdin:
         request = json.loads(line)
+        slot = request.get("slot", 0)
         try:
             if request["op"] == "cell":
-                events = cell_events(request, spec, data, device)
-            reply(next(events, {"event": "done"}) if events else {"event": "error", "error": "no cell"})
+                events[slot] = cell_events(request, spec, data, device)
+            cell = events.get(slot)
+            reply(next(cell, {"event": "done"}) if cell else {"event": "error", "error": "no cell"})
         except Exception as e:  # noqa: BLE001 -- a cell that fails says so; the grid goes on
-            events = None
+            events.pop(slot, None)
             reply({"event": "error", "error": f"{type(e).__name__}: {e}"})
 
 

@@ -1,5 +1,6 @@
 // `fastloop eval --checkpoint FILE`: accuracy and loss of a checkpoint on a test split; or, with
-// `--init-from model.safetensors --model NAME --data SRC`, of weights made elsewhere (e.g. in PyTorch).
+// `--init-from model.safetensors --model NAME --data SRC`, of weights made elsewhere (e.g. in PyTorch);
+// `--image-size`, `--mean`, `--std` give image folders and shards the crop and normalisation they need.
 #include "commands.h"
 
 #include "fastloop/core/env.h"
@@ -25,6 +26,8 @@ struct EvalFlags {
   int64_t num_classes = 0;  // 0: the data's
   std::string data;        // empty: the data the checkpoint was trained on
   int64_t batch_size = 0;  // 0: the checkpoint's
+  int64_t image_size = 0;  // image folders / shards: 0 the checkpoint's (224 with --init-from)
+  std::string mean, std;   // "R,G,B"; empty: the checkpoint's (the dataset's own with --init-from)
   int64_t workers = 1;
   int64_t threads = 0;
   bool fold_bn = false;
@@ -45,6 +48,11 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--data", flags->data, "dataset (default: the one the checkpoint was trained on)");
   app->add_option("--batch-size", flags->batch_size, "images per batch (default: the checkpoint's)")
       ->check(CLI::PositiveNumber);
+  app->add_option("--image-size", flags->image_size,
+                  "image folders / shards: crop side (default: the checkpoint's; 224 with --init-from)")
+      ->check(CLI::Range(8, 4096));
+  app->add_option("--mean", flags->mean, "image folders / shards: per-channel mean R,G,B in [0, 1] (default: the checkpoint's)");
+  app->add_option("--std", flags->std, "image folders / shards: per-channel std R,G,B (default: the checkpoint's)");
   app->add_option("--workers", flags->workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
   app->add_flag("--fold-bn", flags->fold_bn, "fold each BatchNorm into the conv before it (same results, one pass less)");
   app->add_option("--threads", flags->threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
@@ -62,6 +70,9 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
             }
             if (!flags->data.empty()) config.data.source = flags->data;
             if (flags->batch_size) config.data.batch_size = flags->batch_size;
+            if (flags->image_size) config.data.image_size = flags->image_size;
+            if (!flags->mean.empty()) config.data.mean = flags->mean;
+            if (!flags->std.empty()) config.data.std = flags->std;
             threads_apply(flags->threads);
             const DatasetSplits data = data_load(config.data);
             Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);

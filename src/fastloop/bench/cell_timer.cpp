@@ -26,10 +26,13 @@ bool loader_delivers(const CellPlan& plan) {
   return !plan.device.is_cuda() || plan.non_blocking || plan.config.data.on_device;
 }
 
-/// Batches without end: the next epoch starts when one runs out (the restart counts as data wait).
-class BatchStream {
+}  // namespace
+
+/// Batches without end: the next epoch starts when one runs out (the restart counts as data wait). Not
+/// file-local: CellTrainer (declared in cell_timer.h) holds one.
+class CellBatchStream {
  public:
-  BatchStream(const Dataset& dataset, const LoaderOptions& options) : loader_(dataset, options) {
+  CellBatchStream(const Dataset& dataset, const LoaderOptions& options) : loader_(dataset, options) {
     if (loader_.batches_per_epoch() == 0)
       throw InputError("--batch-size " + std::to_string(options.batch_size) + " is larger than the " +
                        std::to_string(dataset.size()) + " images of the split");
@@ -48,6 +51,8 @@ class BatchStream {
   Loader loader_;
   int64_t epoch_ = 0;
 };
+
+namespace {
 
 /// All ranks here before any goes on (nothing without a group); the device's queued work done first.
 void barrier(const CellPlan& plan) {
@@ -94,7 +99,7 @@ class CellTrainer {
 
  private:
   const CellPlan& plan_;
-  BatchStream stream_;
+  CellBatchStream stream_;
   Stepper stepper_;
   int64_t step_ = 0;
 };

@@ -163,6 +163,15 @@ void ratios_fill(std::vector<BenchCell>& cells, c10::Device device) {
   }
 }
 
+/// "  ÷ WHAT 1.02× (0.98–1.05, noise)", or "" when the ratio was not measured.
+std::string ratio_text(const std::string& what, const PairRatio& r) {
+  if (r.median <= 0.0) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, "  ÷ %s %.2f× (%.2f–%.2f%s)", what.c_str(), r.median, r.min, r.max,
+                r.noisy ? ", noise" : "");
+  return text;
+}
+
 /// The cell's line on stderr as soon as it is measured.
 void cell_print(const BenchCell& cell, double seconds) {
   std::string name = cell.nproc > 1 ? cell.model + " ×" + std::to_string(cell.nproc) : cell.model;
@@ -173,15 +182,11 @@ void cell_print(const BenchCell& cell, double seconds) {
   }
   char train[48] = "train (eval-only row)";
   if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
-  std::string vs;
-  const PairRatio& r = cell.eval_only ? cell.eval_vs_python : cell.train_vs_python;
-  if (r.median > 0.0) {
-    char text[64];
-    std::snprintf(text, sizeof text, "  ÷ PyTorch %.2f× (%.2f–%.2f%s)", r.median, r.min, r.max, r.noisy ? ", noise" : "");
-    vs = text;
-  } else if (!cell.python_status.empty() && cell.python_status != "ok") {
-    vs = "  PyTorch " + cell.python_status;
-  }
+  const bool e = cell.eval_only;  // the ratios shown: training's, or evaluation's on an eval-only row
+  std::string vs = ratio_text("PyTorch", e ? cell.eval_vs_python : cell.train_vs_python);
+  if (vs.empty() && !cell.python_status.empty() && cell.python_status != "ok") vs = "  PyTorch " + cell.python_status;
+  vs += ratio_text(cell.twin, e ? cell.eval_vs_twin : cell.train_vs_twin);
+  vs += ratio_text("eager " + cell.twin, e ? cell.eval_vs_eager : cell.train_vs_eager);
   std::fprintf(stderr, "bench %s %-16s %s  eval %.1f img/s%s  (%.0f s)\n", name.c_str(), cell.row.c_str(), train,
                cell.eval_img_per_s, vs.c_str(), seconds);
 }
@@ -205,10 +210,12 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
   std::optional<PeerCell> peer_cell;
   if (peer && nproc == 1 && !na) plan.peers.push_back(&peer_cell.emplace(*peer, model, row));
   std::optional<TwinPeer> twin;
+  std::optional<PeerCell> eager_cell;  // the twin in eager PyTorch, in the peer's second slot
   if (!options.twin.empty() && is_torchscript_name(model) && nproc == 1 && !na) {
     std::optional<std::string> twin_na;
     CellPlan twin_plan = bench_cell_plan(options, options.twin, row, device, rank_threads, nproc, data, twin_na);
     if (!twin_na) plan.peers.push_back(&twin.emplace(std::move(twin_plan), data, options.twin));
+    if (!twin_na && peer) plan.peers.push_back(&eager_cell.emplace(*peer, options.twin, row, 1));
   }
   if (na) {
     cell.status = *na;
@@ -226,6 +233,7 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
   }
   if (peer_cell && cell.status == "ok") peer_cell_fill(cell, *peer_cell);
   if (twin && cell.status == "ok") twin_cell_fill(cell, *twin);
+  if (eager_cell && cell.status == "ok") eager_cell_fill(cell, *eager_cell);
   if (options.progress) cell_print(cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
   return cell;
 }

@@ -94,6 +94,11 @@ struct BenchCell {
   double twin_train_img_per_s = 0.0, twin_eval_img_per_s = 0.0;  // lower medians
   std::vector<double> twin_train_img_per_s_reps, twin_eval_img_per_s_reps;
   PairRatio train_vs_twin, eval_vs_twin;  // this cell ÷ the twin, over interleaved pairs
+  // With --compare-python too: the twin in eager PyTorch (the peer's second cell), interleaved as well.
+  std::string eager_status;           // "" (not run), "ok", "n/a: <reason>" or "failed: <reason>"
+  double eager_train_img_per_s = 0.0, eager_eval_img_per_s = 0.0;  // lower medians
+  std::vector<double> eager_train_img_per_s_reps, eager_eval_img_per_s_reps;
+  PairRatio train_vs_eager, eval_vs_eager;  // this cell ÷ eager PyTorch's twin
 };
 
 struct BenchEnvironment {

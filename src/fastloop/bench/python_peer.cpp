@@ -108,13 +108,13 @@ std::string PythonPeer::request(const std::string& line) {
   }
 }
 
-PeerCell::PeerCell(PythonPeer& peer, std::string model, std::string row)
-    : peer_(peer), model_(std::move(model)), row_(std::move(row)) {}
+PeerCell::PeerCell(PythonPeer& peer, std::string model, std::string row, int slot)
+    : peer_(peer), model_(std::move(model)), row_(std::move(row)), slot_(slot) {}
 
 void PeerCell::begin() {
   begun_ = true;
   try {
-    const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "cell"}, {"model", model_}, {"row", row_}}.dump()));
+    const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "cell"}, {"model", model_}, {"row", row_}, {"slot", slot_}}.dump()));
     if (reply.value("event", "") == "ready") status_ = reply.value("status", "failed: no status in the peer's reply");
     else status_ = "failed: " + reply.value("error", "expected the cell's ready event, got " + reply.dump());
   } catch (const std::exception& e) {
@@ -125,7 +125,7 @@ void PeerCell::begin() {
 std::string PeerCell::next(const std::string& expected, std::vector<double>* rates) {
   if (status_ != "ok") return status_;
   try {
-    const auto reply = nlohmann::json::parse(peer_.request(R"({"op": "next"})"));
+    const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "next"}, {"slot", slot_}}.dump()));
     const std::string event = reply.value("event", "");
     if (event == "error") status_ = "failed: " + reply.value("error", "");
     else if (event != expected) status_ = "failed: protocol: expected " + expected + ", the peer sent " + reply.dump();
@@ -161,6 +161,17 @@ PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>&
   r.max = *std::max_element(ratios.begin(), ratios.end());
   r.noisy = r.max - r.min > std::abs(r.median - 1.0);
   return r;
+}
+
+void eager_cell_fill(BenchCell& cell, const PeerCell& eager) {
+  cell.eager_status = eager.status();
+  if (eager.status() != "ok") return;
+  cell.eager_train_img_per_s_reps = eager.train_reps();
+  cell.eager_eval_img_per_s_reps = eager.eval_reps();
+  cell.eager_train_img_per_s = lower_median(eager.train_reps());
+  cell.eager_eval_img_per_s = lower_median(eager.eval_reps());
+  cell.train_vs_eager = pair_ratio(cell.train_img_per_s_reps, eager.train_reps());
+  cell.eval_vs_eager = pair_ratio(cell.eval_img_per_s_reps, eager.eval_reps());
 }
 
 void peer_cell_fill(BenchCell& cell, const PeerCell& peer) {

@@ -42,7 +42,8 @@ class PythonPeer {
 /// in it or breaks the protocol leaves the cell's status saying so; fastloop's side goes on.
 class PeerCell : public CellPeer {
  public:
-  PeerCell(PythonPeer& peer, std::string model, std::string row);
+  /// slot: the peer's cell slot; cells in different slots can be open at once (the --twin's eager cell).
+  PeerCell(PythonPeer& peer, std::string model, std::string row, int slot = 0);
   void train_begin() override;
   void train_rep() override;
   void eval_begin() override;
@@ -58,6 +59,7 @@ class PeerCell : public CellPeer {
 
   PythonPeer& peer_;
   std::string model_, row_, status_ = "ok";
+  int slot_ = 0;
   bool begun_ = false;
   std::vector<double> train_reps_, eval_reps_;
 };
@@ -69,5 +71,7 @@ PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>&
 
 /// The peer's figures and the pair ratios of a finished cell (python_* fields of BenchCell).
 void peer_cell_fill(BenchCell& cell, const PeerCell& peer);
+/// The eager_* fields of a torchscript:FILE cell from the peer's cell of its --twin in eager PyTorch.
+void eager_cell_fill(BenchCell& cell, const PeerCell& eager);
 
 } // namespace fastloop

@@ -61,6 +61,16 @@ std::string twin_text(const BenchCell& c) {
   return out.empty() ? "-" : out;
 }
 
+std::string eager_text(const BenchCell& c) {
+  if (c.eager_status.empty()) return "-";
+  if (c.eager_status != "ok") return c.eager_status;
+  std::string out;
+  if (c.train_vs_eager.median > 0.0) out += "train " + pair_text(c.train_vs_eager, c.eager_train_img_per_s);
+  if (c.eval_vs_eager.median > 0.0)
+    out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval_vs_eager, c.eager_eval_img_per_s);
+  return out.empty() ? "-" : out;
+}
+
 // Rows × columns with `text` of each ok cell; n/a cells show their status, missing cells "-".
 template <typename Text>
 ReportTable grid_table(const ReportGrid& grid, std::string title, std::string note, Text text) {
@@ -255,6 +265,16 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
         "(A B A B, with the PyTorch peer's when it runs): median and min–max over the pairs; the twin's img/s in "
         "brackets. ~ marks a ratio whose pairs spread wider than its distance from 1×.",
         twin_text));
+  }
+  const bool eager = std::any_of(result.cells.begin(), result.cells.end(),
+                                 [](const BenchCell& c) { return !c.eager_status.empty(); });
+  if (eager) {
+    tables.push_back(grid_table(
+        grid, "Scripted ÷ PyTorch eager (--twin " + result.options.twin + " in Python)",
+        "img/s of each torchscript:FILE cell ÷ the built-in twin's architecture run eagerly in PyTorch "
+        "(tools/bench_peer.py, the twin's own row), their repetitions interleaved with the others': median and "
+        "min–max over the pairs; eager PyTorch's img/s in brackets. ~ as above.",
+        eager_text));
   }
   return tables;
 }
