@@ -126,14 +126,19 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
 TEST(TorchScript, BenchTwinWithThePeerIsAlsoTimedInEagerPyTorch) {
   if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
   BenchOptions o = scripted_twin_options();
+  // A training row after the others: the peer's two open cells must not leave each other's grad mode.
+  o.rows = {"baseline", "no-grad", "set-to-none"};
   o.compare_python = true;
   o.python = FASTLOOP_PYTHON;
   o.peer = FASTLOOP_TEST_DIR "/../tools/bench_peer.py";
   const BenchResult result = bench_run(o);
-  ASSERT_EQ(result.cells.size(), 2u);
+  ASSERT_EQ(result.cells.size(), 3u);
+  for (const BenchCell& cell : result.cells) {
+    EXPECT_EQ(cell.python_status, "ok") << cell.row << ": the same .pt in PyTorch";
+    EXPECT_EQ(cell.eager_status, "ok") << cell.row << ": small_cnn eagerly in PyTorch";
+  }
   const BenchCell& train = result.cells[0];
   ASSERT_EQ(train.status, "ok");
-  EXPECT_EQ(train.python_status, "ok") << "the same .pt in PyTorch";
   ASSERT_EQ(train.eager_status, "ok") << "small_cnn eagerly in PyTorch, the peer's second slot";
   ASSERT_EQ(train.eager_train_img_per_s_reps.size(), 2u);
   ASSERT_EQ(train.eager_eval_img_per_s_reps.size(), 2u);

@@ -351,26 +351,27 @@ def cell_events(cell, spec, data, device):
     if s["fold_bn"]:
         model = fold_batchnorms(model)
     stream = endless(test_loader)
-    grad = contextlib.nullcontext() if s["eval_grad"] else torch.inference_mode()
-    with grad:
-        def eval_batch():
-            x, y = prepare(*next(stream))
-            with autocast():
-                logits = model(x)
-            logits.argmax(1).eq(y).sum()  # kept on the device, as fastloop's evaluate()
-            return len(y)
+    grad = contextlib.nullcontext if s["eval_grad"] else torch.inference_mode
 
-        for _ in range(warmup):
-            eval_batch()
-        yield {"event": "eval_ready"}
-        for _ in range(repeat):
-            sync(device)
-            start, images = time.perf_counter(), 0
-            for _ in range(eval_steps):
-                images += eval_batch()
-            sync(device)
-            yield {"event": "eval_rep", "img_per_s": images / (time.perf_counter() - start)}
+    def eval_batches(n):  # in inference mode only while they run: another slot's cell may run between yields
+        images = 0
+        with grad():
+            for _ in range(n):
+                x, y = prepare(*next(stream))
+                with autocast():
+                    logits = model(x)
+                logits.argmax(1).eq(y).sum()  # kept on the device, as fastloop's evaluate()
+                images += len(y)
+        return images
 
+    eval_batches(warmup)
+    yield {"event": "eval_ready"}
+    for _ in range(repeat):
+        sync(device)
+        start = time.perf_counter()
+        images = eval_batches(eval_steps)
+        sync(device)
+        yield {"event": "eval_rep", "img_per_s": images / (time.perf_counter() - start)}
 
 def measure_cell(cell, spec, data, device):
     """The whole cell at once (the batch mode): status and the lower median of each phase's repetitions."""
