@@ -205,24 +205,38 @@ EvalOptions CellRun::eval_options() const {
   return eval;
 }
 
+namespace {
+
+/// Repetition i of the cell (`own`) and of each peer (`theirs`): A B C on even i, C B A on odd i, so no side
+/// always runs first after the others (a process's first repetitions can be slower: heap growth, page faults;
+/// with the cell first every time, the grid's first cell measured a scripted model 7% below its twin).
+template <typename Own, typename Theirs>
+void repetition_pair(size_t i, const std::vector<CellPeer*>& peers, Own own, Theirs theirs) {
+  if (i % 2 == 0) {
+    own();
+    for (CellPeer* peer : peers) theirs(*peer);
+  } else {
+    for (auto peer = peers.rbegin(); peer != peers.rend(); ++peer) theirs(**peer);
+    own();
+  }
+}
+
+}  // namespace
+
 CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
   CellRun run(plan, data);
   auto& reps = run.times().repetitions;
   if (plan.train) {
     run.train_begin();
     for (CellPeer* peer : plan.peers) peer->train_begin();
-    for (auto& rep : reps) {
-      run.train_rep(rep);
-      for (CellPeer* peer : plan.peers) peer->train_rep();
-    }
+    for (size_t i = 0; i < reps.size(); ++i)
+      repetition_pair(i, plan.peers, [&] { run.train_rep(reps[i]); }, [](CellPeer& peer) { peer.train_rep(); });
     run.train_end();
   }
   run.eval_begin();
   for (CellPeer* peer : plan.peers) peer->eval_begin();
-  for (auto& rep : reps) {
-    run.eval_rep(rep);
-    for (CellPeer* peer : plan.peers) peer->eval_rep();
-  }
+  for (size_t i = 0; i < reps.size(); ++i)
+    repetition_pair(i, plan.peers, [&] { run.eval_rep(reps[i]); }, [](CellPeer& peer) { peer.eval_rep(); });
   return std::move(run.times());
 }
 

@@ -21,8 +21,9 @@ namespace fastloop {
 class ProcessGroup;
 
 /// Another implementation of the same cell timed in the same time window (the PyTorch peer): cell_run()
-/// calls it after its own warm-up and after each of its repetitions, so the two alternate A B A B and
-/// a drift of the machine's speed reaches both sides of every pair alike.
+/// calls it after its own warm-up, and its repetitions alternate with the cell's, A B B A A B (several
+/// peers: A B C C B A), so a drift of the machine's speed reaches both sides of every pair alike and
+/// neither side always runs first.
 class CellPeer {
  public:
   virtual ~CellPeer() = default;
@@ -49,7 +50,8 @@ struct CellPlan {
   std::shared_ptr<ProcessGroup> group;
   /// Called with the model after the last training step, before evaluation (tests compare it with train's).
   std::function<void(ClassifierImpl&)> on_trained;
-  /// Timed alternately with this cell's repetitions, in this order (the PyTorch peer, a --twin); may be empty.
+  /// Timed alternately with this cell's repetitions, in this order on even repetitions and reversed on odd
+  /// ones (the PyTorch peer, a --twin, the twin's eager PyTorch cell); may be empty.
   std::vector<CellPeer*> peers;
 };
 

@@ -253,7 +253,7 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
     tables.push_back(grid_table(
         grid, "fastloop ÷ PyTorch",
         "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py), their repetitions interleaved "
-        "(A B A B): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
+        "(A B B A): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
         "spread wider than its distance from 1×: the machine's noise, not an effect.",
         python_text));
   }
@@ -262,7 +262,7 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
     tables.push_back(grid_table(
         grid, "Scripted ÷ built-in (--twin " + result.options.twin + ")",
         "img/s of each torchscript:FILE cell ÷ the built-in twin's on the same row, their repetitions interleaved "
-        "(A B A B, with the PyTorch peer's when it runs): median and min–max over the pairs; the twin's img/s in "
+        "(A B B A, with the PyTorch peer's when it runs): median and min–max over the pairs; the twin's img/s in "
         "brackets. ~ marks a ratio whose pairs spread wider than its distance from 1×.",
         twin_text));
   }
