@@ -37,38 +37,35 @@ std::string rate_text(double median, double lo, double hi, double speedup) {
 }
 
 // "1.05× (0.98–1.10)", with "~" first when the pairs spread wider than the ratio's distance from 1.
-std::string pair_text(const PairRatio& r, double python_img_per_s) {
+std::string pair_text(const PairRatio& r, double their_img_per_s) {
   return (r.noisy ? "~" : "") + report_ratio(r.median) + " (" + report_fixed(r.min, 2) + "–" + report_fixed(r.max, 2) +
-         ") [" + report_grouped(python_img_per_s) + "]";
+         ") [" + report_grouped(their_img_per_s) + "]";
+}
+
+// "train 1.05× (…) [img/s] · eval …" for a comparison's status and its two ratios; "-" when not run.
+std::string comparison_text(const std::string& status, const PairRatio& train, double train_img_per_s,
+                            const PairRatio& eval, double eval_img_per_s) {
+  if (status.empty()) return "-";
+  if (status != "ok") return status;
+  std::string out;
+  if (train.median > 0.0) out += "train " + pair_text(train, train_img_per_s);
+  if (eval.median > 0.0) out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(eval, eval_img_per_s);
+  return out.empty() ? "-" : out;
 }
 
 std::string python_text(const BenchCell& c) {
-  if (c.python_status.empty()) return "-";
-  if (c.python_status != "ok") return c.python_status;
-  std::string out;
-  if (c.train_vs_python.median > 0.0) out += "train " + pair_text(c.train_vs_python, c.python_train_img_per_s);
-  if (c.eval_vs_python.median > 0.0)
-    out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval_vs_python, c.python_eval_img_per_s);
-  return out.empty() ? "-" : out;
+  return comparison_text(c.python_status, c.train_vs_python, c.python_train_img_per_s, c.eval_vs_python,
+                         c.python_eval_img_per_s);
 }
 
 std::string twin_text(const BenchCell& c) {
-  if (c.twin.empty()) return "-";
-  std::string out;
-  if (c.train_vs_twin.median > 0.0) out += "train " + pair_text(c.train_vs_twin, c.twin_train_img_per_s);
-  if (c.eval_vs_twin.median > 0.0)
-    out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval_vs_twin, c.twin_eval_img_per_s);
-  return out.empty() ? "-" : out;
+  return comparison_text(c.twin.empty() ? "" : "ok", c.train_vs_twin, c.twin_train_img_per_s, c.eval_vs_twin,
+                         c.twin_eval_img_per_s);
 }
 
 std::string eager_text(const BenchCell& c) {
-  if (c.eager_status.empty()) return "-";
-  if (c.eager_status != "ok") return c.eager_status;
-  std::string out;
-  if (c.train_vs_eager.median > 0.0) out += "train " + pair_text(c.train_vs_eager, c.eager_train_img_per_s);
-  if (c.eval_vs_eager.median > 0.0)
-    out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval_vs_eager, c.eager_eval_img_per_s);
-  return out.empty() ? "-" : out;
+  return comparison_text(c.eager_status, c.train_vs_eager, c.eager_train_img_per_s, c.eval_vs_eager,
+                         c.eager_eval_img_per_s);
 }
 
 // Rows × columns with `text` of each ok cell; n/a cells show their status, missing cells "-".
