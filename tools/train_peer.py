@@ -1,6 +1,6 @@
 """A plain PyTorch training loop: fastloop train's recipe on the same model, as a PyTorch user writes it.
 
-`fastloop bench e2e` runs it between fastloop's own training runs (A B A B, one time window) to measure
+`fastloop bench e2e` runs it between fastloop's own training runs (A B B A, one time window) to measure
 fastloop ÷ PyTorch end to end: same model (tools/reference_models.py, parity-tested), same recipe (SGD
 Nesterov, one-cycle LR, flip + pad-crop, batch, channels_last, autocast dtype, epochs), same threads,
 data held in memory as uint8 and augmented per batch with tensor ops (the fast way to write it in Python).

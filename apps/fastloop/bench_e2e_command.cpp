@@ -13,7 +13,7 @@ namespace fastloop {
 
 Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& recipe) {
   auto* app = bench.add_subcommand("e2e", "Whole `train` runs vs a plain PyTorch loop (same model and recipe), "
-                                          "interleaved A B A B; the ratio's median and min-max");
+                                          "interleaved A B B A; the ratio's median and min-max");
   auto options = std::make_shared<E2eBenchOptions>();
   auto out = std::make_shared<std::string>();
   auto no_python = std::make_shared<bool>(false);

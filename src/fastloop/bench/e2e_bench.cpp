@@ -85,11 +85,13 @@ E2eBenchResult e2e_bench_run(const E2eBenchOptions& options) {
   std::vector<double> ratios;
   for (int64_t r = 0; r < options.repeat; ++r) {
     E2ePair pair;
+    const bool python_first = options.compare_python && r % 2 == 1;  // A B B A: neither side always first
+    if (python_first) pair.python = python_run(result.peer_command, result.torch_version);
     pair.fastloop = fastloop_run(options.config);
     std::fprintf(stderr, "bench e2e %lld/%lld: fastloop %.1f img/s", static_cast<long long>(r + 1),
                  static_cast<long long>(options.repeat), pair.fastloop.img_per_s);
     if (options.compare_python) {
-      pair.python = python_run(result.peer_command, result.torch_version);
+      if (!python_first) pair.python = python_run(result.peer_command, result.torch_version);
       pair.ratio = pair.fastloop.img_per_s / pair.python.img_per_s;
       ratios.push_back(pair.ratio);
       std::fprintf(stderr, ", PyTorch %.1f img/s, ratio %.3f", pair.python.img_per_s, pair.ratio);

@@ -1,5 +1,5 @@
 // `fastloop bench e2e`: whole `fastloop train` runs against a plain PyTorch loop with the same model and
-// recipe (tools/train_peer.py), interleaved A B A B in one time window so the machine's drift between
+// recipe (tools/train_peer.py), interleaved A B B A in one time window so the machine's drift between
 // windows cancels in each pair's ratio. Reports every pair and the ratio's median and min–max.
 #pragma once
 
