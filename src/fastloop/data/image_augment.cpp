@@ -98,6 +98,7 @@ bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& 
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
+  const bool flip = options.flip && random_flip(seed, epoch, index);
   work.pixels.resize(static_cast<size_t>(S * S * 3));
   const PixelRect all_out{0, 0, S, S};
   if (options.crop) {
@@ -108,7 +109,7 @@ bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& 
     const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
     const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, want);  // at least the box's pixels
     work.resizer.resize(part, want, S, S, all_out, work.pixels.data(), S * 3);
-    return options.flip && random_flip(seed, epoch, index);
+    return flip;
   }
   const EvalGeometry geometry = eval_geometry(info.height, info.width, S);
   const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(geometry.resized_height) / info.height,
@@ -117,7 +118,7 @@ bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& 
   const PixelRect needed = work.resizer.source_rect(whole, geometry.resized_height, geometry.resized_width, geometry.crop);
   const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, needed);
   work.resizer.resize(part, whole, geometry.resized_height, geometry.resized_width, geometry.crop, work.pixels.data(), S * 3);
-  return options.flip && random_flip(seed, epoch, index);
+  return flip;
 }
 
 template <typename T, bool kChannelsLast>

@@ -219,6 +219,40 @@ PixelRect ImageResizer::source_rect(const PixelRect& box, int64_t out_height, in
   return {box.top + top, box.left + left, bottom - top, right - left};
 }
 
+const uint8_t* ImageResizer::horizontal_pass(const RgbImage& image, const uint8_t* first_row, const PixelRect& src,
+                                             const PixelRect& box, const PixelRect& window, int64_t rows) {
+  const int64_t in_stride = image.width * 3, row_bytes = window.width * 3;
+  // The AVX2 kernel reads up to kOverRead bytes past the source's right edge: rows that end too near the end
+  // of the image's memory (its last rows) go through a padded copy.
+  const int64_t x_begin = src.left - box.left, read = 3 * src.width;  // box columns [x_begin, ..) are read
+  const uint8_t* data_end = image.data + image.height * in_stride;
+  padded_.resize(static_cast<size_t>(4 * (read + kOverRead)));
+  const auto source_row = [&](int64_t y, int slot) {
+    const uint8_t* row = first_row + y * in_stride;
+    if (data_end - row >= read + kOverRead) return row;
+    uint8_t* copy = padded_.data() + slot * (read + kOverRead);
+    std::memcpy(copy, row, static_cast<size_t>(read));
+    std::memset(copy + read, 0, kOverRead);
+    return static_cast<const uint8_t*>(copy);
+  };
+  rows_.resize(static_cast<size_t>((rows + 1) * row_bytes));  // + a spare row for the AVX2 kernel
+  uint8_t* spare = rows_.data() + rows * row_bytes;
+  for (int64_t y = 0; y < rows; y += avx2_ ? 4 : 1) {
+    if (!avx2_) {
+      horizontal_row(source_row(y, 0), x_begin, horizontal_, window.left, window.width, rows_.data() + y * row_bytes);
+      continue;
+    }
+    const uint8_t* in[4];
+    uint8_t* to[4];
+    for (int r = 0; r < 4; ++r) {  // past the last row: that row again, into the spare row
+      in[r] = y + r < rows ? source_row(y + r, r) : in[0];
+      to[r] = y + r < rows ? rows_.data() + (y + r) * row_bytes : spare;
+    }
+    horizontal_rows_avx2(in, x_begin, horizontal_, window.left, window.width, to);
+  }
+  return rows_.data();
+}
+
 void ImageResizer::resize(const RgbImage& image, const PixelRect& box, int64_t out_height, int64_t out_width,
                           const PixelRect& window, uint8_t* out, int64_t out_stride) {
   TORCH_CHECK(box.height >= 1 && box.width >= 1 && out_height >= 1 && out_width >= 1 && window.top >= 0 &&
@@ -238,41 +272,10 @@ void ImageResizer::resize(const RgbImage& image, const PixelRect& box, int64_t o
     return image.data + (box.top + y - image.top) * in_stride + (box.left + x - image.left) * 3;
   };
   const int64_t y0 = src.top - box.top, rows = src.height;  // box rows the vertical pass reads
-  const uint8_t* pass1 = nullptr;  // the rows the vertical pass reads: the horizontal pass's, or the image's
-  int64_t pass1_stride = in_stride;
-  if (!horizontal) {
-    pass1 = at(y0, window.left);
-  } else {
-    // The AVX2 kernel reads up to kOverRead bytes past the source's right edge: rows that end too near the end
-    // of the image's memory (its last rows) go through a padded copy.
-    const int64_t x_begin = src.left - box.left, read = 3 * src.width;  // box columns [x_begin, ..) are read
-    const uint8_t* data_end = image.data + image.height * in_stride;
-    padded_.resize(static_cast<size_t>(4 * (read + kOverRead)));
-    const auto source_row = [&](int64_t y, int slot) {
-      const uint8_t* row = at(y0 + y, x_begin);
-      if (data_end - row >= read + kOverRead) return row;
-      uint8_t* copy = padded_.data() + slot * (read + kOverRead);
-      std::memcpy(copy, row, static_cast<size_t>(read));
-      std::memset(copy + read, 0, kOverRead);
-      return static_cast<const uint8_t*>(copy);
-    };
-    rows_.resize(static_cast<size_t>((rows + 1) * row_bytes));  // + a spare row for the AVX2 kernel
-    uint8_t* spare = rows_.data() + rows * row_bytes;
-    for (int64_t y = 0; y < rows; y += avx2_ ? 4 : 1) {
-      if (!avx2_) {
-        horizontal_row(source_row(y, 0), x_begin, horizontal_, window.left, window.width, rows_.data() + y * row_bytes);
-        continue;
-      }
-      const uint8_t* in[4];
-      uint8_t* to[4];
-      for (int r = 0; r < 4; ++r) {  // past the last row: that row again, into the spare row
-        in[r] = y + r < rows ? source_row(y + r, r) : in[0];
-        to[r] = y + r < rows ? rows_.data() + (y + r) * row_bytes : spare;
-      }
-      horizontal_rows_avx2(in, x_begin, horizontal_, window.left, window.width, to);
-    }
-    pass1 = rows_.data(), pass1_stride = row_bytes;
-  }
+  // The rows the vertical pass reads: the horizontal pass's, or the image's own.
+  const uint8_t* pass1 = horizontal ? horizontal_pass(image, at(y0, src.left - box.left), src, box, window, rows)
+                                    : at(y0, window.left);
+  const int64_t pass1_stride = horizontal ? row_bytes : in_stride;
   if (!vertical) {
     for (int64_t y = 0; y < window.height; ++y) {
       std::memcpy(out + y * out_stride, pass1 + y * pass1_stride, static_cast<size_t>(row_bytes));
@@ -281,13 +284,13 @@ void ImageResizer::resize(const RgbImage& image, const PixelRect& box, int64_t o
   }
   for (int64_t y = window.top; y < window.top + window.height; ++y) {
     const auto i = static_cast<size_t>(y);
-    const uint8_t* rows = pass1 + (vertical_.first[i] - y0) * pass1_stride;
+    const uint8_t* taps_rows = pass1 + (vertical_.first[i] - y0) * pass1_stride;
     const int16_t* w = vertical_.weights.data() + y * vertical_.taps;
     uint8_t* row_out = out + (y - window.top) * out_stride;
     if (avx2_) {
-      vertical_row_avx2(rows, pass1_stride, w, vertical_.count[i], vertical_.precision, row_bytes, row_out);
+      vertical_row_avx2(taps_rows, pass1_stride, w, vertical_.count[i], vertical_.precision, row_bytes, row_out);
     } else {
-      vertical_row(rows, pass1_stride, w, vertical_.count[i], vertical_.precision, 0, row_bytes, row_out);
+      vertical_row(taps_rows, pass1_stride, w, vertical_.count[i], vertical_.precision, 0, row_bytes, row_out);
     }
   }
 }

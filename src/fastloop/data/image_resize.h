@@ -51,6 +51,10 @@ class ImageResizer {
  private:
   // The weights of one axis, recomputed only when its sizes change (an eval set of equal images: never).
   const ResizeTaps& taps_for(ResizeTaps& slot, int64_t in_size, int64_t out_size);
+  // The horizontal pass of `rows` source rows from `first_row` (box column src.left - box.left) into rows_:
+  // window.width pixels each; returns rows_.
+  const uint8_t* horizontal_pass(const RgbImage& image, const uint8_t* first_row, const PixelRect& src,
+                                 const PixelRect& box, const PixelRect& window, int64_t rows);
 
   bool avx2_ = false;
   ResizeTaps horizontal_, vertical_;
