@@ -2,6 +2,7 @@
 #include "fastloop/data/shards.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/class_names.h"
 #include "fastloop/data/shard_order.h"
 #include "fastloop/data/tar.h"
 
@@ -266,6 +267,9 @@ ShardSplits shards_load(const std::string& arg, int64_t shuffle_buffer) {
     splits.val = std::make_shared<ShardImages>(std::move(val), /*shuffled=*/false, shuffle_buffer);
     splits.num_classes = std::max(splits.num_classes, splits.val->num_classes());
   }
+  const std::string names = std::filesystem::path(splits.train->paths().front()).parent_path() / "classes.txt";
+  splits.classes = std::filesystem::exists(names, ec) ? class_names_read(names, splits.num_classes)
+                                                     : class_names_numbered(splits.num_classes);
   return splits;
 }
 

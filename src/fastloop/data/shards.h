@@ -81,6 +81,7 @@ struct ShardSplits {
   std::shared_ptr<ShardImages> train;
   std::shared_ptr<ShardImages> val;
   int64_t num_classes = 0;  // over both splits
+  std::vector<std::string> classes;  // classes.txt beside the first train shard, else "0", "1", ...
 };
 ShardSplits shards_load(const std::string& arg, int64_t shuffle_buffer);
 

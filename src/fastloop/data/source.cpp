@@ -4,6 +4,7 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/cifar.h"
+#include "fastloop/data/class_names.h"
 #include "fastloop/data/idx.h"
 #include "fastloop/data/imagefolder.h"
 #include "fastloop/data/shards.h"
@@ -111,6 +112,7 @@ DatasetSplits imagefolder_load(const std::string& spec, std::string dir, const D
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
+  splits.train.classes = train->classes();
   splits.test = splits.train;
   if (is_dir(dir + "/val")) {
     splits.test.encoded = ImageFolder::list(dir + "/val", &train->classes());
@@ -128,6 +130,7 @@ DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg
   splits.name = "shards";
   splits.train.encoded = shards.train;
   splits.train.num_classes = shards.num_classes;
+  splits.train.classes = shards.classes;
   splits.train.image_size = options.image_size;
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
@@ -174,6 +177,13 @@ DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options
 
 DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
   DatasetSplits splits = data_load_kind(spec, options);
+  if (splits.train.classes.empty()) {  // the sets that ship no names of their own
+    splits.train.classes = splits.name == "fashion-mnist" ? class_names_fashion_mnist()
+                           : splits.name == "mnist"       ? class_names_mnist()
+                           : splits.name == "cifar10"     ? class_names_cifar10()
+                                                          : class_names_numbered(splits.train.num_classes);
+  }
+  splits.test.classes = splits.train.classes;
   normalization_apply(splits, options);
   return splits;
 }
