@@ -10,7 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
+#include <signal.h>
 #include <cstdio>
 
 namespace fastloop {
@@ -31,25 +31,53 @@ void summary_print(const TrainSummary& summary) {
               100.0 * summary.test.accuracy, summary.test.loss, static_cast<long long>(summary.test.samples),
               static_cast<long long>(summary.position.step), summary.train_seconds, summary.img_per_s);
 }
+
+/// SIGINT and SIGTERM request a stop while it lives; the handlers before it come back after it (a Python
+/// interpreter's, whose Ctrl-C must raise KeyboardInterrupt again once fastloop.train returns).
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    g_stop_requested = false;  // a second run in this process starts afresh
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 }  // namespace
 
-int train_run(TrainConfig& config, const std::set<std::string>& given) {
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
+TrainSummary train_run(TrainConfig& config, const std::set<std::string>& given, bool quiet) {
   config_validate(config);  // before any output or work
-  if (config.perf.mode == "auto")
-    for (const auto& line : perf_auto_apply(config, perf_hardware_detect(), given)) std::printf("perf auto: %s\n", line.c_str());
-  if (dist_env_detect().rank == 0) std::printf("config %s\n", config_to_json(config).c_str());  // rank 0 reports
+  if (config.perf.mode == "auto") {
+    for (const auto& line : perf_auto_apply(config, perf_hardware_detect(), given))
+      if (!quiet) std::printf("perf auto: %s\n", line.c_str());
+  }
+  if (!quiet && dist_env_detect().rank == 0) std::printf("config %s\n", config_to_json(config).c_str());  // rank 0 reports
+  StopOnSignals signals;
   TrainControl control;
   control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
+  control.progress = !quiet;
   const TrainSummary summary = train(config, control);
+  if (quiet) return summary;
   if (summary.stopped) {
     std::printf("stopped at step %lld%s\n", static_cast<long long>(summary.position.step),
                 config.run.checkpoint_dir.empty() ? "" : "; --resume continues from the checkpoint");
-    return 130;
+  } else {
+    summary_print(summary);
   }
-  summary_print(summary);
-  return 0;
+  std::fflush(stdout);
+  return summary;
 }
 
 int train_main(int argc, char** argv) {
@@ -65,7 +93,7 @@ int train_main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       return app.exit(e) == 0 ? 0 : 2;
     }
-    return train_run(config, config_flags_given(app, config));
+    return train_exit_code(train_run(config, config_flags_given(app, config)));
   });
 }
 

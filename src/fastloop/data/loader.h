@@ -13,6 +13,7 @@
 #include <c10/core/Device.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -64,6 +65,11 @@ class Loader {
 
   /// The next batch in order, or nullopt at the end of the epoch. A worker's exception is rethrown here.
   std::optional<Batch> next();
+
+  /// Waits at most `timeout` for next() to have something to return without blocking: the next batch, the
+  /// end of the epoch or a worker's error. True when it has (always with 0 workers, which assemble in
+  /// next()). Lets a caller that must stay responsive (Python, checking for Ctrl-C) wait in slices.
+  bool wait_next(std::chrono::milliseconds timeout);
 
   /// Stops and joins the workers; batches not taken are dropped.
   void stop();

@@ -123,7 +123,12 @@ TorchScriptClassifier torchscript_load(const std::string& path) {
 
 TorchScriptClassifier torchscript_load(const std::string& path, TorchScriptExecutor executor) {
   torchscript_executor_apply(executor);
-  torch::jit::Module module = load_archive(path);
+  return torchscript_from_module(load_archive(path), path, executor);
+}
+
+TorchScriptClassifier torchscript_from_module(torch::jit::Module module, const std::string& path,
+                                              TorchScriptExecutor executor) {
+  torchscript_executor_apply(executor);
   check_signature(module, path);
   if (module.parameters().size() == 0)
     throw InputError("TorchScript model " + path + " has no parameters: nothing to train (a torch.jit.freeze'd "

@@ -59,6 +59,12 @@ enum class TorchScriptExecutor {
 TorchScriptClassifier torchscript_load(const std::string& path, TorchScriptExecutor executor);
 TorchScriptClassifier torchscript_load(const std::string& path);  // torchscript_executor_default()
 
+/// The checks of torchscript_load() on a module already in memory (one made by torch.jit.script in the same
+/// Python process); `path` names it in messages. The classifier shares the module's tensors: training it
+/// trains `module`.
+TorchScriptClassifier torchscript_from_module(torch::jit::Module module, const std::string& path,
+                                              TorchScriptExecutor executor);
+
 /// fastloop's choice (measured, see README "Your own model"), unless FASTLOOP_TORCHSCRIPT_EXECUTOR is
 /// "profiling", "unoptimized" or "simple". An unknown value is an InputError.
 TorchScriptExecutor torchscript_executor_default();

@@ -13,9 +13,7 @@
 
 namespace fastloop {
 
-EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers,
-                    const EvalOptions& eval) {
-  const auto start = std::chrono::steady_clock::now();
+LoaderOptions eval_loader_options(int64_t batch_size, int64_t workers, const EvalOptions& eval) {
   LoaderOptions options;  // no augmentation: AugmentOptions{} is off
   options.batch_size = batch_size;
   options.workers = workers;
@@ -25,6 +23,13 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   options.dtype = eval.amp.dtype;
   options.channels_last = eval.channels_last;
   options.pin_memory = eval.pin_memory;
+  return options;
+}
+
+EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch_size, int64_t workers,
+                    const EvalOptions& eval) {
+  const auto start = std::chrono::steady_clock::now();
+  const LoaderOptions options = eval_loader_options(batch_size, workers, eval);
   if (dataset.size() == 0) return {};  // no test split (an image folder without val/): nothing to evaluate
   Dataset shard = dataset;  // rank r of W: samples [r*N/W, (r+1)*N/W), so each sample counts once
   if (eval.group) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "fastloop/data/dataset.h"
+#include "fastloop/data/loader.h"
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/amp.h"
 
@@ -35,6 +36,10 @@ struct EvalOptions {
   /// all-reduced, so every rank returns the accuracy over the whole split.
   ProcessGroup* group = nullptr;
 };
+
+/// The loader evaluation reads a split with: every sample once, in order, no augmentation, the last
+/// batch partial; batches on `eval.device` in its autocast dtype and layout (fastloop.Loader's val split).
+LoaderOptions eval_loader_options(int64_t batch_size, int64_t workers, const EvalOptions& eval);
 
 /// Evaluates every sample of `dataset` once, in order, without augmentation, under InferenceMode.
 /// `seconds` counts the loader's start and the final device sync: what an evaluation costs a run.

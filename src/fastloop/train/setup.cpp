@@ -29,25 +29,6 @@ StepOptions step_options_for(const TrainConfig& config, const AmpPolicy& amp) {
   return step;
 }
 
-/// Batches arrive where the model is, in the dtype autocast computes in and the model's memory format;
-/// on CUDA through the pinned ring (--pin-memory), or all on the device with --data-on-device.
-LoaderOptions train_loader_for(const TrainConfig& config, const TrainSetup& setup) {
-  LoaderOptions options;
-  options.batch_size = config.data.batch_size;
-  options.workers = config.data.workers;
-  options.prefetch = config.data.prefetch;
-  options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
-  options.sampler.seed = static_cast<uint64_t>(config.run.seed);
-  options.sampler.rank = setup.rank();  // each rank its share of every epoch
-  options.sampler.world_size = setup.world_size();
-  options.device = setup.device;
-  options.dtype = setup.amp.dtype;
-  options.channels_last = config.perf.channels_last;
-  options.pin_memory = config.data.pin_memory;
-  options.on_device = config.data.on_device;
-  return options;
-}
-
 EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup) {
   EvalOptions options;
   options.device = setup.device;
@@ -76,6 +57,24 @@ void resume(TrainSetup& setup) {
 }
 
 }  // namespace
+
+LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int64_t world_size, c10::Device device,
+                                   at::ScalarType dtype) {
+  LoaderOptions options;
+  options.batch_size = config.data.batch_size;
+  options.workers = config.data.workers;
+  options.prefetch = config.data.prefetch;
+  options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
+  options.sampler.seed = static_cast<uint64_t>(config.run.seed);
+  options.sampler.rank = rank;
+  options.sampler.world_size = world_size;
+  options.device = device;
+  options.dtype = dtype;
+  options.channels_last = config.perf.channels_last;
+  options.pin_memory = config.data.pin_memory;
+  options.on_device = config.data.on_device;
+  return options;
+}
 
 int64_t TrainSetup::world_size() const { return group ? group->size() : 1; }
 int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
@@ -122,7 +121,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
                           .seed(static_cast<uint64_t>(config.run.seed)));
   setup.scaler = GradScaler(GradScalerOptions().enabled(setup.amp.grad_scaling));
   setup.step = step_options_for(config, setup.amp);
-  setup.train_loader = train_loader_for(config, setup);
+  setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
   setup.eval = eval_options_for(config, setup);
   if (config.run.resume) resume(setup);
 

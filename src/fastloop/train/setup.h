@@ -47,6 +47,13 @@ struct TrainSetup {
   int64_t rank() const;
 };
 
+/// The training split's loader of a run: batches of config.data's size, augmentation and seed, rank
+/// `rank` of `world_size`'s share of each epoch, delivered on `device` in `dtype` (the dtype autocast
+/// computes in) and the run's memory format; on CUDA through the pinned ring (--pin-memory), or all on
+/// the device with --data-on-device. train_setup() and fastloop.Loader both take their options from here.
+LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int64_t world_size, c10::Device device,
+                                   at::ScalarType dtype);
+
 /// Validates `config`, applies its runtime settings (threads, cuDNN, TF32), builds the model for `train`'s
 /// channels and classes (seeded with config.run.seed), loads --init-from, makes the optimizer and scaler,
 /// restores --resume's checkpoint (checking its world size), then wraps the model in DDP on `group`.

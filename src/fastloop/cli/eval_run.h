@@ -1,0 +1,39 @@
+// `fastloop eval` as a library call: the model of a checkpoint (or safetensors weights and a model name)
+// evaluated on a test split. The executable's `eval` and fastloop.evaluate() in Python both call it.
+#pragma once
+
+#include "fastloop/train/evaluate.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+struct EvalRequest {
+  std::string checkpoint;  // a checkpoint written by train; or else:
+  std::string init_from;   // safetensors weights (PyTorch state_dict names), with model, stem, classes below
+  std::string model;
+  std::string stem = "cifar";
+  int64_t num_classes = 0;  // 0: the data's
+  std::string data;         // empty: the data the checkpoint was trained on
+  int64_t batch_size = 0;   // 0: the checkpoint's
+  int64_t image_size = 0;   // image folders / shards: 0 the checkpoint's (224 with --init-from)
+  std::string mean, std;    // "R,G,B"; empty: the checkpoint's (the dataset's own with --init-from)
+  int64_t workers = 1;
+  int64_t threads = 0;      // intra-op threads; 0: every usable core
+  bool fold_bn = false;
+};
+
+struct EvalRun {
+  EvalResult result;
+  std::string model;        // the checkpoint or weights file evaluated
+  std::string data;         // the --data source it was evaluated on
+  std::vector<std::string> classes;  // the split's class names
+};
+
+/// Loads the model and the test split `request` names and evaluates it. A missing or damaged file, a
+/// request without a model, or weights that do not fit the model throw InputError naming them.
+EvalRun eval_run(const EvalRequest& request);
+
+} // namespace fastloop
