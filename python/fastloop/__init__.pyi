@@ -1,0 +1,60 @@
+# Type stub of the public names of `import fastloop` (docstrings in _loader.py and _run.py).
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+__version__: str
+__all__: List[str]
+
+class Loader:
+    source: str
+    split: str
+    batch_size: int
+    rank: int
+    world_size: int
+    def __init__(
+        self,
+        source: str,
+        split: str = "train",
+        batch_size: int = 128,
+        workers: Optional[int] = None,
+        prefetch: int = 4,
+        augment: Optional[bool] = None,
+        image_size: int = 224,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        dtype: torch.dtype = torch.float32,
+        channels_last: bool = False,
+        device: Union[str, torch.device] = "cpu",
+        seed: int = 0,
+        shuffle: Optional[bool] = None,
+        drop_last: Optional[bool] = None,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        bad_image_policy: str = "stop",
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]: ...
+    @property
+    def classes(self) -> List[str]: ...
+    @property
+    def num_classes(self) -> int: ...
+    @property
+    def epoch(self) -> int: ...
+    def set_epoch(self, epoch: int) -> None: ...
+    def close(self) -> None: ...
+
+def train(
+    recipe: Optional[str] = None,
+    model: Optional[torch.jit.ScriptModule] = None,
+    quiet: bool = False,
+    **fields: Any,
+) -> Dict[str, Any]: ...
+
+def evaluate(
+    checkpoint: str,
+    data: Optional[str] = None,
+    batch_size: Optional[int] = None,
+    workers: int = 1,
+    fold_bn: bool = False,
+) -> Dict[str, Any]: ...

@@ -1,0 +1,169 @@
+"""``fastloop.Loader``: batches of a ``--data`` source made by fastloop's C++ worker threads."""
+
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from . import _C
+
+__all__ = ["Loader"]
+
+
+def _channels(values: Optional[Sequence[float]], name: str) -> str:
+    if values is None:
+        return ""
+    if isinstance(values, (int, float)):
+        values = [values]
+    return ",".join(repr(float(v)) for v in values)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"fastloop.Loader: dtype must be a torch.dtype, got {type(dtype).__name__}")
+    return str(dtype).replace("torch.", "")
+
+
+def _group_rank(rank: Optional[int], world_size: Optional[int]) -> Tuple[int, int]:
+    """The rank and size given, or torch.distributed's when it is initialised (DistributedSampler's rule)."""
+    dist = torch.distributed
+    initialised = dist.is_available() and dist.is_initialized()
+    if world_size is None:
+        world_size = dist.get_world_size() if initialised else 1
+    if rank is None:
+        rank = dist.get_rank() if initialised else 0
+    return rank, world_size
+
+
+class Loader:
+    r"""Batches of ``(images, labels)`` from one split of a data source, assembled by fastloop's C++ threads.
+
+    The same batches as ``fastloop train`` for the same settings, seed and epoch, bit for bit: the images
+    decoded, augmented (train: random crop and flip; image files: RandomResizedCrop and flip; val/test:
+    Resize and CenterCrop) and normalised into float tensors ``[B, C, H, W]``, labels int64 ``[B]``.
+
+    Args:
+        source: any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``fashion-mnist[:DIR]``,
+            ``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``.
+        split: ``"train"``, or ``"val"`` / ``"test"`` (the evaluation split).
+        batch_size: samples per batch.
+        workers: C++ threads assembling batches; 0 assembles in ``next()``; None: what ``--perf auto`` picks.
+        prefetch: batches assembled ahead of the consumer.
+        augment: random crop and flip; None: on for train, off otherwise.
+        image_size: image files: side of the square crop, pixels.
+        mean, std: per-channel normalisation in [0, 1] units; None: the data set's own (ImageNet's for images).
+        dtype: ``torch.float32``, ``torch.float16`` or ``torch.bfloat16`` (what autocast computes in).
+        channels_last: images NHWC in memory (sizes stay ``[B, C, H, W]``).
+        device: where batches arrive; ``"cuda"`` fills a ring of pinned buffers copied ``non_blocking``
+            on a side stream that the current stream waits on.
+        seed: the shuffle's and the augmentation's seed.
+        shuffle: None: on for train, off otherwise.
+        drop_last: drop the last partial batch; None: on for train, off otherwise.
+        rank, world_size: this process's share of every epoch (``DistributedSampler`` semantics); None:
+            ``torch.distributed``'s group when it is initialised, else the whole split.
+        bad_image_policy: an undecodable image ``"stop"``\ s with its path (``ValueError``), or is
+            ``"skip"``\ ped and replaced.
+
+    Iterating starts an epoch: the one set by :meth:`set_epoch`, or else the one after the previous
+    iteration's (so a loop that never calls it still reshuffles). One iteration is active at a time.
+    The tensors are the loader's own buffers (no copy); a CPU buffer is reused once Python frees it.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        split: str = "train",
+        batch_size: int = 128,
+        workers: Optional[int] = None,
+        prefetch: int = 4,
+        augment: Optional[bool] = None,
+        image_size: int = 224,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        dtype: torch.dtype = torch.float32,
+        channels_last: bool = False,
+        device: Union[str, torch.device] = "cpu",
+        seed: int = 0,
+        shuffle: Optional[bool] = None,
+        drop_last: Optional[bool] = None,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        bad_image_policy: str = "stop",
+    ) -> None:
+        rank, world_size = _group_rank(rank, world_size)
+        self.source = source
+        self.split = split
+        self.batch_size = batch_size
+        self.rank = rank
+        self.world_size = world_size
+        self._impl = _C.Loader(
+            source, split, batch_size, -1 if workers is None else workers, prefetch, augment, image_size,
+            _channels(mean, "mean"), _channels(std, "std"), _dtype_name(dtype), channels_last, str(device),
+            seed, shuffle, drop_last, rank, world_size, bad_image_policy,
+        )
+        self._epoch = 0
+        self._epoch_set = True  # the first iteration runs epoch 0
+        self._active: Optional["_LoaderIterator"] = None
+
+    def __len__(self) -> int:
+        """Batches per epoch of this rank's share."""
+        return len(self._impl)
+
+    @property
+    def classes(self) -> List[str]:
+        """The name of each class index."""
+        return list(self._impl.classes)
+
+    @property
+    def num_classes(self) -> int:
+        """The number of classes of the data set."""
+        return self._impl.num_classes
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration runs (unless :meth:`set_epoch` changes it)."""
+        return self._epoch if self._epoch_set else self._epoch + 1
+
+    def set_epoch(self, epoch: int) -> None:
+        """Sets the epoch the next iteration runs, as ``DistributedSampler.set_epoch``."""
+        self._epoch = int(epoch)
+        self._epoch_set = True
+
+    def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
+        self._epoch = self.epoch
+        self._epoch_set = False
+        self._impl.start(self._epoch)
+        self._active = _LoaderIterator(self)
+        return self._active
+
+    def close(self) -> None:
+        """Stops the worker threads (an iteration in progress ends); iterating again restarts them."""
+        self._impl.stop()
+
+    def __repr__(self) -> str:
+        return (f"fastloop.Loader({self.source!r}, split={self.split!r}, batch_size={self.batch_size}, "
+                f"batches={len(self)}, rank={self.rank}, world_size={self.world_size})")
+
+
+class _LoaderIterator:
+    """One epoch of a Loader; abandoning it (a ``break``, an exception) stops the loader's threads."""
+
+    def __init__(self, loader: Loader) -> None:
+        self._loader = loader
+        self._done = False
+
+    def __iter__(self) -> "_LoaderIterator":
+        return self
+
+    def __next__(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        if self._done or self._loader._active is not self:
+            raise StopIteration
+        batch = self._loader._impl.next()
+        if batch is None:
+            self._done = True
+            raise StopIteration
+        return batch
+
+    def __del__(self) -> None:
+        loader = getattr(self, "_loader", None)
+        if loader is not None and loader._active is self and not self._done:
+            loader._impl.stop()

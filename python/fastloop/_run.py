@@ -1,0 +1,84 @@
+"""``fastloop.train`` and ``fastloop.evaluate``: ``fastloop train`` and ``fastloop eval`` as calls."""
+
+import os
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import torch
+
+from . import _C
+
+__all__ = ["train", "evaluate"]
+
+
+def _flatten(fields: Mapping[str, Any], prefix: str = "") -> List[Tuple[str, Any]]:
+    """``{"optim": {"lr": 0.05}}`` -> ``[("optim.lr", 0.05)]``, as a TOML recipe nests its keys."""
+    flat: List[Tuple[str, Any]] = []
+    for key, value in fields.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.extend(_flatten(value, name + "."))
+        else:
+            flat.append((name, value))
+    return flat
+
+
+def train(
+    recipe: Optional[str] = None,
+    model: Optional[torch.jit.ScriptModule] = None,
+    quiet: bool = False,
+    **fields: Any,
+) -> Dict[str, Any]:
+    r"""Runs what ``fastloop train`` runs and returns its summary.
+
+    Args:
+        recipe: a TOML recipe (``recipes/fashion_mnist.toml``); None: the built-in defaults.
+        model: a ``torch.jit.ScriptModule`` (``torch.jit.script(module)``) to train in place instead of
+            ``model.name``: its forward takes an image batch and returns logits.
+        quiet: no progress display and none of the run's report lines.
+        \**fields: settings by TOML key (``**{"optim.lr": 0.05}``), by name where it is unique
+            (``epochs=2``, ``max_steps=20``) or nested as in TOML (``optim={"lr": 0.05}``); they override
+            the recipe, and ``--perf auto`` keeps them as it keeps flags given on a command line.
+
+    Returns:
+        ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``img_per_s``, ``train_seconds``,
+        ``steps``, ``epochs``, ``skipped_steps``, ``stopped``, ``checkpoint`` (path or None) and ``config``
+        (the resolved settings as JSON).
+
+    Raises:
+        ValueError: a bad setting, recipe, data set or model, with the CLI's message.
+        RuntimeError: a run that cannot go on (diverged, out of memory).
+        KeyboardInterrupt: Ctrl-C stopped the run after its current step (with a checkpoint when
+            ``run.checkpoint_dir`` is set).
+    """
+    if model is not None and not isinstance(model, torch.jit.ScriptModule):
+        raise TypeError(f"fastloop.train: model must be a torch.jit.ScriptModule (torch.jit.script(module)), "
+                        f"got {type(model).__name__}")
+    sys.stdout.flush()
+    summary = _C.train(os.fspath(recipe) if recipe is not None else "", _flatten(fields), model, quiet)
+    if summary["stopped"]:
+        raise KeyboardInterrupt(f"fastloop.train stopped at step {summary['steps']}")
+    return summary
+
+
+def evaluate(
+    checkpoint: str,
+    data: Optional[str] = None,
+    batch_size: Optional[int] = None,
+    workers: int = 1,
+    fold_bn: bool = False,
+) -> Dict[str, Any]:
+    """Runs what ``fastloop eval --checkpoint`` runs: the checkpoint's model on a test split.
+
+    Args:
+        checkpoint: a checkpoint written by ``fastloop train`` (``DIR/last.ckpt``).
+        data: a ``--data`` source; None: the one the checkpoint was trained on.
+        batch_size: None: the checkpoint's.
+        workers: loader threads.
+        fold_bn: fold each BatchNorm into the conv before it (same results, one pass less).
+
+    Returns:
+        ``accuracy`` (fraction), ``loss``, ``samples``, ``seconds``, ``model``, ``data`` and ``classes``.
+    """
+    sys.stdout.flush()
+    return _C.evaluate(os.fspath(checkpoint), data or "", batch_size or 0, workers, fold_bn)

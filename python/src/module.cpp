@@ -1,0 +1,38 @@
+// PYBIND11_MODULE(_C): the version, the error mapping (fastloop's InputError -> ValueError, RunError and
+// anything else -> RuntimeError, with the CLI's message) and the bindings of loader_binding.cpp and
+// run_binding.cpp.
+#include "bindings.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/version.h"
+
+#include <c10/util/Exception.h>
+
+namespace fastloop::python {
+namespace {
+
+void errors_translate() {
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const RunError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const c10::Error& e) {  // LibTorch's own, without its C++ backtrace
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+}
+
+}  // namespace
+}  // namespace fastloop::python
+
+PYBIND11_MODULE(_C, module) {
+  namespace fp = fastloop::python;
+  module.doc() = "fastloop's C++ engine: its loader, `fastloop train` and `fastloop eval`";
+  module.attr("__version__") = FASTLOOP_VERSION;
+  fp::errors_translate();
+  fp::loader_bind(module);
+  fp::run_bind(module);
+}

@@ -1,0 +1,116 @@
+// _C.train and _C.evaluate: `fastloop train` (train_run) and `fastloop eval` (eval_run) as calls that
+// return their summary as a dict. A torch.jit.ScriptModule made in this process trains in place: it is
+// registered as a model for the run, sharing its tensors (the TorchScript path, without a file).
+#include "bindings.h"
+
+#include "fastloop/cli/eval_run.h"
+#include "fastloop/cli/train_main.h"
+#include "fastloop/core/config_set.h"
+#include "fastloop/models/registry.h"
+#include "fastloop/models/torchscript.h"
+#include "fastloop/train/trainer.h"
+
+#include <torch/csrc/jit/api/module.h>
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastloop::python {
+namespace {
+
+/// A model name for `module`, registered for this process. The run's model is `module` itself; any
+/// further model of the run (the --ema-decay average) is a deep copy of it.
+std::string script_module_register(torch::jit::Module module) {
+  static std::atomic<int64_t> next_id{0};
+  const std::string name = "python_script_module_" + std::to_string(next_id++);
+  auto made = std::make_shared<std::atomic<int64_t>>(0);
+  model_register(name, [module, made](const ModelOptions&) -> Classifier {
+    torch::jit::Module instance = (*made)++ == 0 ? module : module.deepcopy();
+    return torchscript_from_module(std::move(instance), "torch.jit.ScriptModule (fastloop.train's model)",
+                                   torchscript_executor_default())
+        .ptr();
+  });
+  return name;
+}
+
+ConfigValue config_value_of(const py::handle& value, const std::string& key) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw InputError("setting '" + key + "': " + std::string(py::str(py::type::of(value))) +
+                   " is not a bool, int, float or str");
+}
+
+py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::string, py::object>>& fields,
+                    const py::object& model, bool quiet) {
+  TrainConfig config;
+  if (!recipe.empty()) config_load_toml(config, recipe);
+  std::set<std::string> given;  // as flags on a command line: --perf auto keeps them
+  for (const auto& [key, value] : fields) given.insert(config_set(config, key, config_value_of(value, key)));
+  if (!model.is_none()) {
+    config.model.name = script_module_register(model.attr("_c").cast<torch::jit::Module>());
+    given.insert("--model");
+  }
+  TrainSummary summary;
+  {
+    py::gil_scoped_release release;
+    summary = train_run(config, given, quiet);
+  }
+  py::dict out;
+  out["test_accuracy"] = summary.test.accuracy;
+  out["test_loss"] = summary.test.loss;
+  out["test_samples"] = summary.test.samples;
+  out["img_per_s"] = summary.img_per_s;
+  out["train_seconds"] = summary.train_seconds;
+  out["steps"] = summary.position.step;
+  out["epochs"] = summary.position.epoch;
+  out["skipped_steps"] = summary.skipped_steps;
+  out["stopped"] = summary.stopped;
+  out["checkpoint"] = config.run.checkpoint_dir.empty() ? py::object(py::none())
+                                                         : py::object(py::str(checkpoint_path_in(config.run.checkpoint_dir)));
+  out["config"] = config_to_json(config);
+  return out;
+}
+
+py::dict evaluate_call(const EvalRequest& request) {
+  EvalRun run;
+  {
+    py::gil_scoped_release release;
+    run = eval_run(request);
+  }
+  py::dict out;
+  out["accuracy"] = run.result.accuracy;
+  out["loss"] = run.result.loss;
+  out["samples"] = run.result.samples;
+  out["seconds"] = run.result.seconds;
+  out["model"] = run.model;
+  out["data"] = run.data;
+  out["classes"] = run.classes;
+  return out;
+}
+
+}  // namespace
+
+void run_bind(py::module_& module) {
+  module.def("train", &train_call, py::arg("recipe"), py::arg("fields"), py::arg("model"), py::arg("quiet"),
+             "`fastloop train`: a recipe (or none), then fields by key, then the run; returns its summary");
+  module.def(
+      "evaluate",
+      [](const std::string& checkpoint, const std::string& data, int64_t batch_size, int64_t workers, bool fold_bn) {
+        EvalRequest request;
+        request.checkpoint = checkpoint;
+        request.data = data;
+        request.batch_size = batch_size;
+        request.workers = workers;
+        request.fold_bn = fold_bn;
+        return evaluate_call(request);
+      },
+      py::arg("checkpoint"), py::arg("data"), py::arg("batch_size"), py::arg("workers"), py::arg("fold_bn"),
+      "`fastloop eval --checkpoint`: accuracy and loss on the test split");
+}
+
+} // namespace fastloop::python
