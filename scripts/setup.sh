@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup on Debian 12: apt packages, the project venv (.venv) with the pinned torch wheel
-# (whose LibTorch fastloop builds against), then a Release build in build/.
+# (whose LibTorch fastloop builds against), then a Release build in build/ (library, CLI, tests and the
+# Python module), then `pip install .` of the Python package into .venv from that same build.
 # Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
 #                          so fresh clones on one machine share the 5 GB torch install.
 #      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs tools/).
@@ -39,7 +40,12 @@ fi
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 build_dir="${BUILD_DIR:-build}"
+# The Python package builds against the venv's torch only (its LibTorch is what torch imports).
+python_args=(-DFASTLOOP_BUILD_PYTHON=OFF)
+[ -n "${CMAKE_PREFIX_PATH:-}" ] || python_args=(-DFASTLOOP_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python")
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
+  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" "${python_args[@]}" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
+# import fastloop in .venv: scikit-build-core reuses $build_dir (pyproject.toml), so nothing compiles again.
+[ -n "${CMAKE_PREFIX_PATH:-}" ] || .venv/bin/python -m pip install -q --no-build-isolation --no-deps -C build-dir="$build_dir" .

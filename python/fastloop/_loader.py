@@ -102,7 +102,7 @@ class Loader:
         )
         self._epoch = 0
         self._epoch_set = True  # the first iteration runs epoch 0
-        self._active: Optional["_LoaderIterator"] = None
+        self._iteration = 0  # the number of the iteration that runs (an iterator of another is over)
 
     def __len__(self) -> int:
         """Batches per epoch of this rank's share."""
@@ -132,8 +132,8 @@ class Loader:
         self._epoch = self.epoch
         self._epoch_set = False
         self._impl.start(self._epoch)
-        self._active = _LoaderIterator(self)
-        return self._active
+        self._iteration += 1
+        return _LoaderIterator(self, self._iteration)
 
     def close(self) -> None:
         """Stops the worker threads (an iteration in progress ends); iterating again restarts them."""
@@ -145,25 +145,29 @@ class Loader:
 
 
 class _LoaderIterator:
-    """One epoch of a Loader; abandoning it (a ``break``, an exception) stops the loader's threads."""
+    """One epoch of a Loader. Its end, or abandoning it (a ``break``, an exception), stops the threads."""
 
-    def __init__(self, loader: Loader) -> None:
+    def __init__(self, loader: Loader, iteration: int) -> None:
         self._loader = loader
+        self._iteration = iteration
         self._done = False
+
+    def _running(self) -> bool:
+        return not self._done and self._loader._iteration == self._iteration
 
     def __iter__(self) -> "_LoaderIterator":
         return self
 
     def __next__(self) -> Tuple[torch.Tensor, torch.Tensor]:
-        if self._done or self._loader._active is not self:
+        if not self._running():
             raise StopIteration
         batch = self._loader._impl.next()
-        if batch is None:
+        if batch is None:  # the epoch's end: its workers have nothing left to do
             self._done = True
+            self._loader._impl.stop()
             raise StopIteration
         return batch
 
     def __del__(self) -> None:
-        loader = getattr(self, "_loader", None)
-        if loader is not None and loader._active is self and not self._done:
-            loader._impl.stop()
+        if getattr(self, "_loader", None) is not None and self._running():
+            self._loader._impl.stop()

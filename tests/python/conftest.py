@@ -1,0 +1,68 @@
+"""Fixtures of the Python package's tests: the build's programs, small data sets made by the tests."""
+
+import os
+import pathlib
+import subprocess
+from typing import List
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("FASTLOOP_BUILD_DIR", ROOT / "build"))
+
+
+def _program(name: str) -> pathlib.Path:
+    path = BUILD / name
+    if not path.exists():
+        pytest.skip(f"{path} is not built (scripts/setup.sh builds it)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli() -> pathlib.Path:
+    """The fastloop executable of the build the package was installed from."""
+    return _program("fastloop")
+
+
+@pytest.fixture(scope="session")
+def loader_dump() -> pathlib.Path:
+    """tests/loader_dump.cpp: the batches `fastloop train FLAGS` trains on, as safetensors."""
+    return _program("tests/fastloop_loader_dump")
+
+
+def run(args: List[str], **kwargs) -> subprocess.CompletedProcess:
+    """Runs a program, failing the test with its output when it exits non-zero."""
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    assert done.returncode == 0, f"{args} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="session")
+def image_folder(tmp_path_factory) -> pathlib.Path:
+    """imagefolder:DIR with 3 classes, JPEG and PNG photos of varied sizes in train/ and val/."""
+    from PIL import Image
+    import numpy as np
+
+    root = tmp_path_factory.mktemp("images")
+    rng = np.random.default_rng(0)
+    for split, count in (("train", 12), ("val", 4)):
+        for c, name in enumerate(("ant", "bee", "cat")):
+            folder = root / split / name
+            folder.mkdir(parents=True)
+            for i in range(count):
+                h, w = int(rng.integers(40, 90)), int(rng.integers(40, 90))
+                pixels = (rng.random((h, w, 3)) * 60 + c * 80).astype(np.uint8)
+                ext = "png" if i % 3 == 0 else "jpg"
+                Image.fromarray(pixels).save(folder / f"{i:03d}.{ext}")
+    return root
+
+
+def loader_threads() -> int:
+    """The fastloop loader threads alive in this process (they are named fastloop-loader)."""
+    count = 0
+    for task in pathlib.Path("/proc/self/task").iterdir():
+        try:
+            count += (task / "comm").read_text().strip() == "fastloop-loader"
+        except FileNotFoundError:  # a thread that just ended
+            pass
+    return count
