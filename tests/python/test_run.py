@@ -1,0 +1,117 @@
+"""fastloop.train and fastloop.evaluate: the CLI's runs as calls, a ScriptModule trained in place, and
+the import-time check of the torch version."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import fastloop
+from conftest import run
+
+SHORT = {"data.source": "synthetic:3x16x16:512", "model.name": "small_cnn", "run.max_steps": 12,
+         "run.epochs": 1, "run.threads": 2, "data.batch_size": 32, "data.workers": 1}
+
+
+SHORT_FLAGS = ["--data", "synthetic:3x16x16:512", "--model", "small_cnn", "--max-steps", "12", "--epochs", "1",
+               "--threads", "2", "--batch-size", "32", "--workers", "1"]
+
+
+def weights(cli, checkpoint, out):
+    run([cli, "export", "--checkpoint", checkpoint, "--out", out])
+    return load_file(str(out))
+
+
+def test_train_equals_the_cli_run_with_the_same_fields(cli, tmp_path):
+    done = run([cli, "train", *SHORT_FLAGS, "--checkpoint-dir", tmp_path / "cli"])
+    summary = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path / "py")})
+    assert summary["steps"] == 12 and not summary["stopped"]
+    assert summary["checkpoint"] == str(tmp_path / "py" / "last.ckpt")
+    cli_acc = float(re.search(r"test accuracy ([0-9.]+)%", done.stdout).group(1))
+    assert round(100 * summary["test_accuracy"], 2) == cli_acc
+    ours = weights(cli, summary["checkpoint"], tmp_path / "py.safetensors")
+    theirs = weights(cli, tmp_path / "cli" / "last.ckpt", tmp_path / "cli.safetensors")
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert torch.equal(ours[name], theirs[name]), name
+
+
+def test_fields_by_short_name_nested_and_over_a_recipe(tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[data]\nsource = "synthetic:3x16x16:256"\nbatch_size = 64\n[run]\nepochs = 3\n')
+    summary = fastloop.train(recipe=str(recipe), quiet=True, max_steps=3, threads=2,
+                             optim={"lr": 0.05, "name": "adamw"}, **{"model.name": "small_cnn"})
+    config = json.loads(summary["config"])
+    assert config["run.max_steps"] == 3 and config["run.epochs"] == 3 and config["data.batch_size"] == 64
+    assert config["optim.lr"] == 0.05 and config["optim.name"] == "adamw"
+    assert summary["steps"] == 3
+
+
+def test_bad_fields_are_value_errors_with_the_clis_message():
+    with pytest.raises(ValueError, match="unknown setting 'no_such'"):
+        fastloop.train(no_such=1)
+    with pytest.raises(ValueError, match="must be a whole number"):
+        fastloop.train(epochs="two")
+    with pytest.raises(ValueError, match="is not one of"):
+        fastloop.train(**{"optim.name": "lion"})
+    with pytest.raises(ValueError, match="unknown dataset"):
+        fastloop.train(quiet=True, data="nope:x", max_steps=1)
+
+
+def test_a_script_module_made_here_trains_in_place():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
+    module = torch.jit.script(net)
+    before = {k: v.clone() for k, v in module.state_dict().items()}
+    summary = fastloop.train(model=module, quiet=True, data="synthetic:3x16x16:1024", epochs=2, threads=2,
+                             batch_size=64, lr=0.2)
+    after = module.state_dict()
+    assert all(not torch.equal(before[k], after[k]) for k in before if after[k].is_floating_point())
+    assert summary["test_accuracy"] > 0.3  # ten classes: chance is 0.1
+    module.eval()  # its own Python forward now classifies the test split as fastloop's evaluation did
+    test = fastloop.Loader("synthetic:3x16x16:1024", split="test", batch_size=512, workers=0, channels_last=True)
+    images, labels = next(iter(test))
+    with torch.no_grad():
+        accuracy = (module(images).argmax(1) == labels).double().mean().item()
+    assert abs(accuracy - summary["test_accuracy"]) <= 2 / 512
+
+
+def test_evaluate_equals_the_cli_eval(cli, tmp_path):
+    summary = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path)})
+    result = fastloop.evaluate(summary["checkpoint"])
+    done = run([cli, "eval", "--checkpoint", summary["checkpoint"]])
+    assert f"test accuracy {100 * result['accuracy']:.2f}% (loss {result['loss']:.4f}" in done.stdout
+    assert result["accuracy"] == summary["test_accuracy"] and result["samples"] == 512
+    assert result["classes"] == [str(c) for c in range(10)]
+    with pytest.raises(ValueError, match="nothing.ckpt"):
+        fastloop.evaluate(str(tmp_path / "nothing.ckpt"))
+
+
+def test_import_under_another_torch_names_both_versions(tmp_path):
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", "import fastloop"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert done.returncode != 0
+    assert "ImportError" in done.stderr
+    assert "torch 0.0.1" in done.stderr and f"torch {torch.__version__}" in done.stderr
+
+
+def test_public_names_have_docstrings_and_stubs():
+    import pathlib
+
+    stub = (pathlib.Path(fastloop.__file__).parent / "__init__.pyi").read_text()
+    for name in fastloop.__all__:
+        assert name in stub, name
+        if name != "__version__":
+            assert getattr(fastloop, name).__doc__, name
+    assert fastloop.__version__ == fastloop._build.version
