@@ -2,7 +2,7 @@
 # The GPU check: one script that builds fastloop on the GPU machine's own LibTorch and runs, in the order
 # of their value, the GPU training checks (the default Fashion-MNIST recipe; ResNet18 fp16 + GradScaler +
 # channels_last + CUDA graph, stopped and resumed; DDP over Gloo with CUDA tensors; ResNet18 AMP
-# throughput), the _CUDA tests and a quick subset of the rest, `fastloop doctor` and a trimmed bench grid
+# throughput, fastloop.Loader from Python through the pinned ring and a PyTorch loop on it), the _CUDA tests and a quick subset of the rest, `fastloop doctor` and a trimmed bench grid
 # against PyTorch. Each step has its own time limit, cut to what is left of the whole run's, and leaves
 # its results under $OUT as soon as it ends: a run cut short keeps everything it finished.
 #
@@ -117,12 +117,13 @@ else
 fi
 [ "$mode" = cpu ] && step prepared_fallback 120 s_prepared_fallback
 if ((!built)); then
-  for s in fashion_mnist resnet18_graph_resume ddp_gloo resnet18_amp build_tests tests doctor bench; do skip "$s" "no build"; done
+  for s in fashion_mnist resnet18_graph_resume ddp_gloo resnet18_amp python_loader build_tests tests doctor bench; do skip "$s" "no build"; done
 else
   step fashion_mnist 60 s_fashion_mnist
   step resnet18_graph_resume 90 s_resnet18_graph_resume
   step ddp_gloo 60 s_ddp_gloo
   step resnet18_amp 60 s_resnet18_amp
+  step python_loader 120 s_python_loader
   if [ "$tests" = none ]; then
     skip tests "--tests none"
   elif step build_tests 240 s_build_tests; then

@@ -59,6 +59,10 @@ s_configure() {
   prefix=$("$PY_EXE" -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
   local extra=()
   [ "$mode" = device ] && extra+=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+  # The Python package (python/) where this Python has its C headers; the python_loader step skips otherwise.
+  if "$PY_EXE" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+    extra+=(-DFASTLOOP_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY_EXE")
+  fi
   # shellcheck disable=SC2086
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
     -DFASTLOOP_PYTHON="$PY_EXE" "${extra[@]}" ${FASTLOOP_CMAKE_ARGS:-}
@@ -67,7 +71,9 @@ s_configure() {
 # The library and the CLI first, so the GPU training checks run even when the tests' build would not fit;
 # the test binaries are built by s_build_tests, just before the tests.
 s_build() {
-  cmake --build "$BUILD_DIR" -j "$JOBS" --target fastloop_cli
+  local targets=(fastloop_cli)
+  grep -q "^FASTLOOP_BUILD_PYTHON:BOOL=ON" "$BUILD_DIR/CMakeCache.txt" && targets+=(fastloop_python)
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target "${targets[@]}"
 }
 
 s_build_tests() {

@@ -109,6 +109,14 @@ s_tests() {
   return $rc
 }
 
+# fastloop.Loader from the build tree's package: CPU and pinned-ring CUDA batches equal, then a PyTorch
+# loop on DataLoader vs fastloop.Loader (ResNet-50, AMP on the GPU) into $RESULTS/python_loop_MODE.md.
+s_python_loader() {
+  [ -d "$BUILD_DIR/python/fastloop" ] || { note "not built (this Python has no C headers)"; return 1; }
+  PYTHONPATH="$BUILD_DIR/python" "$PY_EXE" "$HERE/python_loader.py" "$WORK" "$RESULTS" "$mode" || return 1
+  note "$(grep -E '÷' "$RESULTS/python_loop_$mode.md" | head -1)"
+}
+
 s_doctor() {
   "$FL" doctor --model resnet18 --batch-size 128
 }
