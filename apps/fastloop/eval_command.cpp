@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include "fastloop/cli/eval_run.h"
+#include "fastloop/core/out_file.h"
 
 #include <cstdio>
 #include <memory>
@@ -14,6 +15,7 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   (void)config;  // eval reads its settings from the checkpoint
   auto* app = root.add_subcommand("eval", "Evaluate a checkpoint, or safetensors weights, on the test split");
   auto flags = std::make_shared<EvalRequest>();
+  auto out = std::make_shared<std::string>();
   auto* checkpoint = app->add_option("--checkpoint", flags->checkpoint, "checkpoint file written by train");
   app->add_option("--init-from", flags->init_from,
                   "safetensors weights (PyTorch state_dict names) instead of a checkpoint; needs --model and --data")
@@ -33,11 +35,15 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--workers", flags->workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
   app->add_flag("--fold-bn", flags->fold_bn, "fold each BatchNorm into the conv before it (same results, one pass less)");
   app->add_option("--threads", flags->threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
-  return {app, [flags] {
+  app->add_option("--out", *out, "also write FILE.json: accuracy, loss, per-class accuracy, confusion matrix");
+  return {app, [flags, out] {
             const EvalRun run = eval_run(*flags);
             std::printf("test accuracy %.2f%% (loss %.4f, %lld images, %.1f s) %s on %s\n", 100.0 * run.result.accuracy,
                         run.result.loss, static_cast<long long>(run.result.samples), run.result.seconds,
                         run.model.c_str(), run.data.c_str());
+            for (const auto& [name, accuracy] : eval_per_class(run))
+              std::printf("  %-24s %6.2f%%\n", name.c_str(), 100.0 * accuracy);
+            if (!out->empty()) out_file_write(*out, eval_run_json(run));
             return 0;
           }};
 }

@@ -9,6 +9,11 @@
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
 
+#include "fastloop/models/model_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
 #include <optional>
 
 namespace fastloop {
@@ -38,12 +43,42 @@ EvalRun eval_run(const EvalRequest& request) {
   else model_state_load_file(*model, request.init_from);  // strict: every name and shape must match
   EvalOptions options;
   options.fold_bn = request.fold_bn;
+  options.confusion = true;
   EvalRun run;
   run.result = evaluate(*model, data.test, config.data.batch_size, request.workers, options);
   run.model = checkpoint ? request.checkpoint : request.init_from;
   run.data = config.data.source;
   run.classes = data.test.classes;
+  if (checkpoint && !checkpoint->model_info_json().empty())
+    run.classes = model_info_from_json(checkpoint->model_info_json(), request.checkpoint).classes;
+  run.classes.resize(static_cast<size_t>(data.test.num_classes));
   return run;
+}
+
+std::vector<std::pair<std::string, double>> eval_per_class(const EvalRun& run) {
+  std::vector<std::pair<std::string, double>> rows;
+  const at::Tensor& m = run.result.confusion;
+  for (int64_t c = 0; c < m.size(0); ++c) {
+    const auto total = m[c].sum().item<int64_t>();
+    rows.emplace_back(run.classes.at(static_cast<size_t>(c)),
+                      total ? static_cast<double>(m[c][c].item<int64_t>()) / static_cast<double>(total) : std::nan(""));
+  }
+  return rows;
+}
+
+std::string eval_run_json(const EvalRun& run) {
+  nlohmann::ordered_json j = {{"accuracy", run.result.accuracy}, {"loss", run.result.loss},
+                              {"samples", run.result.samples},   {"model", run.model},
+                              {"data", run.data},                {"classes", run.classes}};
+  nlohmann::ordered_json per_class = nlohmann::ordered_json::object();
+  for (const auto& [name, accuracy] : eval_per_class(run))
+    per_class[name] = std::isnan(accuracy) ? nlohmann::ordered_json() : nlohmann::ordered_json(accuracy);
+  j["per_class_accuracy"] = per_class;
+  const at::Tensor m = run.result.confusion.contiguous();
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t r = 0; r < m.size(0); ++r) rows.emplace_back(m[r].data_ptr<int64_t>(), m[r].data_ptr<int64_t>() + m.size(1));
+  j["confusion"] = rows;
+  return j.dump(2) + "\n";
 }
 
 } // namespace fastloop

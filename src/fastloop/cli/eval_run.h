@@ -29,8 +29,15 @@ struct EvalRun {
   EvalResult result;
   std::string model;        // the checkpoint or weights file evaluated
   std::string data;         // the --data source it was evaluated on
-  std::vector<std::string> classes;  // the split's class names
+  std::vector<std::string> classes;  // the checkpoint's class names (the split's for weights or older files)
 };
+
+/// Per class, its name and the share of its samples classified right (NaN: none in the split).
+std::vector<std::pair<std::string, double>> eval_per_class(const EvalRun& run);
+
+/// accuracy, loss, samples, model, data, classes, per_class_accuracy and the confusion matrix (rows: true
+/// class, columns: predicted) as a JSON object: `fastloop eval --out FILE.json`.
+std::string eval_run_json(const EvalRun& run);
 
 /// Loads the model and the test split `request` names and evaluates it. A missing or damaged file, a
 /// request without a model, or weights that do not fit the model throw InputError naming them.

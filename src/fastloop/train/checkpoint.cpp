@@ -102,7 +102,7 @@ uint64_t load_u64(const char* in) {
 
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json, const GradScaler* scaler,
-                     const torch::nn::Module* ema) {
+                     const torch::nn::Module* ema, const std::string& model_info_json) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -125,6 +125,7 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
   archive.write("batch", c10::IValue(position.batch));
   archive.write("step", c10::IValue(position.step));
   archive.write("config", c10::IValue(config_json));
+  if (!model_info_json.empty()) archive.write("model_info", c10::IValue(model_info_json));
   rng_save(archive);
   std::ostringstream payload_stream;
   archive.save_to(payload_stream);
@@ -194,6 +195,7 @@ Checkpoint Checkpoint::read(const std::string& path) {
     c10::IValue value;
     out.archive_.read("config", value);
     out.config_json_ = value.toStringRef();
+    if (out.archive_.try_read("model_info", value)) out.model_info_json_ = value.toStringRef();
     out.archive_.read("epoch", value);
     out.position_.epoch = value.toInt();
     out.archive_.read("batch", value);

@@ -21,10 +21,12 @@ struct TrainPosition {
 
 class GradScaler;
 
+/// `model_info_json`: models/model_info.h's JSON (class names, evaluation transform); "" writes none.
 /// `ema`: the weights' moving average (--ema-decay), kept as a second model archive ("ema").
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json,
-                     const GradScaler* scaler = nullptr, const torch::nn::Module* ema = nullptr);
+                     const GradScaler* scaler = nullptr, const torch::nn::Module* ema = nullptr,
+                     const std::string& model_info_json = "");
 
 /// A checkpoint read and verified, ready to restore into a model built from its config.
 class Checkpoint {
@@ -34,6 +36,8 @@ class Checkpoint {
 
   const std::string& config_json() const { return config_json_; }
   const TrainPosition& position() const { return position_; }
+  /// models/model_info.h's JSON, or "" for a file written before checkpoints carried it.
+  const std::string& model_info_json() const { return model_info_json_; }
 
   /// Loads weights, and the optimizer, CPU RNG and GradScaler states when asked, from the checkpoint.
   void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true,
@@ -49,6 +53,7 @@ class Checkpoint {
   std::string path_;
   torch::serialize::InputArchive archive_;
   std::string config_json_;
+  std::string model_info_json_;
   TrainPosition position_;
 };
 

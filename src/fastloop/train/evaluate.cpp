@@ -47,6 +47,9 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   const auto batches_start = std::chrono::steady_clock::now();
   at::Tensor loss_sum_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kDouble));
   at::Tensor correct_t = at::zeros({}, at::TensorOptions(eval.device).dtype(at::kLong));
+  at::Tensor confusion;  // every rank the same shape, so the all-reduce below matches
+  if (eval.confusion)
+    confusion = at::zeros({dataset.num_classes, dataset.num_classes}, at::TensorOptions(eval.device).dtype(at::kLong));
   int64_t seen = 0, batches = 0;
   while (auto batch = loader.next()) {
     at::Tensor logits;
@@ -57,7 +60,14 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
     logits = logits.detach().to(at::kFloat);
     const int64_t n = batch->labels.size(0);
     loss_sum_t += classification_loss(logits, batch->labels, 0.0).to(at::kDouble) * static_cast<double>(n);
-    correct_t += logits.argmax(1).eq(batch->labels).sum();  // accumulated on the device: no sync per batch
+    const at::Tensor predicted = logits.argmax(1);
+    correct_t += predicted.eq(batch->labels).sum();  // accumulated on the device: no sync per batch
+    if (eval.confusion) {
+      const int64_t k = dataset.num_classes;
+      TORCH_CHECK(logits.size(1) == k, "evaluate: a confusion matrix needs the model's ", logits.size(1),
+                  " outputs to be the data's ", k, " classes");
+      confusion += at::bincount(batch->labels * k + predicted, {}, k * k).view({k, k});
+    }
     seen += n;
     if (++batches == eval.max_batches) break;
   }
@@ -65,12 +75,14 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   at::Tensor sums = at::stack({loss_sum_t, correct_t.to(at::kDouble), at::scalar_tensor(static_cast<double>(seen),
                                                                                      loss_sum_t.options())});
   if (eval.group) eval.group->allreduce(sums, "evaluation all-reduce");
+  if (confusion.defined() && eval.group) eval.group->allreduce(confusion, "confusion matrix all-reduce");
   sums = sums.cpu();
   const double loss_sum = sums[0].item<double>();
   const auto correct = static_cast<int64_t>(sums[1].item<double>());
   seen = static_cast<int64_t>(sums[2].item<double>());
   EvalResult result;
   result.samples = seen;
+  if (confusion.defined()) result.confusion = confusion.cpu();
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
   result.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
   const auto end = std::chrono::steady_clock::now();

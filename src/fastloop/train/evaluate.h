@@ -20,6 +20,7 @@ struct EvalResult {
   double accuracy = 0.0;  // top-1, fraction in [0, 1]
   int64_t samples = 0;
   double seconds = 0.0;
+  at::Tensor confusion;   // EvalOptions::confusion: int64 [classes, classes], row = true class, column = predicted
   double batch_seconds = 0.0;  // the batches alone: from the first batch to the result, without the loader's
                                // start and the BatchNorm folding (the bench's rate, as the PyTorch peer's)
 };
@@ -31,6 +32,7 @@ struct EvalOptions {
   bool pin_memory = true;          // CUDA: the loader's pinned ring (false: blocking copies of host batches)
   bool fold_bn = false;            // BatchNorms folded into their convs while evaluating (models/fold_bn.h)
   bool inference_mode = true;      // false: autograd records the forward (what the bench's no-grad row compares)
+  bool confusion = false;          // also count the confusion matrix (eval's per-class accuracy)
   int64_t max_batches = 0;         // 0: the whole split; else only its first batches (the bench's timed evaluation)
   /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are
   /// all-reduced, so every rank returns the accuracy over the whole split.

@@ -87,6 +87,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.config = config;
   setup.device = device;
   setup.group = std::move(group);
+  setup.info = model_info_for(config, train);
   setup.amp = amp_policy(config.perf.amp);
   if (!config.run.checkpoint_dir.empty()) setup.checkpoint = checkpoint_path_in(config.run.checkpoint_dir);
 

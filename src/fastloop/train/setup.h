@@ -8,6 +8,7 @@
 #include "fastloop/data/loader.h"
 #include "fastloop/dist/ddp.h"
 #include "fastloop/models/classifier.h"
+#include "fastloop/models/model_info.h"
 #include "fastloop/train/amp.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/ema.h"
@@ -41,6 +42,7 @@ struct TrainSetup {
   Mixup mixup{MixupOptions()};                    // --mixup / --cutmix (enabled() false when both are 0)
   TrainPosition position;                         // where --resume continues; zero otherwise
   std::string checkpoint;                         // the run's checkpoint file; empty without --checkpoint-dir
+  ModelInfo info;                                 // class names and evaluation transform, for checkpoints
 
   int64_t world_size() const;
   bool main_rank() const { return world_size() == 1 || rank() == 0; }  // the rank that logs and writes files

@@ -91,7 +91,7 @@ class RunCheckpoint {
  private:
   void save_to(const std::string& path) const {
     checkpoint_save(path, *setup_.model, setup_.optimizer.get(), setup_.position, config_json_, &setup_.scaler,
-                    setup_.ema ? &setup_.ema->module() : nullptr);
+                    setup_.ema ? &setup_.ema->module() : nullptr, model_info_to_json(setup_.info));
   }
 
   const TrainSetup& setup_;

@@ -1,0 +1,55 @@
+// ModelInfo: derived from a run's config and data, to and from JSON (nlohmann-json).
+#include "fastloop/models/model_info.h"
+
+#include "fastloop/core/errors.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fastloop {
+
+ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
+  ModelInfo info;
+  info.model = config.model.name;
+  info.classes = split.classes;
+  info.channels = split.channels();
+  info.height = split.height();
+  info.width = split.width();
+  info.image_files = split.encoded != nullptr;
+  info.resize = info.image_files ? split.image_size * 256 / 224 : 0;  // as data/image_augment.cpp's eval transform
+  info.mean = split.mean;
+  info.std = split.stddev;
+  info.channels_last = config.perf.channels_last;
+  info.autocast = config.perf.amp;
+  return info;
+}
+
+std::string model_info_to_json(const ModelInfo& info) {
+  nlohmann::ordered_json j = {{"model", info.model},       {"classes", info.classes},   {"channels", info.channels},
+                              {"height", info.height},     {"width", info.width},       {"image_files", info.image_files},
+                              {"resize", info.resize},     {"mean", info.mean},         {"std", info.std},
+                              {"channels_last", info.channels_last}, {"autocast", info.autocast}};
+  return j.dump();
+}
+
+ModelInfo model_info_from_json(const std::string& json, const std::string& where) {
+  try {
+    const auto j = nlohmann::json::parse(json);
+    ModelInfo info;
+    info.model = j.at("model").get<std::string>();
+    info.classes = j.at("classes").get<std::vector<std::string>>();
+    info.channels = j.at("channels").get<int64_t>();
+    info.height = j.at("height").get<int64_t>();
+    info.width = j.at("width").get<int64_t>();
+    info.image_files = j.at("image_files").get<bool>();
+    info.resize = j.at("resize").get<int64_t>();
+    info.mean = j.at("mean").get<std::vector<float>>();
+    info.std = j.at("std").get<std::vector<float>>();
+    info.channels_last = j.at("channels_last").get<bool>();
+    info.autocast = j.at("autocast").get<std::string>();
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": its model info is malformed (" + e.what() + "); write it again with fastloop");
+  }
+}
+
+} // namespace fastloop
