@@ -26,6 +26,8 @@ Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recip
 /// `bench e2e`, registered by bench_command.
 Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& recipe);
 Subcommand export_command(CLI::App& root);
+/// `predict INPUT...`: top-k classes of images with a trained model.
+Subcommand predict_command(CLI::App& root);
 /// `pack DIR OUT`: an image folder as WebDataset tar shards.
 Subcommand pack_command(CLI::App& root);
 Subcommand plot_command(CLI::App& root);

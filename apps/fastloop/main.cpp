@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
                                       models_command(root), doctor_command(root), bench_command(root, config, recipe),
                                       export_command(root), launch_command(root, launched),
                                       tune_command(root, config, recipe), plot_command(root),
-                                      pack_command(root)};
+                                      pack_command(root), predict_command(root)};
   try {
     if (!recipe.empty()) config_load_toml(config, recipe);
     root.parse(parsed_argc, argv);

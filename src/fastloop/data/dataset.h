@@ -21,6 +21,7 @@ struct Dataset {
   std::shared_ptr<const EncodedImages> encoded;  // encoded form: files and labels (null in memory)
   int64_t image_size = 0;      // encoded: side of the square RGB output, pixels
   bool skip_bad_images = false;  // encoded: an undecodable image is counted and replaced, not an error
+  bool mark_bad_images = false;  // encoded (predict): an undecodable image leaves zeros and label -1 instead
   int64_t num_classes = 0;
   std::vector<std::string> classes;  // name of each class index (data/class_names.h); at least num_classes
   std::vector<float> mean;     // per channel, in [0, 1] units (pixel / 255)

@@ -140,12 +140,22 @@ int64_t batch_write(const Dataset& dataset, const int64_t* indices, int64_t coun
         sample_write<T, kChannelsLast>(work.pixels.data(), dataset.image_size, flip, lut.data(), dst + b * plane);
         break;
       } catch (const InputError&) {
+        if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
+          std::fill(dst + b * plane, dst + (b + 1) * plane, T(0));
+          ++skipped;
+          index = -1;
+          break;
+        }
         if (!dataset.skip_bad_images) throw;
         if (++skipped, attempt + 1 >= kSkipTries)
           throw InputError("--bad-image-policy skip: " + std::to_string(kSkipTries) + " images in a row from " +
                            dataset.encoded->name(indices[b]) + " on could not be decoded; check the data set");
         index = (index + 1) % n;  // the next sample stands in, deterministically
       }
+    }
+    if (index < 0) {
+      dst_labels[b] = -1;
+      continue;
     }
     const int64_t label = dataset.encoded->label(index);
     if (label < 0 || label >= dataset.num_classes)

@@ -7,6 +7,7 @@
 #include "fastloop/data/imagefolder.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/image_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -108,30 +109,6 @@ std::string ImageFolder::relative_path(int64_t i) const {
   return paths_.substr(begin, path_end_.at(k) - begin);
 }
 
-std::string_view ImageFolder::bytes(int64_t i, std::string& scratch) const {
-  const std::string path = name(i);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError("image " + path + ": cannot open (" + std::strerror(errno) + "); check that it is readable");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw InputError("image " + path + ": cannot stat (" + std::strerror(err) + ")");
-  }
-  scratch.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < scratch.size()) {
-    const ssize_t n = ::pread(fd, scratch.data() + done, scratch.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw InputError("image " + path + ": cannot read (" + std::strerror(err) + "); check the file and the disk");
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return {scratch.data(), scratch.size()};
-}
+std::string_view ImageFolder::bytes(int64_t i, std::string& scratch) const { return image_file_read(name(i), scratch); }
 
 } // namespace fastloop

@@ -1,0 +1,113 @@
+// `fastloop predict --checkpoint C [--topk 5] [--out preds.csv|preds.jsonl] INPUT...`: top-k classes of
+// images by name, one row per image in timm's inference.py columns (path, indices, names, probabilities):
+// CSV with index_1..k, label_1..k, prob_1..k columns (stdout without --out), or JSON lines with lists.
+#include "commands.h"
+
+#include "fastloop/cli/predict_run.h"
+#include "fastloop/core/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+namespace fastloop {
+
+namespace {
+
+struct PredictFlags {
+  PredictRequest request;
+  std::string out;
+  std::string bad_image_policy = "stop";
+  bool no_fold_bn = false;
+};
+
+std::string csv_field(const std::string& s) {  // RFC 4180: quoted when it holds a comma, quote or newline
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+/// Writes rows as CSV or JSON lines, by the --out file's extension.
+class PredictionWriter {
+ public:
+  PredictionWriter(const std::string& path, int64_t k) : k_(k), jsonl_(path.size() > 6 && path.rfind(".jsonl") == path.size() - 6) {
+    if (!path.empty()) {
+      file_.open(path);
+      if (!file_) throw InputError("predict --out " + path + ": cannot write it; give a writable path");
+    }
+    if (jsonl_) return;
+    std::string header = "path";
+    for (const char* col : {"index", "label", "prob"})
+      for (int64_t j = 1; j <= k_; ++j) header += std::string(",") + col + "_" + std::to_string(j);
+    line(header);
+  }
+  void write(const Prediction& p) {
+    if (jsonl_) {
+      line(nlohmann::json{{"path", p.path}, {"index", p.indices}, {"label", p.names}, {"prob", p.probabilities}}.dump());
+      return;
+    }
+    std::string row = csv_field(p.path);
+    for (auto i : p.indices) row += "," + std::to_string(i);
+    for (const auto& n : p.names) row += "," + csv_field(n);
+    char prob[32];
+    for (float v : p.probabilities) std::snprintf(prob, sizeof(prob), ",%.6f", v), row += prob;
+    line(row);
+  }
+
+ private:
+  void line(const std::string& text) {
+    if (file_.is_open()) file_ << text << '\n';
+    else std::printf("%s\n", text.c_str());
+  }
+  int64_t k_;
+  bool jsonl_;
+  std::ofstream file_;
+};
+
+}  // namespace
+
+Subcommand predict_command(CLI::App& root) {
+  auto* app = root.add_subcommand("predict", "Label images with a trained model: top-k classes by name");
+  auto f = std::make_shared<PredictFlags>();
+  auto& r = f->request;
+  app->add_option("INPUT", r.inputs, "image files, folders (recursive), or --data sources (their test split)")->required();
+  app->add_option("--checkpoint", r.checkpoint, "checkpoint written by train (its classes and transform come with it)");
+  app->add_option("--init-from", r.init_from, "safetensors weights instead; needs --model and --num-classes");
+  app->add_option("--model", r.model, "with --init-from: the model; or torchscript:FILE.pt (an export of fastloop's)");
+  app->add_option("--stem", r.stem, "with --init-from: cifar | imagenet")->capture_default_str();
+  app->add_option("--num-classes", r.num_classes, "with --init-from or TorchScript without fastloop's info: classes");
+  app->add_option("--image-size", r.image_size, "with --init-from: crop side (default 224)")->check(CLI::Range(8, 4096));
+  app->add_option("--mean", r.mean, "with --init-from: per-channel mean R,G,B (default ImageNet's)");
+  app->add_option("--std", r.std, "with --init-from: per-channel std R,G,B (default ImageNet's)");
+  app->add_option("--topk", r.topk, "classes per image")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--out", f->out, "FILE.csv or FILE.jsonl (default: CSV on stdout)");
+  app->add_option("--batch-size", r.batch_size, "images per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--workers", r.workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
+  app->add_option("--threads", r.threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
+  app->add_option("--bad-image-policy", f->bad_image_policy, "an undecodable image: stop with its path, or skip and report it")
+      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
+  app->add_flag("--no-fold-bn", f->no_fold_bn, "keep BatchNorm unfolded (folded by default where the model allows)");
+  return {app, [f] {
+            f->request.skip_bad_images = f->bad_image_policy == "skip";
+            f->request.fold_bn = !f->no_fold_bn;
+            PredictionWriter writer(f->out, f->request.topk);
+            double last = 0.0;
+            const PredictSummary summary = predict_run(
+                f->request, [&](const Prediction& p) { writer.write(p); },
+                [&](int64_t images, double seconds) {
+                  if (seconds - last < 1.0) return;
+                  last = seconds;
+                  std::fprintf(stderr, "\rpredict: %lld images, %.0f img/s", static_cast<long long>(images), images / seconds);
+                });
+            for (const auto& bad : summary.bad) std::fprintf(stderr, "\npredict: skipped %s: undecodable", bad.c_str());
+            std::fprintf(stderr, "\rpredict: %lld images in %.1f s (%.0f img/s)%s\n", static_cast<long long>(summary.images),
+                         summary.seconds, summary.seconds > 0 ? summary.images / summary.seconds : 0.0,
+                         summary.bad.empty() ? "" : (", " + std::to_string(summary.bad.size()) + " skipped").c_str());
+            return 0;
+          }};
+}
+
+} // namespace fastloop

@@ -1,0 +1,55 @@
+// `fastloop predict` as a library call: a trained model labels images — files, folders or a --data
+// source — with its top-k classes by name. The evaluation transform comes with the model (ModelInfo from
+// the checkpoint or an exported TorchScript file, or flags for bare weights); the loader's threads decode
+// and batch; BatchNorm is folded where it can be.
+#pragma once
+
+#include "fastloop/models/model_info.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+struct PredictRequest {
+  std::string checkpoint;    // a checkpoint written by train; or
+  std::string init_from;     // safetensors weights with `model` (a built-in or registered name); or
+  std::string model;         // "torchscript:FILE.pt" alone (an export of fastloop's carries its ModelInfo)
+  std::string stem = "cifar";
+  int64_t num_classes = 0;   // weights / TorchScript without info: their classes (names "0", "1", ...)
+  int64_t image_size = 0;    // weights / TorchScript without info: the crop side (default 224)
+  std::string mean, std;     // "R,G,B"; default ImageNet's
+  std::vector<std::string> inputs;  // image files, folders (recursive), or one --data source per entry
+  int64_t topk = 5;
+  int64_t batch_size = 64;
+  int64_t workers = 1;
+  int64_t threads = 0;       // intra-op threads; 0: every usable core
+  bool skip_bad_images = false;  // --bad-image-policy skip: report an undecodable image and go on
+  bool fold_bn = true;       // fold BatchNorm into the conv before it where the model allows
+};
+
+struct Prediction {
+  std::string path;                  // the file, "SHARD.tar:KEY", or "SOURCE#INDEX" for in-memory data
+  std::vector<int64_t> indices;      // top-k class indices, most probable first
+  std::vector<std::string> names;
+  std::vector<float> probabilities;  // softmax
+};
+
+struct PredictSummary {
+  int64_t images = 0;        // predicted
+  std::vector<std::string> bad;  // undecodable images skipped (their paths)
+  double seconds = 0.0;
+};
+
+/// Predicts every input image in order, calling `emit` once per image (never for a bad one) and
+/// `progress(images, seconds)` after every batch. Throws InputError for a bad request, model or input
+/// (an undecodable image unless skip_bad_images, naming it).
+PredictSummary predict_run(const PredictRequest& request, const std::function<void(const Prediction&)>& emit,
+                           const std::function<void(int64_t, double)>& progress = {});
+
+/// The extra file of a TorchScript export (`fastloop export --format torchscript`) that holds its ModelInfo.
+constexpr const char* kModelInfoExtraFile = "fastloop/model_info.json";
+
+} // namespace fastloop
