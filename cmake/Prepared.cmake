@@ -66,10 +66,12 @@ if(NOT TARGET tomlplusplus::tomlplusplus)
   _fastloop_prepared_headers(tomlplusplus::tomlplusplus tomlplusplus toml++/toml.h)
 endif()
 
-# --- libturbojpeg, libjpeg and libspng (image decoding): pkg-config's answer (Debian libturbojpeg0-dev,
-# libjpeg62-turbo-dev, libspng-dev),
-# else prepared/<name>/{include,lib}: the header and the shared library (they need only libc, libm, libz).
-# The GPU image has neither the packages nor, perhaps, pkg-config itself.
+# --- libturbojpeg, libjpeg, libspng, libwebp, libwebpdemux and libtiff (image decoding): pkg-config's
+# answer (Debian libturbojpeg0-dev, libjpeg62-turbo-dev, libspng-dev, libwebp-dev, libtiff-dev),
+# else prepared/<name>/{include,lib}: the headers and the shared library. The GPU image has neither the
+# packages nor, perhaps, pkg-config itself. libtiff needs more than libc, libm and libz (libLerc, libjbig,
+# libdeflate, libzstd, liblzma, libwebp, libjpeg): prepared/tiff/lib holds those too, and they are linked
+# as direct dependencies, so that the loader finds them through the build's run path.
 function(_fastloop_c_library target module name header soname)
   if(NOT FASTLOOP_USE_PREPARED)
     find_package(PkgConfig QUIET)
@@ -86,13 +88,18 @@ function(_fastloop_c_library target module name header soname)
     _fastloop_prepared_missing("${module} (${header}, ${soname})")
   endif()
   add_library(${target} SHARED IMPORTED GLOBAL)
+  file(GLOB _deps "${_dir}/lib/*.so.*")
+  list(REMOVE_ITEM _deps "${_dir}/lib/${soname}")
   set_target_properties(${target} PROPERTIES IMPORTED_LOCATION "${_dir}/lib/${soname}"
-    INTERFACE_INCLUDE_DIRECTORIES "${_dir}/include")
+    INTERFACE_INCLUDE_DIRECTORIES "${_dir}/include" INTERFACE_LINK_LIBRARIES "${_deps}")
   message(STATUS "fastloop: ${module} from ${_dir}")
 endfunction()
 _fastloop_c_library(fastloop::turbojpeg libturbojpeg turbojpeg turbojpeg.h libturbojpeg.so.0)
 _fastloop_c_library(fastloop::jpeg libjpeg jpeg jpeglib.h libjpeg.so.62)
 _fastloop_c_library(fastloop::spng spng spng spng.h libspng.so.0)
+_fastloop_c_library(fastloop::webp libwebp webp webp/decode.h libwebp.so.7)
+_fastloop_c_library(fastloop::webpdemux libwebpdemux webpdemux webp/demux.h libwebpdemux.so.2)
+_fastloop_c_library(fastloop::tiff libtiff-4 tiff tiffio.h libtiff.so.6)
 
 # --- gloo headers (ProcessGroupGloo): with FASTLOOP_USE_PREPARED, the prepared copy answers the
 # find_path(FASTLOOP_GLOO_INCLUDE_DIR ...) made where gloo is used.

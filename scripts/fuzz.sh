@@ -4,8 +4,9 @@
 # safetensors, config (TOML recipes), idx (plain and gzip), cifar (CIFAR-10 binary), checkpoint (as on
 # disk: header, size, CRC-32) and checkpoint_archive (size and CRC fixed up, so LibTorch's archive reader
 # behind them gets the mutations), tar (WebDataset shards' tar headers and key grouping) and metrics
-# (`train --metrics` JSON lines, as `fastloop plot` reads and draws them), image_decode (JPEG/PNG headers
-# and decoding through libjpeg-turbo and libspng).
+# (`train --metrics` JSON lines, as `fastloop plot` reads and draws them), image_decode (every image format,
+# chosen by the first bytes; seeded with JPEGs and PNGs), image_webp, image_tiff and image_bmp_pnm (those
+# formats only, from their own seeds: libwebp, libtiff and the hand-written BMP/PNM decoders).
 # safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
@@ -15,7 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
-all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode)
+all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
+  image_bmp_pnm)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -37,9 +39,12 @@ case "$target" in
   # tar: the shard reader's tar headers and WebDataset grouping; 16384 bytes: the seeds are 4-6 KB shards.
   tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/tar.cpp src/fastloop/data/shards.cpp
     src/fastloop/data/shard_order.cpp); max_len=16384 ;;
-  # image_decode: JPEG/PNG headers and pixels through libjpeg-turbo and libspng (uninstrumented system libraries).
-  image_decode) sources=(fuzz/image_decode_fuzzer.cpp src/fastloop/data/image_decode.cpp
-    src/fastloop/data/jpeg_region.cpp); max_len=65536; libs=(-lturbojpeg -ljpeg -lspng) ;;
+  # image_*: headers and pixels through libjpeg-turbo, libspng, libwebp and libtiff (uninstrumented system
+  # libraries) and the BMP/PNM decoders; every target links every decoder (ImageDecoder dispatches).
+  image_decode | image_webp | image_tiff | image_bmp_pnm) sources=(fuzz/${target}_fuzzer.cpp
+    src/fastloop/data/image_decode.cpp src/fastloop/data/jpeg_region.cpp src/fastloop/data/image_bmp.cpp
+    src/fastloop/data/image_pnm.cpp src/fastloop/data/image_webp.cpp src/fastloop/data/image_tiff.cpp); max_len=65536
+    libs=(-lturbojpeg -ljpeg -lspng -lwebpdemux -lwebp -ltiff) ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac
 CXX="${CXX_FUZZ:-clang++-14}"

@@ -1,7 +1,9 @@
 // Image decoding and the image transforms against PIL and torchvision: full-scale decodes equal PIL's
 // Image.open(f).convert("RGB") byte for byte (JPEG 4:2:0 / 4:4:4 / progressive / grey / Adobe CMYK, PNG
-// RGB / RGBA / grey / palette / 16-bit); resized crops equal torchvision v2's resized_crop(antialias=True)
-// within 1; eval geometry equals Resize + CenterCrop's. Goldens: tools/make_image_goldens.py.
+// RGB / RGBA / grey / palette / 16-bit, WebP lossy / alpha / lossless / animated, BMP, PNM and TIFF in
+// their layouts: tools/image_formats_goldens.py); resized crops equal torchvision v2's
+// resized_crop(antialias=True) within 1; eval geometry equals Resize + CenterCrop's. Goldens:
+// tools/make_image_goldens.py.
 #include "fastloop/core/errors.h"
 #include "fastloop/data/image_augment.h"
 #include "fastloop/data/image_decode.h"
@@ -30,6 +32,17 @@ std::string file_read(const std::string& name) {
 
 nlohmann::json goldens() { return nlohmann::json::parse(file_read("goldens.json")); }
 
+// The format a golden file's extension stands for.
+ImageFormat format_of(const std::string& file) {
+  const std::string ext = file.substr(file.rfind('.') + 1);
+  if (ext == "jpg") return ImageFormat::kJpeg;
+  if (ext == "png") return ImageFormat::kPng;
+  if (ext == "webp") return ImageFormat::kWebp;
+  if (ext == "bmp") return ImageFormat::kBmp;
+  if (ext == "tif" || ext == "tiff") return ImageFormat::kTiff;
+  return ImageFormat::kPnm;
+}
+
 std::string error_of(const std::string& file) {
   ImageDecoder decoder;
   const std::string bytes = file_read(file);
@@ -49,6 +62,7 @@ TEST(ImageDecode, FullScaleDecodesEqualPilConvertRgb) {
   for (const auto& [name, g] : all["decoded"].items()) {
     const std::string bytes = file_read(name);
     const ImageInfo info = decoder.info(bytes, name);
+    EXPECT_EQ(info.format, format_of(name)) << name;
     EXPECT_EQ(info.width, g["width"].get<int64_t>()) << name;
     EXPECT_EQ(info.height, g["height"].get<int64_t>()) << name;
     const RgbImage image = decoder.decode(bytes, name);
@@ -58,15 +72,37 @@ TEST(ImageDecode, FullScaleDecodesEqualPilConvertRgb) {
     for (size_t k = 0; k < expected.size(); ++k) differing += image.data[k] != static_cast<uint8_t>(expected[k]);
     EXPECT_EQ(differing, 0) << name << ": bytes that differ from PIL's decode";
   }
+  EXPECT_GE(all["decoded"].size(), 48u) << "goldens.json lost formats; rerun tools/make_image_goldens.py";
 }
 
 TEST(ImageDecode, BadFilesAreInputErrorsNamingTheFile) {
-  for (const char* file : {"truncated.jpg", "truncated.png", "not_an_image.jpg"}) {
+  for (const char* file : {"truncated.jpg", "truncated.png", "not_an_image.jpg", "truncated_lossy.webp",
+                           "truncated_rgb.bmp", "truncated_rgb.ppm", "truncated_lzw.tif", "float.tif"}) {
     const std::string message = error_of(file);
     EXPECT_NE(message.find(kImageGoldenDir + file), std::string::npos) << file << ": " << message;
     EXPECT_NE(message.find("--bad-image-policy"), std::string::npos) << message;
   }
   EXPECT_NE(error_of("truncated.jpg").find("truncated"), std::string::npos);
+  EXPECT_NE(error_of("truncated_rgb.bmp").find("truncated"), std::string::npos);
+  EXPECT_NE(error_of("truncated_rgb.ppm").find("truncated"), std::string::npos);
+}
+
+TEST(ImageDecode, AFloatTiffThatPilOpensIsRefusedWithWhatToDo) {
+  const std::string message = error_of("float.tif");  // PIL opens it as mode "F"
+  EXPECT_NE(message.find("floating-point"), std::string::npos) << message;
+  EXPECT_NE(message.find("convert it to 8-bit"), std::string::npos) << message;
+}
+
+TEST(ImageDecode, EveryFormatRefusesADecompressionBombFromItsHeader) {
+  ImageDecoder decoder(/*max_pixels=*/1000);
+  for (const char* file : {"lossy.webp", "animated.webp", "rgb.bmp", "rle8.bmp", "rgb.ppm", "plain.pgm", "lzw.tif", "jpeg.tif"}) {
+    try {
+      decoder.info(file_read(file), file);
+      ADD_FAILURE() << file << ": 61x47 pixels passed a limit of 1000";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("more than the 1000 allowed"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ImageDecode, DecompressionBombsAreRefusedFromTheHeader) {

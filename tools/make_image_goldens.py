@@ -4,7 +4,8 @@ Run with the project venv (its PIL and torchvision are the references):
     .venv/bin/python tools/make_image_goldens.py      # writes tests/golden/images/
 Test images are made here with PIL (nothing downloaded): JPEGs in RGB (4:2:0 and 4:4:4), greyscale,
 progressive and Adobe CMYK; PNGs in RGB, RGBA, greyscale, palette with transparency and 16-bit greyscale;
-and truncated copies. Goldens: each image as PIL's Image.open(f).convert("RGB") decodes it (raw HWC
+WebP lossy, lossy with alpha, lossless and animated (image_formats_goldens.py); BMP, PNM and TIFF in
+the layouts PIL writes, plus those it only reads, written byte by byte there; and truncated copies. Goldens: each image as PIL's Image.open(f).convert("RGB") decodes it (raw HWC
 bytes, NAME.rgb); resized crops by torchvision.transforms.v2.functional.resized_crop(..., antialias=True)
 of the PIL-decoded image for given boxes; Resize(size*256/224)+CenterCrop geometry; and the listing of an
 ImageFolder tree (files to create, then torchvision's classes and (path, target) samples).
@@ -20,6 +21,8 @@ import torch
 import torchvision
 from PIL import Image
 from torchvision.transforms.v2 import functional as F
+
+import image_formats_goldens
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "images"
 W, H = 61, 47  # odd sizes: partial MCUs, uneven DCT scaling
@@ -67,6 +70,7 @@ def make_images():
     (OUT / "truncated.jpg").write_bytes(files["rgb.jpg"][: len(files["rgb.jpg"]) // 2])
     (OUT / "truncated.png").write_bytes(files["rgb.png"][: len(files["rgb.png"]) // 2])
     (OUT / "not_an_image.jpg").write_bytes(b"this is text, not a JPEG\n")
+    files.update(image_formats_goldens.make(OUT, photo_like, save, W, H))
     decoded = {}
     for name in files:
         with Image.open(OUT / name) as im:

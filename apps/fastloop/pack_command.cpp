@@ -1,6 +1,6 @@
 // `fastloop pack DIR OUT [--shard-mb 256]`: an image folder (DIR/train/CLASS/IMAGE, DIR/val/...) as
 // WebDataset tar shards OUT/train-000000.tar ... and OUT/val-000000.tar ..., for `--data shards:OUT`.
-// Each sample is KEY.jpg|jpeg|png (the file's bytes, untouched) + KEY.cls (its class index as text),
+// Each sample is KEY.jpg|png|webp|bmp|... (the file's bytes, untouched) + KEY.cls (its class index as text),
 // classes numbered as torchvision's ImageFolder numbers them (OUT/classes.txt lists them in order). The
 // train images are shuffled once (seeded) before packing, since a shard read front to back through a
 // bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order.
@@ -8,6 +8,7 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/imagefolder.h"
+#include "fastloop/data/shards.h"
 #include "fastloop/data/tar.h"
 
 #include <cctype>
@@ -36,12 +37,12 @@ constexpr int64_t kBlock = 512;  // bytes per tar block
 int64_t sample_bytes(size_t size) { return 3 * kBlock + (static_cast<int64_t>(size) + kBlock - 1) / kBlock * kBlock; }
 constexpr int64_t kEndBlocks = 2 * kBlock;
 
-// The member extension for an image file: its own, lower-cased, when fastloop decodes the format.
+// The member extension for an image file: its own, lower-cased (the listing took only image extensions).
 std::string image_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".jpg" || ext == ".jpeg" || ext == ".png") return ext.substr(1);
-  throw InputError(path + ": fastloop reads JPEG and PNG images only; convert this one (or remove it) before packing");
+  if (!ext.empty() && shard_image_extension(ext.substr(1))) return ext.substr(1);
+  throw InputError(path + ": not an image extension of torchvision's ImageFolder; rename or remove it before packing");
 }
 
 std::string shard_path(const std::string& out, const std::string& split, int64_t shard) {

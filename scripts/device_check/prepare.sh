@@ -1,13 +1,19 @@
 # shellcheck shell=bash
 # `scripts/device_check.sh --prepare` (sourced): copies into prepared/ (git-ignored, carried to the GPU
 # machine) what the GPU image lacks: GoogleTest sources, CLI11, nlohmann-json, toml++, gloo and zlib
-# headers, Debian's libz.so.1, libturbojpeg, libjpeg and libspng (headers and the shared libraries, which need only
-# libc, libm and libz), and the Fashion-MNIST files. About 40 MB.
+# headers, Debian's libz.so.1, libturbojpeg, libjpeg, libspng, libwebp, libwebpdemux and libtiff (headers and the
+# shared libraries; libtiff's own dependencies beside it, cmake/Prepared.cmake says why), and the
+# Fashion-MNIST files. About 45 MB.
 # Needs: PREPARED.
 
 prepare_sources=(/usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp
                  /usr/include/toml++/toml.h /usr/include/gloo/config.h /usr/include/zlib.h /usr/include/turbojpeg.h
-                 /usr/include/jpeglib.h /usr/include/spng.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
+                 /usr/include/jpeglib.h /usr/include/spng.h /usr/include/webp/demux.h
+                 /usr/include/x86_64-linux-gnu/tiffio.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
+
+# libtiff's dependencies that a bare image may lack (libc, libm, libz, libstdc++ and libgcc_s it has);
+# libjpeg and libwebp are copied for their own sake too.
+tiff_needs() { ldd "$(library_file libtiff.so.6)" | awk '$3 ~ /^\// {print $1}' | grep -v -E '^(libc|libm|libz|libstdc\+\+|libgcc_s)\.so'; }
 
 # The file a library's soname resolves to here (copied without the symlink).
 library_file() { ldconfig -p | awk -v name="$1" '$1 == name && /x86-64/ {print $NF; exit}'; }
@@ -26,7 +32,8 @@ prepare() {
   mkdir -p "$p/googletest" "$p/cli11/include" "$p/nlohmann_json/include" "$p/tomlplusplus/include" \
            "$p/gloo/include" "$p/zlib/include" "$p/zlib/lib" "$p/turbojpeg/include" "$p/turbojpeg/lib" \
            "$p/jpeg/include" "$p/jpeg/lib" \
-           "$p/spng/include" "$p/spng/lib" "$p/fashion-mnist"
+           "$p/spng/include" "$p/spng/lib" "$p/webp/include/webp" "$p/webp/lib" "$p/webpdemux/include/webp" \
+           "$p/webpdemux/lib" "$p/tiff/include" "$p/tiff/lib" "$p/fashion-mnist"
   # GoogleTest: the top-level CMakeLists and googletest/ (gmock is not used; BUILD_GMOCK=OFF).
   cp -a /usr/src/googletest/CMakeLists.txt /usr/src/googletest/googletest "$p/googletest/"
   cp -a /usr/include/CLI "$p/cli11/include/"
@@ -48,12 +55,23 @@ prepare() {
   cp -a /usr/include/spng.h "$p/spng/include/"
   cp -L "$(library_file libspng.so.0)" "$p/spng/lib/libspng.so.0"
   ln -s libspng.so.0 "$p/spng/lib/libspng.so"
+  cp -a /usr/include/webp/decode.h /usr/include/webp/types.h "$p/webp/include/webp/"
+  cp -L "$(library_file libwebp.so.7)" "$p/webp/lib/libwebp.so.7"
+  cp -a /usr/include/webp/demux.h /usr/include/webp/mux_types.h /usr/include/webp/decode.h /usr/include/webp/types.h \
+    "$p/webpdemux/include/webp/"
+  cp -L "$(library_file libwebpdemux.so.2)" "$p/webpdemux/lib/libwebpdemux.so.2"
+  # tiffio.h with tiff.h, tiffvers.h and Debian's per-architecture tiffconf.h.
+  cp -a /usr/include/x86_64-linux-gnu/tiff.h /usr/include/x86_64-linux-gnu/tiffio.h /usr/include/x86_64-linux-gnu/tiffvers.h \
+    /usr/include/x86_64-linux-gnu/tiffconf.h "$p/tiff/include/"
+  cp -L "$(library_file libtiff.so.6)" "$p/tiff/lib/libtiff.so.6"
+  local dep
+  for dep in $(tiff_needs); do cp -L "$(library_file "$dep")" "$p/tiff/lib/$dep"; done
   cp -a /usr/share/datasets/fashion-mnist/*-ubyte.gz "$p/fashion-mnist/"
   {
     echo "# prepared/ for scripts/device_check.sh (git-ignored; carried to the GPU machine)"
     echo "# made $(date -u +%FT%TZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
     for pkg in googletest libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgloo-dev zlib1g-dev zlib1g \
-               libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev dataset-fashion-mnist; do
+               libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev dataset-fashion-mnist; do
       echo "$pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
     done
   } > "$p/MANIFEST"

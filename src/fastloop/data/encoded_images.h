@@ -1,4 +1,4 @@
-// A split held as encoded image files (JPEG/PNG) and labels, never as decoded pixels: image folders
+// A split held as encoded image files (JPEG, PNG, WebP, ...) and labels, never as decoded pixels: image folders
 // (data/imagefolder) and WebDataset tar shards (data/shards) implement it; the loader's workers read a
 // sample's bytes on demand (page cache / mmap), decode and augment it straight into the batch buffer.
 #pragma once

@@ -103,7 +103,7 @@ bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& 
   const PixelRect all_out{0, 0, S, S};
   if (options.crop) {
     const CropBox box = random_resized_crop_box(info.height, info.width, seed, epoch, index);
-    ImageScale scale;  // PNGs decode at full scale
+    ImageScale scale;  // formats other than JPEG decode at full scale
     if (info.format == ImageFormat::kJpeg)
       scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
     const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));

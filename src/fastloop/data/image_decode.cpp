@@ -3,10 +3,12 @@
 // scaling makes a reduced decode nearly free; libspng is a small, fuzzed PNG decoder with a one-call
 // conversion to RGB8. Both are found with pkg-config (CMakeLists.txt). What is hand-written here is only
 // PIL's colour conversions that the libraries do differently: Adobe (inverted) CMYK -> RGB with PIL's
-// rounding, and 16-bit greyscale, which PIL's convert("RGB") clips to 255 instead of scaling.
+// rounding, and 16-bit greyscale, which PIL's convert("RGB") clips to 255 instead of scaling. The other
+// formats live in image_{bmp,pnm,webp,tiff}.cpp; this file recognises each by its first bytes.
 #include "fastloop/data/image_decode.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/image_formats.h"
 #include "fastloop/data/jpeg_region.h"
 
 #include <spng.h>
@@ -16,21 +18,26 @@
 #include <memory>
 
 namespace fastloop {
+
+void image_format::fail(const std::string& name, const std::string& why) {
+  throw InputError("image " + name + ": " + why +
+                   "; re-encode it (as JPEG or PNG, say), or pass --bad-image-policy skip to skip such files");
+}
+
+void image_format::check_size(const ImageInfo& info, int64_t max_pixels, const std::string& name) {
+  if (info.width <= 0 || info.height <= 0) fail(name, "the header gives an empty image");
+  if (info.width > max_pixels || info.height > max_pixels / info.width)
+    fail(name, std::to_string(info.width) + "x" + std::to_string(info.height) + " pixels, more than the " +
+                   std::to_string(max_pixels) + " allowed");
+}
+
 namespace {
 
-[[noreturn]] void fail(const std::string& name, const std::string& why) {
-  throw InputError("image " + name + ": " + why +
-                   "; re-encode it as JPEG or PNG, or pass --bad-image-policy skip to skip such files");
-}
+using image_format::fail;
+using image_format::muldiv255;
 
 bool is_jpeg(std::string_view b) { return b.size() >= 3 && static_cast<uint8_t>(b[0]) == 0xFF && static_cast<uint8_t>(b[1]) == 0xD8 && static_cast<uint8_t>(b[2]) == 0xFF; }
 bool is_png(std::string_view b) { return b.size() >= 8 && std::memcmp(b.data(), "\x89PNG\r\n\x1a\n", 8) == 0; }
-
-// PIL's MULDIV255: a * b / 255 rounded, without a division.
-inline int muldiv255(int a, int b) {
-  const int tmp = a * b + 128;
-  return ((tmp >> 8) + tmp) >> 8;
-}
 
 // PIL reads every CMYK JPEG as Adobe's inverted CMYK ("CMYK;I") and converts with
 // R = (255 - K) - (255 - K) * C / 255; libjpeg-turbo hands out the stored (inverted) values.
@@ -89,19 +96,39 @@ ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
     spng_ihdr ihdr{};
     png_open(bytes, max_pixels_, name, ihdr);
     out = {ImageFormat::kPng, ihdr.width, ihdr.height};
+  } else if (image_format::is_webp(bytes)) {
+    out = image_format::webp_info(bytes, name);
+  } else if (image_format::is_tiff(bytes)) {
+    out = image_format::tiff_info(bytes, name);
+  } else if (image_format::is_bmp(bytes)) {
+    out = image_format::bmp_info(bytes, name);
+  } else if (image_format::is_pnm(bytes)) {
+    out = image_format::pnm_info(bytes, name);
   } else {
-    fail(name, "not a JPEG or PNG file (fastloop decodes those two formats)");
+    fail(name, "not an image fastloop decodes (JPEG, PNG, WebP, BMP, PPM/PGM/PBM or TIFF, told by its first bytes)");
   }
-  if (out.width <= 0 || out.height <= 0) fail(name, "the header gives an empty image");
-  if (out.width * out.height > max_pixels_)
-    fail(name, std::to_string(out.width) + "x" + std::to_string(out.height) + " pixels, more than the " +
-                   std::to_string(max_pixels_) + " allowed");
+  image_format::check_size(out, max_pixels_, name);
   return out;
 }
 
 RgbImage ImageDecoder::decode(std::string_view bytes, const std::string& name, const ImageInfo& header,
                               ImageScale scale) {
-  return header.format == ImageFormat::kJpeg ? jpeg_decode(bytes, name, header, scale) : png_decode(bytes, name);
+  const auto rgb_of = [this](const ImageInfo& got) { return RgbImage{pixels_.data(), got.width, got.height}; };
+  switch (header.format) {
+    case ImageFormat::kJpeg:
+      return jpeg_decode(bytes, name, header, scale);
+    case ImageFormat::kPng:
+      return png_decode(bytes, name);
+    case ImageFormat::kWebp:
+      return rgb_of(image_format::webp_decode(bytes, name, max_pixels_, pixels_));
+    case ImageFormat::kBmp:
+      return rgb_of(image_format::bmp_decode(bytes, name, max_pixels_, pixels_));
+    case ImageFormat::kPnm:
+      return rgb_of(image_format::pnm_decode(bytes, name, max_pixels_, pixels_));
+    case ImageFormat::kTiff:
+      return rgb_of(image_format::tiff_decode(bytes, name, max_pixels_, pixels_, staging_));
+  }
+  fail(name, "unknown image format");
 }
 
 RgbImage ImageDecoder::decode_region(std::string_view bytes, const std::string& name, const ImageInfo& header,

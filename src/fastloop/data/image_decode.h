@@ -1,8 +1,9 @@
-// Decoding of encoded image files (JPEG, PNG) into 8-bit interleaved RGB, the way PIL's
-// Image.open(f).convert("RGB") sees them: JPEG with libjpeg-turbo's TurboJPEG API (accurate IDCT, the
-// decoder PIL links), optionally at a reduced DCT scale (1/8 ... 1) so a small crop costs a small decode;
-// PNG with libspng. Both are kept C libraries found with pkg-config; no torch types here, so the fuzz
-// target links only these two and this file.
+// Decoding of encoded image files (every format torchvision's ImageFolder lists: JPEG, PNG, WebP, BMP,
+// PPM/PGM, TIFF) into 8-bit interleaved RGB, the way PIL's Image.open(f).convert("RGB") sees them: JPEG
+// with libjpeg-turbo's TurboJPEG API (accurate IDCT, the decoder PIL links), optionally at a reduced DCT
+// scale (1/8 ... 1) so a small crop costs a small decode; PNG with libspng, WebP with libwebp, TIFF with
+// libtiff (kept C libraries found with pkg-config), BMP and PNM by hand (image_bmp.cpp, image_pnm.cpp).
+// No torch types here, so the fuzz target links only these libraries and the decoders.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 namespace fastloop {
 
-enum class ImageFormat { kJpeg, kPng };
+enum class ImageFormat { kJpeg, kPng, kWebp, kBmp, kPnm, kTiff };
 
 struct ImageInfo {
   ImageFormat format = ImageFormat::kJpeg;
@@ -63,10 +64,11 @@ class ImageDecoder {
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
   /// Format and full-scale size from the header alone. Throws InputError naming `name` when the bytes
-  /// are neither JPEG nor PNG, the header is malformed, or the image has more than max_pixels.
+  /// are in none of the formats above, the header is malformed or describes a layout fastloop does not
+  /// decode (e.g. a floating-point TIFF), or the image has more than max_pixels.
   ImageInfo info(std::string_view bytes, const std::string& name);
 
-  /// Decodes to RGB; JPEGs at `scale` (PNGs always at full scale). Truncated or corrupt data throws
+  /// Decodes to RGB; JPEGs at `scale` (the other formats always at full scale). Truncated or corrupt data throws
   /// InputError naming `name`. The result stays valid until the next decode().
   RgbImage decode(std::string_view bytes, const std::string& name, ImageScale scale = {}) {
     return decode(bytes, name, info(bytes, name), scale);
@@ -86,8 +88,8 @@ class ImageDecoder {
   void* jpeg_ = nullptr;  // tjhandle
   std::unique_ptr<JpegRegionDecoder> region_;
   int64_t max_pixels_;
-  std::vector<uint8_t> pixels_;  // the decoded image (RGB), or CMYK / 16-bit before conversion
-  std::vector<uint8_t> staging_;
+  std::vector<uint8_t> pixels_;  // the decoded image (RGB)
+  std::vector<uint8_t> staging_; // CMYK / 16-bit / TIFF samples before conversion
 };
 
 } // namespace fastloop

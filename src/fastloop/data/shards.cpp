@@ -22,6 +22,9 @@ namespace {
 
 constexpr int64_t kMaxClasses = int64_t{1} << 24;
 constexpr int64_t kMaxPatternFiles = 1'000'000;
+// imagefolder.cpp's kImageExtensions without the dot (a test checks they agree); listed here so that the
+// tar fuzz target links without the folder listing.
+constexpr const char* kMemberImageExtensions[] = {"jpg", "jpeg", "png", "ppm", "bmp", "pgm", "tif", "tiff", "webp"};
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -65,7 +68,7 @@ void flush(const Group& g, std::string_view archive, const std::string& path, st
   if (!g.image && !g.cls) return;
   const std::string where = path + ": sample '" + g.key + "'";
   if (!g.cls) throw InputError(where + " has an image but no " + g.key + ".cls (its class index as text)");
-  if (!g.image) throw InputError(where + " has a .cls but no image (" + g.key + ".jpg, .jpeg or .png)");
+  if (!g.image) throw InputError(where + " has a .cls but no image (" + g.key + ".jpg, .png, .webp, ...)");
   const auto text = archive.substr(static_cast<size_t>(g.cls->offset), static_cast<size_t>(g.cls->size));
   out.push_back({g.key, g.image->name, g.image->offset, g.image->size, parse_class(text, path + ":" + g.cls->name)});
 }
@@ -107,6 +110,11 @@ std::vector<std::string> group_items(const std::string& body, const std::string&
 
 } // namespace
 
+bool shard_image_extension(const std::string& ext) {
+  return std::any_of(std::begin(kMemberImageExtensions), std::end(kMemberImageExtensions),
+                     [&](const char* e) { return ext == e; });
+}
+
 std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path) {
   const std::vector<TarMember> members = tar_list(archive, path);
   std::vector<ShardSample> samples;
@@ -118,7 +126,7 @@ std::vector<ShardSample> shard_index(std::string_view archive, const std::string
       flush(group, archive, path, samples);
       group = Group{key};
     }
-    const bool image = ext == "jpg" || ext == "jpeg" || ext == "png";
+    const bool image = shard_image_extension(ext);
     if (!image && ext != "cls") continue;
     const TarMember*& slot = image ? group.image : group.cls;
     if (slot) throw InputError(path + ": sample '" + key + "' has two " + (image ? "images" : ".cls files") +
@@ -127,7 +135,7 @@ std::vector<ShardSample> shard_index(std::string_view archive, const std::string
   }
   flush(group, archive, path, samples);
   if (samples.empty())
-    throw InputError(path + ": no samples (KEY.jpg|jpeg|png with KEY.cls holding the class index); "
+    throw InputError(path + ": no samples (KEY.jpg|jpeg|png|webp|bmp|ppm|pgm|tif|tiff with KEY.cls holding the class index); "
                      "is it a WebDataset shard? `fastloop pack` writes them from an image folder");
   return samples;
 }

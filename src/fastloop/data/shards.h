@@ -1,6 +1,6 @@
 // WebDataset tar shards as an EncodedImages split (`--data shards:...`): each shard is mapped (mmap)
-// and indexed once at start; a sample is the files sharing a key (KEY.jpg|jpeg|png + KEY.cls holding the
-// class index as text), and a sample's bytes are a view into the mapping. The training split imposes
+// and indexed once at start; a sample is the files sharing a key (KEY.jpg|png|webp|... + KEY.cls holding
+// the class index as text), and a sample's bytes are a view into the mapping. The training split imposes
 // webdataset's epoch order (shard_order.h); the evaluation split is read in file order.
 #pragma once
 
@@ -16,11 +16,15 @@ namespace fastloop {
 /// One sample of a shard: where its image lies in the archive, and its class.
 struct ShardSample {
   std::string key;       // the member names' common part (webdataset's __key__)
-  std::string image;     // the image member's name, KEY.jpg / .jpeg / .png
+  std::string image;     // the image member's name, KEY.jpg / .png / .webp / ... (shard_image_extension)
   int64_t offset = 0;    // bytes from the archive's start to the image
   int64_t size = 0;      // bytes of the image
   int64_t label = 0;     // from KEY.cls
 };
+
+/// Whether a member's extension (after the key's '.', lower-cased) is an image: torchvision's
+/// IMG_EXTENSIONS (imagefolder.h's kImageExtensions) without the dot, which `fastloop pack` writes.
+bool shard_image_extension(const std::string& ext);
 
 /// The samples of one tar archive held in memory, grouped as webdataset's group_by_keys does (members
 /// in a row whose names share the part before the first '.' of their last path component); members of

@@ -35,7 +35,7 @@ constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 //   synthetic[:CxHxW[:N]] 10 classes, default 3x32x32 and N = 2048 train images; always 512 test images,
 //                         seed 0, both splits cut from one draw so they share the class templates
 //   imagefolder:DIR       DIR/train/CLASS/IMAGE and DIR/val/CLASS/IMAGE as torchvision's ImageFolder (JPEG,
-//                         PNG); without DIR/val the test split is empty (training skips evaluation)
+//                         PNG, WebP, BMP, PPM/PGM, TIFF); without DIR/val the test split is empty (training skips evaluation)
 //   shards:DIR            WebDataset tar shards DIR/train-*.tar and DIR/val-*.tar (`fastloop pack` writes them);
 //   shards:TRAIN[::VAL]   or brace patterns, e.g. train-{000000..000099}.tar; without VAL no test split
 // A spec that does not parse throws InputError naming the spec and listing the forms.
