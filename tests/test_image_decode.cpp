@@ -87,6 +87,21 @@ TEST(ImageDecode, BadFilesAreInputErrorsNamingTheFile) {
   EXPECT_NE(error_of("truncated_rgb.ppm").find("truncated"), std::string::npos);
 }
 
+TEST(ImageDecode, ADecoderThatMetABadJpegDecodesTheNextOnesAsAFreshOne) {
+  const std::string good = file_read("rgb.jpg"), fresh_pixels = [&] {
+    ImageDecoder fresh;
+    const RgbImage image = fresh.decode(good, "rgb.jpg");
+    return std::string(reinterpret_cast<const char*>(image.data), static_cast<size_t>(image.width * image.height * 3));
+  }();
+  ImageDecoder decoder;  // one per loader thread: a bad image must not spoil the images after it
+  for (const char* bad : {"not_an_image.jpg", "truncated.jpg"}) {
+    EXPECT_THROW(decoder.decode(file_read(bad), bad), InputError) << bad;
+    const RgbImage image = decoder.decode(good, "rgb.jpg");
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(image.data), static_cast<size_t>(image.width * image.height * 3)),
+              fresh_pixels) << "after " << bad;
+  }
+}
+
 TEST(ImageDecode, AFloatTiffThatPilOpensIsRefusedWithWhatToDo) {
   const std::string message = error_of("float.tif");  // PIL opens it as mode "F"
   EXPECT_NE(message.find("floating-point"), std::string::npos) << message;

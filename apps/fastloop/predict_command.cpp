@@ -33,18 +33,20 @@ std::string csv_field(const std::string& s) {  // RFC 4180: quoted when it holds
 /// Writes rows as CSV or JSON lines, by the --out file's extension.
 class PredictionWriter {
  public:
-  PredictionWriter(const std::string& path, int64_t k) : k_(k), jsonl_(path.size() > 6 && path.rfind(".jsonl") == path.size() - 6) {
+  explicit PredictionWriter(const std::string& path) : jsonl_(path.size() > 6 && path.rfind(".jsonl") == path.size() - 6) {
     if (!path.empty()) {
       file_.open(path);
       if (!file_) throw InputError("predict --out " + path + ": cannot write it; give a writable path");
     }
-    if (jsonl_) return;
-    std::string header = "path";
-    for (const char* col : {"index", "label", "prob"})
-      for (int64_t j = 1; j <= k_; ++j) header += std::string(",") + col + "_" + std::to_string(j);
-    line(header);
   }
   void write(const Prediction& p) {
+    if (!jsonl_ && !header_written_) {  // k columns each: --topk, or the model's classes when fewer
+      std::string header = "path";
+      for (const char* col : {"index", "label", "prob"})
+        for (size_t j = 1; j <= p.indices.size(); ++j) header += std::string(",") + col + "_" + std::to_string(j);
+      line(header);
+      header_written_ = true;
+    }
     if (jsonl_) {
       line(nlohmann::json{{"path", p.path}, {"index", p.indices}, {"label", p.names}, {"prob", p.probabilities}}.dump());
       return;
@@ -62,8 +64,8 @@ class PredictionWriter {
     if (file_.is_open()) file_ << text << '\n';
     else std::printf("%s\n", text.c_str());
   }
-  int64_t k_;
   bool jsonl_;
+  bool header_written_ = false;
   std::ofstream file_;
 };
 
@@ -93,7 +95,7 @@ Subcommand predict_command(CLI::App& root) {
   return {app, [f] {
             f->request.skip_bad_images = f->bad_image_policy == "skip";
             f->request.fold_bn = !f->no_fold_bn;
-            PredictionWriter writer(f->out, f->request.topk);
+            PredictionWriter writer(f->out);
             double last = 0.0;
             const PredictSummary summary = predict_run(
                 f->request, [&](const Prediction& p) { writer.write(p); },
@@ -102,8 +104,9 @@ Subcommand predict_command(CLI::App& root) {
                   last = seconds;
                   std::fprintf(stderr, "\rpredict: %lld images, %.0f img/s", static_cast<long long>(images), images / seconds);
                 });
-            for (const auto& bad : summary.bad) std::fprintf(stderr, "\npredict: skipped %s: undecodable", bad.c_str());
-            std::fprintf(stderr, "\rpredict: %lld images in %.1f s (%.0f img/s)%s\n", static_cast<long long>(summary.images),
+            std::fprintf(stderr, "\r");
+            for (const auto& bad : summary.bad) std::fprintf(stderr, "predict: skipped %s: undecodable\n", bad.c_str());
+            std::fprintf(stderr, "predict: %lld images in %.1f s (%.0f img/s)%s\n", static_cast<long long>(summary.images),
                          summary.seconds, summary.seconds > 0 ? summary.images / summary.seconds : 0.0,
                          summary.bad.empty() ? "" : (", " + std::to_string(summary.bad.size()) + " skipped").c_str());
             return 0;

@@ -25,7 +25,7 @@ if torch.__version__ != _build.torch_version:
     )
 
 from ._loader import Loader  # noqa: E402
-from ._run import evaluate, train  # noqa: E402
+from ._run import evaluate, model_info, train  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "train", "evaluate", "__version__"]
+__all__ = ["Loader", "train", "evaluate", "model_info", "__version__"]

@@ -1,5 +1,6 @@
 """``fastloop.train`` and ``fastloop.evaluate``: ``fastloop train`` and ``fastloop eval`` as calls."""
 
+import json
 import os
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -8,7 +9,7 @@ import torch
 
 from . import _C
 
-__all__ = ["train", "evaluate"]
+__all__ = ["train", "evaluate", "model_info"]
 
 
 def _flatten(fields: Mapping[str, Any], prefix: str = "") -> List[Tuple[str, Any]]:
@@ -82,3 +83,10 @@ def evaluate(
     """
     sys.stdout.flush()
     return _C.evaluate(os.fspath(checkpoint), data or "", batch_size or 0, workers, fold_bn)
+
+
+def model_info(checkpoint: str) -> Dict[str, Any]:
+    """What a checkpoint's model needs beside its weights: ``model`` (its name), ``classes`` (the name of
+    each output), ``channels``, ``height``, ``width``, ``image_files`` with ``resize`` (Resize of the shorter
+    side, then CenterCrop), ``mean`` and ``std`` (in [0, 1] units), ``channels_last`` and ``autocast``."""
+    return json.loads(_C.model_info(os.fspath(checkpoint)))

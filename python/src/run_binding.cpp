@@ -6,8 +6,11 @@
 #include "fastloop/cli/eval_run.h"
 #include "fastloop/cli/train_main.h"
 #include "fastloop/core/config_set.h"
+#include "fastloop/core/errors.h"
+#include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"
+#include "fastloop/train/checkpoint.h"
 #include "fastloop/train/trainer.h"
 
 #include <torch/csrc/jit/api/module.h>
@@ -93,9 +96,19 @@ py::dict evaluate_call(const EvalRequest& request) {
   return out;
 }
 
+std::string model_info_call(const std::string& checkpoint) {
+  const Checkpoint saved = Checkpoint::read(checkpoint);
+  if (saved.model_info_json().empty())
+    throw InputError(checkpoint + " was written before checkpoints carried their class names and transform; "
+                     "train it again (or resume it for one step) with this fastloop");
+  return model_info_to_json(model_info_from_json(saved.model_info_json(), checkpoint));
+}
+
 }  // namespace
 
 void run_bind(py::module_& module) {
+  module.def("model_info", &model_info_call, py::arg("checkpoint"),
+             "the checkpoint's ModelInfo as JSON: class names and evaluation transform");
   module.def("train", &train_call, py::arg("recipe"), py::arg("fields"), py::arg("model"), py::arg("quiet"),
              "`fastloop train`: a recipe (or none), then fields by key, then the run; returns its summary");
   module.def(

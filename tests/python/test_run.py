@@ -94,6 +94,16 @@ def test_evaluate_equals_the_cli_eval(cli, tmp_path):
         fastloop.evaluate(str(tmp_path / "nothing.ckpt"))
 
 
+def test_model_info_carries_the_class_names_and_transform(tmp_path, image_folder):
+    summary = fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", image_size=40, batch_size=12,
+                             max_steps=2, threads=2, checkpoint_dir=str(tmp_path), mean="0.5,0.4,0.3")
+    info = fastloop.model_info(summary["checkpoint"])
+    assert info["classes"] == ["ant", "bee", "cat"]
+    assert (info["height"], info["width"], info["channels"], info["resize"]) == (40, 40, 3, 40 * 256 // 224)
+    assert info["image_files"] and info["model"] == "small_cnn"
+    assert info["mean"] == pytest.approx([0.5, 0.4, 0.3]) and info["std"] == pytest.approx([0.229, 0.224, 0.225])
+
+
 def test_import_under_another_torch_names_both_versions(tmp_path):
     fake = tmp_path / "torch"
     fake.mkdir()

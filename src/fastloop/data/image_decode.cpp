@@ -84,13 +84,23 @@ ImageDecoder::ImageDecoder(int64_t max_pixels)
 
 ImageDecoder::~ImageDecoder() { tjDestroy(jpeg_); }
 
+void ImageDecoder::jpeg_restart() {
+  tjhandle fresh = tjInitDecompress();
+  if (!fresh) throw std::runtime_error(std::string("TurboJPEG could not start: ") + tjGetErrorStr2(nullptr));
+  tjDestroy(jpeg_);
+  jpeg_ = fresh;
+}
+
 ImageInfo ImageDecoder::info(std::string_view bytes, const std::string& name) {
   ImageInfo out;
   if (is_jpeg(bytes)) {
     int width = 0, height = 0, subsamp = 0, colorspace = 0;
     if (tjDecompressHeader3(jpeg_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &width,
-                            &height, &subsamp, &colorspace) != 0)
-      fail(name, std::string("malformed JPEG header (") + tjGetErrorStr2(jpeg_) + ")");
+                            &height, &subsamp, &colorspace) != 0) {
+      const std::string why = tjGetErrorStr2(jpeg_);
+      jpeg_restart();
+      fail(name, "malformed JPEG header (" + why + ")");
+    }
     out = {ImageFormat::kJpeg, width, height, colorspace == TJCS_CMYK || colorspace == TJCS_YCCK};
   } else if (is_png(bytes)) {
     spng_ihdr ihdr{};
@@ -158,9 +168,11 @@ RgbImage ImageDecoder::jpeg_decode(std::string_view bytes, const std::string& na
   if (tjDecompress2(jpeg_, buf, bytes.size(), target.data(), static_cast<int>(w), 0, static_cast<int>(h),
                     cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
     const std::string why = tjGetErrorStr2(jpeg_);
+    const bool fatal = tjGetErrorCode(jpeg_) == TJERR_FATAL;
+    jpeg_restart();
     // Warnings (extraneous bytes, a corrupt segment the decoder recovered from) leave a picture, as in PIL;
     // data that ends early is an error, as PIL's "image file is truncated".
-    if (tjGetErrorCode(jpeg_) == TJERR_FATAL || why.find("Premature end") != std::string::npos)
+    if (fatal || why.find("Premature end") != std::string::npos)
       fail(name, (why.find("Premature end") != std::string::npos ? "truncated JPEG (" : "corrupt JPEG (") + why + ")");
   }
   if (cmyk) {

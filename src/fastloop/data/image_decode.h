@@ -85,6 +85,10 @@ class ImageDecoder {
   RgbImage jpeg_decode(std::string_view bytes, const std::string& name, const ImageInfo& header, ImageScale scale);
   RgbImage png_decode(std::string_view bytes, const std::string& name);
 
+  /// A new TurboJPEG handle: after a failed call libjpeg-turbo 2.1 leaves its handle in a state where the
+  /// next image fails too ("Improper call to JPEG library in state 200"), which skipping a bad image hit.
+  void jpeg_restart();
+
   void* jpeg_ = nullptr;  // tjhandle
   std::unique_ptr<JpegRegionDecoder> region_;
   int64_t max_pixels_;

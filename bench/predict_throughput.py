@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""`fastloop predict` end to end (image files to top-5 rows) against a PyTorch script doing the same:
+torchvision's model with the same weights (exported from the checkpoint), ImageFolder with PIL's
+Resize + CenterCrop + ToTensor + Normalize, a DataLoader at the same workers, inference mode, softmax
+top-5 with class names written as CSV. Both are whole processes timed from start to exit, alternating
+A B B A over --pairs pairs; img/s is the median over each side's runs. Writes OUT.json and OUT.md.
+
+    .venv/bin/python bench/predict_throughput.py --checkpoint ckpt/last.ckpt --images /tmp/photos/val \\
+        --workers 0,1,2 --out bench/results/cpu-2core/predict
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+PEER = r'''
+import csv, json, sys, torch, torchvision
+from safetensors.torch import load_file
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+weights, folder, workers, out, info = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+torch.set_num_threads(int(sys.argv[6]))
+model = getattr(torchvision.models, info["model"])(num_classes=len(info["classes"]))
+model.load_state_dict(load_file(weights))
+model.eval()
+size = info["height"]
+transform = transforms.Compose([transforms.Resize(info["resize"]), transforms.CenterCrop(size), transforms.ToTensor(),
+                                transforms.Normalize(info["mean"], info["std"])])
+dataset = datasets.ImageFolder(folder, transform) if any(p.is_dir() for p in __import__("pathlib").Path(folder).iterdir()) else None
+loader = DataLoader(dataset, batch_size=64, num_workers=workers)
+with open(out, "w", newline="") as f, torch.inference_mode():
+    w = csv.writer(f)
+    w.writerow(["path"] + [f"index_{j}" for j in range(1, 6)] + [f"label_{j}" for j in range(1, 6)] + [f"prob_{j}" for j in range(1, 6)])
+    k = 0
+    for images, _ in loader:
+        p, ix = model(images).softmax(1).topk(min(5, len(info["classes"])), 1)
+        for row_p, row_ix in zip(p.tolist(), ix.tolist()):
+            w.writerow([dataset.samples[k][0]] + row_ix + [info["classes"][i] for i in row_ix] + [f"{v:.6f}" for v in row_p])
+            k += 1
+'''
+
+
+def timed(args):
+    start = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--images", required=True, help="a folder of CLASS/IMAGE files (an image folder's val/)")
+    p.add_argument("--workers", default="0,1,2")
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--pairs", type=int, default=2)
+    p.add_argument("--cli", default=str(ROOT / "build" / "fastloop"))
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    import fastloop  # the checkpoint's class names and evaluation transform
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    subprocess.run([a.cli, "export", "--checkpoint", a.checkpoint, "--out", tmp / "w.safetensors"], check=True)
+    info = fastloop.model_info(a.checkpoint)
+    count = sum(1 for f in pathlib.Path(a.images).rglob("*") if f.is_file())
+    rows = []
+    for workers in map(int, a.workers.split(",")):
+        ours = [a.cli, "predict", "--checkpoint", a.checkpoint, "--workers", str(workers), "--threads", str(a.threads),
+                "--batch-size", "64", "--out", tmp / "ours.csv", a.images]
+        theirs = [a.python, "-c", PEER, tmp / "w.safetensors", a.images, str(workers), tmp / "theirs.csv",
+                  json.dumps(info), str(a.threads)]
+        times = {"fastloop": [], "pytorch": []}
+        for k in range(a.pairs):
+            for side in (("fastloop", "pytorch") if k % 2 == 0 else ("pytorch", "fastloop")):
+                times[side].append(timed(ours if side == "fastloop" else theirs))
+        rate = {s: count / statistics.median(t) for s, t in times.items()}
+        rows.append({"workers": workers, "fastloop_img_per_s": rate["fastloop"], "pytorch_img_per_s": rate["pytorch"],
+                     "seconds": times})
+        print(rows[-1], flush=True)
+    result = {"images": count, "model": info["model"], "image_size": info["height"], "threads": a.threads, "rows": rows}
+    pathlib.Path(a.out + ".json").write_text(json.dumps(result, indent=1) + "\n")
+    lines = [f"# fastloop predict vs a PyTorch script: {count} images of {a.images}, {info['model']} at "
+             f"{info['height']} px, top-5, {a.threads} threads", "", f"`{' '.join(sys.argv)}`; whole processes, "
+             f"median of {a.pairs} runs each, A B B A", "",
+             "| workers | fastloop predict img/s | PyTorch script img/s | fastloop ÷ PyTorch |", "|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['workers']} | {r['fastloop_img_per_s']:.1f} | {r['pytorch_img_per_s']:.1f} | "
+                     f"{r['fastloop_img_per_s'] / r['pytorch_img_per_s']:.2f}× |")
+    pathlib.Path(a.out + ".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
