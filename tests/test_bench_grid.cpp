@@ -157,9 +157,8 @@ TEST(BenchGrid, RowNamesAreTheSeedsThenTheExtras) {
 }
 
 TEST(BenchCommand, WritesEveryFormatAndPrintsTheMarkdown) {
-  const auto dir = std::filesystem::temp_directory_path() / "fastloop_bench_command";
-  std::filesystem::create_directories(dir);
-  const std::string prefix = (dir / "grid").string();
+  const test::TempDir tmp;
+  const std::string prefix = tmp / "grid";
   const auto [code, output] = test::cli_run(
       "bench --models small_cnn --rows baseline,cuda-graph --repeat 2 --steps 2 --eval-steps 2 --batch-size 4 "
       "--data synthetic:3x16x16:64 --device cpu --out " + prefix);
