@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup on Debian 12: apt packages, the project venv (.venv) with the pinned torch wheel
 # (whose LibTorch fastloop builds against), then a Release build in build/.
+# Usage: scripts/setup.sh [TARGET...]   builds only those CMake targets (scripts/run.sh: fastloop_cli);
+#                                       with none, everything (the library, the CLI, the tests).
 # Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
 #                          so fresh clones on one machine share the 5 GB torch install.
 #      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs tools/).
@@ -42,4 +44,6 @@ build_dir="${BUILD_DIR:-build}"
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

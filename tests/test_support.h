@@ -44,7 +44,10 @@ inline CommandResult shell_run(const std::string& command) {
 
 /// Runs the fastloop executable with `args` (shell syntax).
 inline CommandResult cli_run(const std::string& args) {
-  return shell_run(std::string(FASTLOOP_CLI) + " " + args);
+  std::string command = FASTLOOP_CLI;  // appended: GCC 12 warns (-Warray-bounds) on string&& + "literal" here
+  command += ' ';
+  command += args;
+  return shell_run(command);
 }
 
 /// The project venv's Python (scripts/setup.sh makes it) is there: tests that run PyTorch or a Python
@@ -100,7 +103,8 @@ inline int wait_exit(pid_t pid, int limit_s = 240) {
 /// a whole run in about a second. Tests set what they exercise on top.
 inline TrainConfig tiny_config(int64_t images = 512, int64_t batch_size = 32) {
   TrainConfig config;
-  config.data.source = "synthetic:1x12x12:" + std::to_string(images);
+  config.data.source = "synthetic:1x12x12:";
+  config.data.source += std::to_string(images);  // appended: GCC 12 warns (-Warray-bounds) on "literal" + string&&
   config.data.batch_size = batch_size;
   config.model.name = "small_cnn";
   config.run.epochs = 1;

@@ -47,7 +47,10 @@ std::string csv_value(const BenchValue& value) {
     std::string operator()(const std::string& v) const { return csv_field(v); }
     std::string operator()(const std::vector<double>& v) const {  // one field: ';' needs no quoting
       std::string out;
-      for (size_t i = 0; i < v.size(); ++i) out += (i ? ";" : "") + csv_number(v[i]);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ';';
+        out += csv_number(v[i]);
+      }
       return out;
     }
   };
