@@ -64,7 +64,7 @@ TEST(Checkpoint, StoppedAndResumedRunEndsBitwiseEqualToUninterrupted) {
     auto first = train(tiny_run(resumed_dir), stopping);
     ASSERT_TRUE(first.stopped);
     auto config = tiny_run(resumed_dir);
-    config.run.resume = true;
+    config.run.resume = "on";
     auto second = train(config, quiet);
     EXPECT_EQ(second.position.step, 12);
     EXPECT_EQ(second.test.accuracy, straight.test.accuracy);

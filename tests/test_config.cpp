@@ -130,10 +130,37 @@ TEST(Config, ValidationNamesTheFlag) {
   TrainConfig config;
   config.data.batch_size = 0;
   EXPECT_NE(message_of([&] { config_validate(config); }).find("--batch-size"), std::string::npos);
-  config = TrainConfig{};
-  config.run.resume = true;
-  EXPECT_NE(message_of([&] { config_validate(config); }).find("--checkpoint-dir"), std::string::npos);
+  for (const char* resume : {"on", "auto"}) {
+    config = TrainConfig{};
+    config.run.resume = resume;
+    EXPECT_NE(message_of([&] { config_validate(config); }).find("--resume: needs --checkpoint-dir"), std::string::npos)
+        << resume;
+  }
   EXPECT_NO_THROW(config_validate(TrainConfig{}));
+}
+
+// run.resume was a boolean: recipes and checkpoints that say true/false still load (true: on, false: off).
+TEST(Config, ResumeIsOnOffOrAutoAndItsOldBooleanFormStillLoads) {
+  const test::TempDir tmp;
+  TrainConfig config;
+  EXPECT_EQ(config.run.resume, "off");
+  config_load_toml(config, write_temp(tmp, "auto.toml", "[run]\nresume = \"auto\"\n"));
+  EXPECT_EQ(config.run.resume, "auto");
+  config_load_toml(config, write_temp(tmp, "true.toml", "[run]\nresume = true\n"));
+  EXPECT_EQ(config.run.resume, "on");
+  config_load_toml(config, write_temp(tmp, "false.toml", "[run]\nresume = false\n"));
+  EXPECT_EQ(config.run.resume, "off");
+  const auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "bad.toml", "[run]\nresume = \"maybe\"\n")); });
+  EXPECT_NE(msg.find("run.resume = 'maybe' is not one of: off, on, auto"), std::string::npos) << msg;
+
+  TrainConfig from_old_checkpoint;
+  config_from_json(from_old_checkpoint, R"({"run.resume": true, "run.epochs": 3})");
+  EXPECT_EQ(from_old_checkpoint.run.resume, "on");
+  EXPECT_EQ(from_old_checkpoint.run.epochs, 3);
+  config.run.resume = "auto";
+  TrainConfig round_trip;
+  config_from_json(round_trip, config_to_json(config));
+  EXPECT_EQ(round_trip.run.resume, "auto");
 }
 
 TEST(Config, JsonRoundTripKeepsEveryField) {

@@ -104,6 +104,8 @@ TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
   EXPECT_FALSE(torchrun.agent_store);
   auto elastic = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
   EXPECT_TRUE(elastic.agent_store) << "torchrun's agent hosts the store";
+  EXPECT_EQ(elastic.restart_count, 0);
+  EXPECT_EQ(from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "1"}}).restart_count, 1);
   auto slurm = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                      {"SLURM_JOB_NODELIST", "gpu[03-04]"}});
   EXPECT_EQ(slurm.source, "slurm");

@@ -331,7 +331,7 @@ TEST(RecipeResume, EveryFeatureOnStoppedAndResumedRunEndsBitwiseEqualIncludingTh
   stopping.should_stop = [](const TrainPosition& p) { return p.step == 9; };
   ASSERT_TRUE(train(recipe_run(resumed_dir), stopping).stopped);
   auto config = recipe_run(resumed_dir);
-  config.run.resume = true;
+  config.run.resume = "on";
   const auto resumed = train(config, quiet);
   EXPECT_EQ(resumed.test.accuracy, straight.test.accuracy);
   EXPECT_EQ(resumed.test.loss, straight.test.loss);

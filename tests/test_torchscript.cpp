@@ -234,7 +234,7 @@ TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNam
   stopping.should_stop = [](const TrainPosition& p) { return p.step == 3; };
   ASSERT_TRUE(train(config_in(resumed_dir), stopping).stopped);
   auto config = config_in(resumed_dir);
-  config.run.resume = true;
+  config.run.resume = "on";
   auto resumed = train(config, quiet);
   EXPECT_EQ(resumed.position.step, straight.position.step);
   auto restored = [&](const std::string& dir) {

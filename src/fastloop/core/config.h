@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -88,7 +89,8 @@ struct RunConfig {
   int64_t max_skipped_steps = 100;       // consecutive skipped steps that end the run; 0: never
   std::string checkpoint_dir;            // empty: no checkpoints
   int64_t checkpoint_every = 0;          // steps; 0: only at each epoch end
-  bool resume = false;                   // continue from checkpoint_dir/last.ckpt
+  std::string resume = "off";            // off | on: continue from checkpoint_dir/last.ckpt (it must exist) |
+                                         // auto: continue when it exists, else start fresh (restarts)
   std::string init_from;                 // safetensors weights (PyTorch state_dict names) to start from
   bool init_non_strict = false;          // load the names that match, list the rest instead of failing
   std::string init_skip;                 // ECMAScript regex: names it matches keep their initialisation
@@ -120,11 +122,17 @@ struct TrainConfig {
 /// One setting: where it lives in TrainConfig, its flag, TOML key and what it may be.
 struct ConfigField {
   using Target = std::variant<int64_t*, double*, bool*, std::string*>;
+  ConfigField(std::string key_, std::string flag_, std::string help_, Target target_,
+              std::vector<std::string> allowed_ = {}, std::string implicit_ = "")
+      : key(std::move(key_)), flag(std::move(flag_)), help(std::move(help_)), target(target_),
+        allowed(std::move(allowed_)), implicit(std::move(implicit_)) {}
   std::string key;                       // TOML "section.name"
   std::string flag;                      // "--name"
   std::string help;
   Target target;
   std::vector<std::string> allowed;      // for strings with a closed set of values; empty otherwise
+  std::string implicit;                  // the value of the flag given alone (--resume: on); empty: it needs one.
+                                         // Such a field takes a TOML or JSON boolean too: true = this, false = allowed[0]
 };
 
 /// The fields of `config`, pointing into it.
