@@ -31,13 +31,10 @@ std::string message_of(const std::function<void()>& f) {
 TEST(Config, DefaultRecipeFileMatchesBuiltInDefaults) {
   TrainConfig from_file;
   config_load_toml(from_file, FASTLOOP_TEST_DIR "/../recipes/fashion_mnist.toml");
-  // The recipe's settings beyond the built-in defaults (issue 19 part 5: >= 93% in 5 minutes); every other
-  // field of the recipe file is the default.
-  TrainConfig expected;
-  expected.optim.label_smoothing = 0.1;
-  expected.perf.mode = "auto";
-  expected.run.epochs = 8;
-  EXPECT_EQ(config_to_json(from_file), config_to_json(expected));
+  // `fastloop train` with no flags is the default recipe: the built-in defaults are its settings, field by field.
+  EXPECT_EQ(config_to_json(from_file), config_to_json(TrainConfig{}));
+  EXPECT_EQ(TrainConfig{}.perf.mode, "auto");
+  EXPECT_EQ(TrainConfig{}.run.epochs, 8);
 }
 
 TEST(Config, SeedRecipeSetsBatch128AndResNet18) {
