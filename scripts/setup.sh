@@ -42,8 +42,14 @@ export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 build_dir="${BUILD_DIR:-build}"
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
+# Configure output goes to a log (LibTorch's own CMake files warn about CUDA architectures and kineto,
+# which nothing here can act on); it is shown when configuring fails.
+mkdir -p "$build_dir"
+if ! cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" ${FASTLOOP_CMAKE_ARGS:-} >"$build_dir/configure.log" 2>&1; then
+  cat "$build_dir/configure.log" >&2
+  exit 1
+fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
