@@ -2,6 +2,8 @@
 # Idempotent setup on Debian 12: apt packages, the project venv (.venv) with the pinned torch wheel
 # (whose LibTorch fastloop builds against), then a Release build in build/ (library, CLI, tests and the
 # Python module), then `pip install .` of the Python package into .venv from that same build.
+# Usage: scripts/setup.sh [TARGET...]   builds only those CMake targets (scripts/run.sh: fastloop_cli) and
+#                                       installs no Python package; with none, everything.
 # Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
 #                          so fresh clones on one machine share the 5 GB torch install.
 #      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs tools/).
@@ -45,8 +47,18 @@ build_dir="${BUILD_DIR:-build}"
 python_args=(-DFASTLOOP_BUILD_PYTHON=OFF)
 [ -n "${CMAKE_PREFIX_PATH:-}" ] || python_args=(-DFASTLOOP_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python")
 prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" "${python_args[@]}" ${FASTLOOP_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+# Configure output goes to a log (LibTorch's own CMake files warn about CUDA architectures and kineto,
+# which nothing here can act on); it is shown when configuring fails.
+mkdir -p "$build_dir"
+if ! cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DFASTLOOP_PYTHON="$PWD/.venv/bin/python" "${python_args[@]}" ${FASTLOOP_CMAKE_ARGS:-} >"$build_dir/configure.log" 2>&1; then
+  cat "$build_dir/configure.log" >&2
+  exit 1
+fi
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
 # import fastloop in .venv: scikit-build-core reuses $build_dir (pyproject.toml), so nothing compiles again.
-[ -n "${CMAKE_PREFIX_PATH:-}" ] || .venv/bin/python -m pip install -q --no-build-isolation --no-deps -C build-dir="$build_dir" .
+if [ $# -eq 0 ] && [ -z "${CMAKE_PREFIX_PATH:-}" ]; then
+  .venv/bin/python -m pip install -q --no-build-isolation --no-deps -C build-dir="$build_dir" .
+fi

@@ -1,8 +1,9 @@
-// Helpers for the dataset-reader tests: a temp dir, IDX / gzip / CIFAR file builders and the
+// Helpers for the dataset-reader tests: the temp dir (temp_dir.h), IDX / gzip / CIFAR file builders and the
 // InputError message of a call. Header-only, for tests/test_idx.cpp and tests/test_cifar_synthetic.cpp.
 #pragma once
 
 #include "fastloop/core/errors.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -20,20 +21,8 @@ namespace fastloop::test_data {
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "fastloop_data_XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed with everything in it at the end of a test that passed.
+using TempDir = ::fastloop::test::TempDir;
 
 inline void put_be32(Bytes& b, uint32_t v) {
   for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<uint8_t>(v >> s));

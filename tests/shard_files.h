@@ -69,8 +69,6 @@ inline void write_shard(const std::string& path, const std::vector<FakeSample>& 
   w.close();
 }
 
-inline bool have_python() { return std::filesystem::exists(FASTLOOP_PYTHON); }
-
 // Runs tools/shard_peer.py with `args`; the JSON lines it printed (a test failure when it failed).
 inline std::vector<nlohmann::json> peer_run(const std::string& args) {
   const auto r = test::shell_run(std::string(FASTLOOP_PYTHON) + " " FASTLOOP_TEST_DIR "/../tools/shard_peer.py " + args);

@@ -29,6 +29,7 @@ State state_of(const torch::nn::Module& model) {
 }
 
 TEST(BenchCell, TrainsTheParametersTrainDoesBitwise) {
+  const test::TempDir tmp;
   BenchOptions options;
   options.data = "synthetic:3x16x16:64";
   options.device = "cpu";  // bitwise equality is a CPU property
@@ -52,7 +53,7 @@ TEST(BenchCell, TrainsTheParametersTrainDoesBitwise) {
       TrainConfig config = plan.config;  // the flags the cell ran with, as `fastloop train` takes them
       config.run.max_steps = steps;
       config.run.epochs = 10;
-      config.run.checkpoint_dir = test::fresh_dir("bench_cell_" + model + "_" + row);
+      config.run.checkpoint_dir = tmp.sub("bench_cell_" + model + "_" + row);
       TrainControl quiet;
       quiet.progress = false;
       ASSERT_EQ(train(config, quiet).position.step, steps);

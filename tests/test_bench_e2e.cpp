@@ -26,7 +26,8 @@ std::vector<int64_t> numbers_in(const std::string& file) {
 }  // namespace
 
 TEST(BenchE2e, PairsAlternateWhichSideRunsFirstAndRatioIsFastloopOverThePeer) {
-  const std::string dir = test::fresh_dir("bench_e2e");
+  const test::TempDir tmp;
+  const std::string dir = tmp.sub("bench_e2e");
   const std::string metrics = dir + "/metrics.jsonl", seen = dir + "/seen.txt";
   std::ofstream(dir + "/peer.sh")
       << "# a stand-in train_peer.py: notes the metric lines fastloop has written so far, answers 50 img/s\n"

@@ -4,6 +4,7 @@
 #include "fastloop/bench/cell_fields.h"
 #include "fastloop/bench/report.h"
 #include "fastloop/core/errors.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -109,12 +110,6 @@ BenchResult hand_built_result() {
   e.peak_gemm_method = "float32 1024x1024x1024 matmul, median of 5, 2 threads";
   e.load_average = "start 0.50 0.40 0.30, end 1.90 1.20 0.70";
   return r;
-}
-
-std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("fastloop_report_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 std::string run_capture(const std::string& command) {
@@ -325,13 +320,13 @@ document.querySelectorAll('svg.chart').forEach(function (svg) {
 document.getElementById('probe').textContent = out.join(';');
 </script>)";
   html.insert(html.rfind("</body>"), probe);
-  const auto dir = temp_dir();
+  const fastloop::test::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   const auto page = dir / "report.html";
   std::ofstream(page) << html;
   const std::string dom = run_capture("timeout 120 '" + chromium + "' --headless --no-sandbox --disable-gpu "
                                       "--user-data-dir='" + (dir / "profile").string() + "' --dump-dom 'file://" +
                                       page.string() + "' 2>/dev/null");
-  std::filesystem::remove_all(dir);
   const size_t start = dom.find("<pre id=\"probe\">");
   ASSERT_NE(start, std::string::npos) << "chromium printed no DOM: " << dom.substr(0, 500);
   std::istringstream probed(dom.substr(start + 16, dom.find("</pre>", start) - start - 16));
@@ -357,7 +352,8 @@ document.getElementById('probe').textContent = out.join(';');
 }
 
 TEST(BenchReport, WriteReportsWritesFourFilesOrNamesTheOneItCannot) {
-  const auto dir = temp_dir();
+  const fastloop::test::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   const auto paths = fastloop::bench_write_reports(hand_built_result(), (dir / "grid").string());
   ASSERT_EQ(paths.size(), 4u);
   for (const char* ext : {".md", ".csv", ".json", ".html"})
@@ -368,5 +364,4 @@ TEST(BenchReport, WriteReportsWritesFourFilesOrNamesTheOneItCannot) {
   } catch (const fastloop::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("missing/grid.md"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
 }

@@ -29,7 +29,6 @@ TrainConfig tiny_run(const std::string& dir) {
   return config;
 }
 
-using test::fresh_dir;
 
 Classifier restored(const std::string& path) {
   auto checkpoint = Checkpoint::read(path);
@@ -49,7 +48,8 @@ std::string read_error(const std::string& path) {
 }  // namespace
 
 TEST(Checkpoint, StoppedAndResumedRunEndsBitwiseEqualToUninterrupted) {
-  const auto straight_dir = fresh_dir("straight"), resumed_dir = fresh_dir("resumed");
+  const test::TempDir tmp;
+  const auto straight_dir = tmp.sub("straight"), resumed_dir = tmp.sub("resumed");
   TrainControl quiet;
   quiet.progress = false;
   auto straight = train(tiny_run(straight_dir), quiet);
@@ -64,7 +64,7 @@ TEST(Checkpoint, StoppedAndResumedRunEndsBitwiseEqualToUninterrupted) {
     auto first = train(tiny_run(resumed_dir), stopping);
     ASSERT_TRUE(first.stopped);
     auto config = tiny_run(resumed_dir);
-    config.run.resume = true;
+    config.run.resume = "on";
     auto second = train(config, quiet);
     EXPECT_EQ(second.position.step, 12);
     EXPECT_EQ(second.test.accuracy, straight.test.accuracy);
@@ -80,7 +80,8 @@ TEST(Checkpoint, StoppedAndResumedRunEndsBitwiseEqualToUninterrupted) {
 }
 
 TEST(Checkpoint, TruncatedCorruptAndForeignFilesAreClearErrors) {
-  const auto dir = fresh_dir("damaged");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("damaged");
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   const std::string good = dir + "/good.ckpt";
   checkpoint_save(good, *model, nullptr, TrainPosition{1, 2, 3}, "{}");
@@ -108,7 +109,8 @@ TEST(Checkpoint, TruncatedCorruptAndForeignFilesAreClearErrors) {
 // Found by the checkpoint fuzzer: an archive whose size and CRC-32 are right but whose pickled type name is
 // damaged made LibTorch throw torch::jit::ErrorReport, not c10::Error, which escaped as a non-InputError.
 TEST(Checkpoint, DamagedArchiveBehindAValidCrcIsAClearError) {
-  const auto dir = fresh_dir("damaged_archive");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("damaged_archive");
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   const std::string path = dir + "/last.ckpt";
   checkpoint_save(path, *model, nullptr, TrainPosition{1, 2, 3}, "{}");
@@ -130,7 +132,8 @@ TEST(Checkpoint, DamagedArchiveBehindAValidCrcIsAClearError) {
 }
 
 TEST(Checkpoint, UnwritableDirectoryKeepsTheLastCheckpoint) {
-  const auto dir = fresh_dir("readonly");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("readonly");
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   const std::string path = dir + "/last.ckpt";
   checkpoint_save(path, *model, nullptr, TrainPosition{0, 0, 1}, "{}");
@@ -140,7 +143,8 @@ TEST(Checkpoint, UnwritableDirectoryKeepsTheLastCheckpoint) {
 }
 
 TEST(Checkpoint, RestoreIntoAnotherArchitectureNamesTheMismatch) {
-  const auto dir = fresh_dir("mismatch");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("mismatch");
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   checkpoint_save(dir + "/a.ckpt", *model, nullptr, TrainPosition{}, "{}");
   auto other = model_make(ModelOptions("resnet18").in_channels(1).num_classes(10));
@@ -149,7 +153,8 @@ TEST(Checkpoint, RestoreIntoAnotherArchitectureNamesTheMismatch) {
 }
 
 TEST(Checkpoint, DiskFullWhileSavingIsAClearErrorAndKeepsTheLastCheckpoint) {
-  const auto dir = fresh_dir("disk_full");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("disk_full");
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   const std::string path = dir + "/last.ckpt";
   checkpoint_save(path, *model, nullptr, TrainPosition{0, 0, 1}, "{}");
@@ -179,14 +184,15 @@ TEST(Checkpoint, DiskFullWhileSavingIsAClearErrorAndKeepsTheLastCheckpoint) {
 }
 
 TEST(Checkpoint, MissingCheckpointDirIsCreatedAndAnUncreatableOneIsAnInputError) {
-  const auto dir = fresh_dir("made") + "/runs/a";
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("made") + "/runs/a";
   auto config = tiny_run(dir);
   config.run.epochs = 1;
   config.run.max_steps = 2;
   train(config);
   EXPECT_EQ(Checkpoint::read(dir + "/last.ckpt").position().step, 2);
 
-  const auto file = fresh_dir("blocked") + "/file";
+  const auto file = tmp.sub("blocked") + "/file";
   std::ofstream(file) << "not a folder";
   config.run.checkpoint_dir = file + "/sub";
   EXPECT_THROW(train(config), InputError);

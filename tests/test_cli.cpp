@@ -63,9 +63,8 @@ TEST(Cli, ModelsListsEveryModelWithItsParameterCount) {
 }
 
 TEST(Cli, RecipeFlagsOverrideTheRecipe) {
-  auto dir = fs::path(testing::TempDir()) / "cli_recipe";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fastloop::test::TempDir tmp;
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "r.toml") << "[optim]\nname = \"lbfgs\"\n";
   auto r = cli_run("train --config " + (dir / "r.toml").string());
   EXPECT_EQ(r.code, 2);
@@ -73,9 +72,8 @@ TEST(Cli, RecipeFlagsOverrideTheRecipe) {
 }
 
 TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
-  auto dir = fs::path(testing::TempDir()) / "cli_train";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fastloop::test::TempDir tmp;
+  const fs::path dir = tmp.path();
   const auto metrics = (dir / "m.jsonl").string();
   auto r = cli_run("train --data synthetic:1x12x12:256 --batch-size 32 --epochs 2 --threads 1 --device cpu --log-every 2 --metrics " +
                    metrics + " --checkpoint-dir " + dir.string());
@@ -109,7 +107,8 @@ TEST(Cli, TrainWritesMetricsAndCheckpointThatEvalReads) {
 }
 
 TEST(Cli, OutThatCannotBeWrittenExitsTwoNamingItInEveryCommand) {
-  const auto dir = fs::path(fastloop::test::fresh_dir("cli_out"));
+  const fastloop::test::TempDir tmp;
+  const auto dir = fs::path(tmp.sub("cli_out"));
   std::ofstream(dir / "a_file") << "not a folder";
   const std::string blocked = (dir / "a_file" / "x").string();  // no folder can be made there, no file written
   const std::string tiny = " --data synthetic:1x12x12:64 --batch-size 16 --threads 1 --device cpu";

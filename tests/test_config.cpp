@@ -1,6 +1,7 @@
 // TrainConfig: recipes, validation messages and the JSON form stored in checkpoints.
 #include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +12,8 @@
 using namespace fastloop;
 
 namespace {
-std::string write_temp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + name;
+std::string write_temp(const test::TempDir& dir, const std::string& name, const std::string& text) {
+  std::string path = dir / name;
   std::ofstream(path) << text;
   return path;
 }
@@ -30,13 +31,10 @@ std::string message_of(const std::function<void()>& f) {
 TEST(Config, DefaultRecipeFileMatchesBuiltInDefaults) {
   TrainConfig from_file;
   config_load_toml(from_file, FASTLOOP_TEST_DIR "/../recipes/fashion_mnist.toml");
-  // The recipe's settings beyond the built-in defaults (issue 19 part 5: >= 93% in 5 minutes); every other
-  // field of the recipe file is the default.
-  TrainConfig expected;
-  expected.optim.label_smoothing = 0.1;
-  expected.perf.mode = "auto";
-  expected.run.epochs = 8;
-  EXPECT_EQ(config_to_json(from_file), config_to_json(expected));
+  // `fastloop train` with no flags is the default recipe: the built-in defaults are its settings, field by field.
+  EXPECT_EQ(config_to_json(from_file), config_to_json(TrainConfig{}));
+  EXPECT_EQ(TrainConfig{}.perf.mode, "auto");
+  EXPECT_EQ(TrainConfig{}.run.epochs, 8);
 }
 
 TEST(Config, SeedRecipeSetsBatch128AndResNet18) {
@@ -70,7 +68,8 @@ TEST(Config, ImageFolderRecipeIsTorchvisionsResNet50ReferenceShape) {
 }
 
 TEST(Config, RecipeRejectsUnknownKeyNamingIt) {
-  auto path = write_temp("unknown.toml", "[optim]\nlearning_rate = 0.1\n");
+  const test::TempDir tmp;
+  auto path = write_temp(tmp, "unknown.toml", "[optim]\nlearning_rate = 0.1\n");
   TrainConfig config;
   auto msg = message_of([&] { config_load_toml(config, path); });
   EXPECT_NE(msg.find("optim.learning_rate"), std::string::npos) << msg;
@@ -78,25 +77,28 @@ TEST(Config, RecipeRejectsUnknownKeyNamingIt) {
 }
 
 TEST(Config, RecipeRejectsWrongTypeAndBadChoice) {
+  const test::TempDir tmp;
   TrainConfig config;
-  auto msg = message_of([&] { config_load_toml(config, write_temp("type.toml", "[data]\nbatch_size = \"big\"\n")); });
+  auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "type.toml", "[data]\nbatch_size = \"big\"\n")); });
   EXPECT_NE(msg.find("data.batch_size"), std::string::npos) << msg;
-  msg = message_of([&] { config_load_toml(config, write_temp("choice.toml", "[optim]\nname = \"lbfgs\"\n")); });
+  msg = message_of([&] { config_load_toml(config, write_temp(tmp, "choice.toml", "[optim]\nname = \"lbfgs\"\n")); });
   EXPECT_NE(msg.find("sgd, adamw"), std::string::npos) << msg;
 }
 
 TEST(Config, RecipeSyntaxErrorNamesLine) {
+  const test::TempDir tmp;
   TrainConfig config;
-  auto msg = message_of([&] { config_load_toml(config, write_temp("syntax.toml", "[run]\nepochs = = 3\n")); });
+  auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "syntax.toml", "[run]\nepochs = = 3\n")); });
   EXPECT_NE(msg.find("syntax.toml:2"), std::string::npos) << msg;
 }
 
 // Found by the config fuzzer: toml++ 3.3 asserted (aborting builds without NDEBUG, such as
 // scripts/sanitize.sh's) on a table header that holds only a comment.
 TEST(Config, RecipeTableHeaderWithOnlyACommentIsASyntaxError) {
+  const test::TempDir tmp;
   TrainConfig config;
   for (const char* text : {"[  # pixels\nflip = true\n", "[run]\nepochs = 2\n[[ # x\n", "[\n"}) {
-    auto msg = message_of([&] { config_load_toml(config, write_temp("header.toml", text)); });
+    auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "header.toml", text)); });
     EXPECT_NE(msg.find("not a valid TOML recipe"), std::string::npos) << text << ": " << msg;
   }
 }
@@ -104,18 +106,20 @@ TEST(Config, RecipeTableHeaderWithOnlyACommentIsASyntaxError) {
 // Found by the config fuzzer: toml++ 3.3's "is this whitespace?" tables reached __builtin_unreachable for
 // non-ASCII characters such as U+00E9 and U+FEBF (undefined behaviour; UBSan aborts in scripts/sanitize.sh).
 TEST(Config, RecipeNonAsciiOutsideStringsIsASyntaxErrorAndInsideStringsIsKept) {
+  const test::TempDir tmp;
   TrainConfig config;
   for (const char* text : {"\xEF\xBA\xBFtop = 1\n", "[run]\nepochs = 2\xC3\xA9\n", "[run]\n\xE3\x81\x82 = 1\n"}) {
-    auto msg = message_of([&] { config_load_toml(config, write_temp("unicode.toml", text)); });
+    auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "unicode.toml", text)); });
     EXPECT_NE(msg.find("not a valid TOML recipe"), std::string::npos) << text << ": " << msg;
   }
-  config_load_toml(config, write_temp("path.toml", "[run]\nmetrics = \"/home/Jos\xC3\xA9/m.jsonl\"  # caf\xC3\xA9\n"));
+  config_load_toml(config, write_temp(tmp, "path.toml", "[run]\nmetrics = \"/home/Jos\xC3\xA9/m.jsonl\"  # caf\xC3\xA9\n"));
   EXPECT_EQ(config.run.metrics, "/home/Jos\xC3\xA9/m.jsonl");
 }
 
 TEST(Config, RecipeIntegerIsAcceptedForFloatField) {
+  const test::TempDir tmp;
   TrainConfig config;
-  config_load_toml(config, write_temp("int.toml", "[optim]\nlr = 1\n"));
+  config_load_toml(config, write_temp(tmp, "int.toml", "[optim]\nlr = 1\n"));
   EXPECT_DOUBLE_EQ(config.optim.lr, 1.0);
 }
 
@@ -123,10 +127,37 @@ TEST(Config, ValidationNamesTheFlag) {
   TrainConfig config;
   config.data.batch_size = 0;
   EXPECT_NE(message_of([&] { config_validate(config); }).find("--batch-size"), std::string::npos);
-  config = TrainConfig{};
-  config.run.resume = true;
-  EXPECT_NE(message_of([&] { config_validate(config); }).find("--checkpoint-dir"), std::string::npos);
+  for (const char* resume : {"on", "auto"}) {
+    config = TrainConfig{};
+    config.run.resume = resume;
+    EXPECT_NE(message_of([&] { config_validate(config); }).find("--resume: needs --checkpoint-dir"), std::string::npos)
+        << resume;
+  }
   EXPECT_NO_THROW(config_validate(TrainConfig{}));
+}
+
+// run.resume was a boolean: recipes and checkpoints that say true/false still load (true: on, false: off).
+TEST(Config, ResumeIsOnOffOrAutoAndItsOldBooleanFormStillLoads) {
+  const test::TempDir tmp;
+  TrainConfig config;
+  EXPECT_EQ(config.run.resume, "off");
+  config_load_toml(config, write_temp(tmp, "auto.toml", "[run]\nresume = \"auto\"\n"));
+  EXPECT_EQ(config.run.resume, "auto");
+  config_load_toml(config, write_temp(tmp, "true.toml", "[run]\nresume = true\n"));
+  EXPECT_EQ(config.run.resume, "on");
+  config_load_toml(config, write_temp(tmp, "false.toml", "[run]\nresume = false\n"));
+  EXPECT_EQ(config.run.resume, "off");
+  const auto msg = message_of([&] { config_load_toml(config, write_temp(tmp, "bad.toml", "[run]\nresume = \"maybe\"\n")); });
+  EXPECT_NE(msg.find("run.resume = 'maybe' is not one of: off, on, auto"), std::string::npos) << msg;
+
+  TrainConfig from_old_checkpoint;
+  config_from_json(from_old_checkpoint, R"({"run.resume": true, "run.epochs": 3})");
+  EXPECT_EQ(from_old_checkpoint.run.resume, "on");
+  EXPECT_EQ(from_old_checkpoint.run.epochs, 3);
+  config.run.resume = "auto";
+  TrainConfig round_trip;
+  config_from_json(round_trip, config_to_json(config));
+  EXPECT_EQ(round_trip.run.resume, "auto");
 }
 
 TEST(Config, JsonRoundTripKeepsEveryField) {

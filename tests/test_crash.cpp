@@ -37,10 +37,9 @@ TEST(Crash, SigkillAtRandomMomentsAlwaysLeavesAResumableCheckpoint) {
   const int trials = std::getenv("FASTLOOP_CRASH_TRIALS") ? std::atoi(std::getenv("FASTLOOP_CRASH_TRIALS")) : 4;
   std::mt19937 rng(12345);
   int kills_after_a_checkpoint = 0, kills_during_a_write = 0;
+  const fastloop::test::TempDir tmp;
   for (int trial = 0; trial < trials; ++trial) {
-    const auto dir = (fs::path(testing::TempDir()) / ("crash_" + std::to_string(trial))).string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const auto dir = tmp.sub("trial_" + std::to_string(trial));
     const auto checkpoint = dir + "/last.ckpt";
     // Kill the run after a random delay, then again while it resumes, until a run finishes.
     for (int attempt = 0; attempt < 20; ++attempt) {

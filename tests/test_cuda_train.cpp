@@ -14,8 +14,9 @@ namespace fastloop {
 namespace {
 
 TEST(CudaTrain, GraphedTrainingWithLoaderEvaluationAndResume_CUDA) {
+  const test::TempDir tmp;
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
-  const std::string dir = test::fresh_dir("cuda_train");
+  const std::string dir = tmp.sub("cuda_train");
   const std::string run = "train --device cuda --data synthetic:3x32x32:2048 --model small_cnn --batch-size 64 "
                           "--epochs 2 --workers 2 --pin-memory --cuda-graph --amp fp16 --checkpoint-dir " + dir;
   const auto first = test::cli_run(run + " --max-steps 10");
@@ -34,8 +35,9 @@ TEST(CudaTrain, GraphedTrainingWithLoaderEvaluationAndResume_CUDA) {
 // A resumed run draws the same CUDA random numbers (dropout, on-device augmentation) as the uninterrupted
 // one: the checkpoint keeps every device's generator state, as torch.cuda.get_rng_state_all() does.
 TEST(CudaTrain, CheckpointRestoresTheCudaGenerators_CUDA) {
+  const test::TempDir tmp;
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
-  const std::string path = test::fresh_dir("cuda_rng") + "/rng.ckpt";
+  const std::string path = tmp.sub("cuda_rng") + "/rng.ckpt";
   auto model = model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10));
   torch::manual_seed(7);  // seeds the CUDA generators too
   checkpoint_save(path, *model, nullptr, TrainPosition{}, "{}");

@@ -39,10 +39,6 @@ struct Result {
   std::string output;   // stdout and stderr
 };
 
-std::string temp_path(const std::string& name) {
-  return (fs::path(testing::TempDir()) / ("dist_" + std::to_string(getpid()) + "_" + name)).string();
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -51,8 +47,8 @@ std::string read_file(const std::string& path) {
 }
 
 Result run(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  static int counter = 0;
-  const std::string log = temp_path("log" + std::to_string(counter++));
+  const fastloop::test::TempDir tmp;  // the log, read back below
+  const std::string log = tmp / "log";
   Result r;
   r.code = wait_exit(spawn(args, env, log));
   r.output = read_file(log);
@@ -108,6 +104,8 @@ TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
   EXPECT_FALSE(torchrun.agent_store);
   auto elastic = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
   EXPECT_TRUE(elastic.agent_store) << "torchrun's agent hosts the store";
+  EXPECT_EQ(elastic.restart_count, 0);
+  EXPECT_EQ(from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "1"}}).restart_count, 1);
   auto slurm = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                      {"SLURM_JOB_NODELIST", "gpu[03-04]"}});
   EXPECT_EQ(slurm.source, "slurm");
@@ -122,7 +120,8 @@ TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
 }
 
 TEST(Dist, TwoRanksOfBatchBGiveTheGradientsAndParametersOfOneProcessOfBatch2B) {
-  const auto one = temp_path("one.pt"), two = temp_path("two.pt");
+  const test::TempDir tmp;
+  const auto one = tmp / "one.pt", two = tmp / "two.pt";
   // channels_last parameters and gradients; 512-byte buckets: several buckets, reduced while backward runs.
   auto single = run(helper(one, 16, 1, 1, 512, true));
   ASSERT_EQ(single.code, 0) << single.output;
@@ -133,7 +132,8 @@ TEST(Dist, TwoRanksOfBatchBGiveTheGradientsAndParametersOfOneProcessOfBatch2B) {
 }
 
 TEST(Dist, AccumulateFourReducesOncePerBucketPerOptimizerStep) {
-  const auto one = temp_path("acc_one.pt"), two = temp_path("acc_two.pt");
+  const test::TempDir tmp;
+  const auto one = tmp / "acc_one.pt", two = tmp / "acc_two.pt";
   auto single = run(helper(one, 8, 4, 3, 1024, false));
   ASSERT_EQ(single.code, 0) << single.output;
   auto ranks = run(launch(2, helper(two, 4, 4, 3, 1024, false)));
@@ -151,9 +151,8 @@ TEST(Dist, AccumulateFourReducesOncePerBucketPerOptimizerStep) {
 }
 
 TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSize) {
-  const auto dir = temp_path("ckpt"), metrics = temp_path("metrics.jsonl");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("ckpt"), metrics = tmp / "metrics.jsonl";
   std::vector<std::string> train = {"train", "--data", "synthetic:1x12x12:256", "--batch-size", "16", "--epochs", "2",
                                     "--max-steps", "6", "--accumulate", "2", "--threads", "1", "--workers", "0",
                                     "--checkpoint-dir", dir, "--metrics", metrics, "--log-every", "1",
@@ -185,7 +184,8 @@ TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSi
 
 /// Launches 2 ranks of a long training run, SIGKILLs `victim` once rank 0 has stepped, waits for the launcher.
 Result kill_rank_while_training(int victim, const std::string& device = "cpu", const std::string& timeout_s = "60") {
-  const std::string log = temp_path("kill" + std::to_string(victim) + device + ".log");
+  const fastloop::test::TempDir tmp;
+  const std::string log = tmp / "kill.log";
   const pid_t launcher = spawn(launch(2, {"train", "--data", "synthetic:1x12x12:4096", "--batch-size", "8",
                                           "--epochs", "50", "--threads", "1", "--workers", "0", "--log-every", "1",
                                           "--dist-timeout-s", timeout_s, "--device", device}),
@@ -274,7 +274,8 @@ TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {
 }
 
 TEST(Dist, BenchNprocReportsScalingAndTheShareOfCommunicationHiddenBehindBackward) {
-  const std::string prefix = temp_path("bench");
+  const test::TempDir tmp;
+  const std::string prefix = tmp / "bench";
   // Tiny buckets (10 KB): several all-reduces per step, launched while backward still runs.
   auto bench = run({FASTLOOP_CLI, "bench", "--models", "small_cnn", "--rows", "baseline,accumulate", "--nproc", "1,2",
                     "--repeat", "2", "--steps", "3", "--eval-steps", "1", "--warmup", "1", "--batch-size", "8",

@@ -65,8 +65,8 @@ TEST(DistNetns, OneRankInEachOfTwoNetworkNamespacesMatchesOneProcess) {
   TwoNodes nodes;
   if (!nodes.ok) GTEST_SKIP() << "could not create two network namespaces joined by a veth pair (ip netns / ip link)";
 
-  const std::string dir = testing::TempDir() + "/dist_netns_" + std::to_string(getpid());
-  fs::create_directories(dir);
+  const fastloop::test::TempDir tmp;
+  const std::string dir = tmp.path();
   const std::vector<std::string> args_one = {FASTLOOP_DIST_HELPER, dir + "/one.pt", "16", "1", "2", "512", "1"};
   ASSERT_EQ(wait_exit(spawn(args_one, {}, dir + "/one.log")), 0) << slurp(dir + "/one.log");
 

@@ -29,7 +29,6 @@ TrainConfig diverging_run(const std::string& dir) {
   return config;
 }
 
-using test::fresh_dir;
 
 TrainControl quiet() {
   TrainControl control;
@@ -51,7 +50,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST(Faults, NonFiniteLossStopsAtTheStepNamingTheLastGoodCheckpoint) {
-  const auto dir = fresh_dir("nan_stop");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("nan_stop");
   const std::string message = run_error(diverging_run(dir));
   ASSERT_FALSE(message.empty()) << "the diverging run finished without an error";
   EXPECT_TRUE(contains(message, "inf/nan at optimizer step")) << message;
@@ -66,7 +66,8 @@ TEST(Faults, NonFiniteLossStopsAtTheStepNamingTheLastGoodCheckpoint) {
 }
 
 TEST(Faults, NanPolicySkipEndsARunThatNeverRecoversAfterMaxSkippedSteps) {
-  auto config = diverging_run(fresh_dir("nan_skip"));
+  const test::TempDir tmp;
+  auto config = diverging_run(tmp.sub("nan_skip"));
   config.run.nan_policy = "skip";
   config.run.max_skipped_steps = 3;
   const std::string message = run_error(config);
@@ -75,7 +76,8 @@ TEST(Faults, NanPolicySkipEndsARunThatNeverRecoversAfterMaxSkippedSteps) {
 }
 
 TEST(Faults, AmpScalerSkipsThenMaxSkippedStepsEndsTheRun) {
-  auto config = diverging_run(fresh_dir("amp_skip"));
+  const test::TempDir tmp;
+  auto config = diverging_run(tmp.sub("amp_skip"));
   config.perf.amp = "fp16";
   config.run.max_skipped_steps = 4;
   const std::string message = run_error(config);
@@ -84,7 +86,8 @@ TEST(Faults, AmpScalerSkipsThenMaxSkippedStepsEndsTheRun) {
 }
 
 TEST(Faults, FiniteRunIsUnaffectedByTheNanCheck) {
-  auto config = diverging_run(fresh_dir("finite"));
+  const test::TempDir tmp;
+  auto config = diverging_run(tmp.sub("finite"));
   config.optim.lr = 0.05;
   config.run.max_steps = 5;
   const auto summary = train(config, quiet());

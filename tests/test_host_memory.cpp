@@ -17,7 +17,7 @@ namespace {
 int64_t train_run_faults(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {FASTLOOP_CLI, "train", "--data", "synthetic:1x28x28:2048", "--batch-size", "128",
                                    "--max-steps", "12", "--epochs", "1", "--threads", "1", "--workers", "0",
-                                   "--device", "cpu"};  // host memory: a CPU run
+                                   "--device", "cpu", "--perf", "manual", "--amp", "off"};  // the measured fp32 CPU run
   args.insert(args.end(), extra.begin(), extra.end());
   const pid_t pid = test::spawn(args);
   int status = 0;

@@ -27,8 +27,7 @@ namespace fs = std::filesystem;
 
 // DIR/train/{cat,dog}/ with 4 images each (8: batches of 2 or 4 divide them, so a rank's share is exact) and
 // DIR/val/ with 3 + 2 (5: two ranks evaluate 2 and 3 of them), copies of the decoder's goldens.
-std::string folder_make(const std::string& name) {
-  const std::string dir = test::fresh_dir(name);
+std::string folder_make(const std::string& dir) {
   const std::string golden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
   const std::vector<std::tuple<const char*, const char*, std::vector<const char*>>> files = {
       {"train", "cat", {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg"}},
@@ -42,9 +41,9 @@ std::string folder_make(const std::string& name) {
   return dir;
 }
 
-// The shards of folder_make(name): DIR/shards/train-000000.tar, val-000000.tar.
-std::string shards_make(const std::string& name) {
-  const std::string dir = folder_make(name);
+// The shards of folder_make(dir): DIR/shards/train-000000.tar, val-000000.tar.
+std::string shards_make(const std::string& dir) {
+  folder_make(dir);
   const auto packed = test::cli_run("pack " + dir + " " + dir + "/shards");
   EXPECT_EQ(packed.code, 0) << packed.output;
   return dir + "/shards";
@@ -61,7 +60,8 @@ std::pair<int64_t, int64_t> images_and_steps(const std::string& output) {
 const std::string kTiny = " --image-size 32 --epochs 1 --device cpu --threads 1";
 
 TEST(ImageTraining, EveryImagenetStemModelTrainsAndEvaluatesWithAmpChannelsLastAndWorkers) {
-  const std::string data = " --data imagefolder:" + folder_make("image_training_models");
+  const test::TempDir tmp;
+  const std::string data = " --data imagefolder:" + folder_make(tmp.sub("image_training_models"));
   for (const auto& model : model_names()) {
     const auto stems = model_stems(model);
     if (std::find(stems.begin(), stems.end(), "imagenet") == stems.end()) continue;  // small_cnn: cifar only
@@ -74,7 +74,8 @@ TEST(ImageTraining, EveryImagenetStemModelTrainsAndEvaluatesWithAmpChannelsLastA
 }
 
 TEST(ImageTraining, PackedShardsTrainAndEvaluateThroughTheCli) {
-  const std::string shards = shards_make("image_training_shards");
+  const test::TempDir tmp;
+  const std::string shards = shards_make(tmp.sub("image_training_shards"));
   const auto r = test::cli_run("train --data shards:" + shards + " --model mobilenet_v2 --stem imagenet --batch-size 4"
                                " --workers 2 --amp bf16 --channels-last --shuffle-buffer 4" + kTiny);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -84,8 +85,9 @@ TEST(ImageTraining, PackedShardsTrainAndEvaluateThroughTheCli) {
 // `fastloop eval --init-from` of exported weights needs the image size and normalisation they were trained
 // with: given them it equals the checkpoint's own eval (which reads them from the checkpoint's config).
 TEST(ImageTraining, EvalOfExportedWeightsWithTheTrainingImageSizeAndNormalisationEqualsTheCheckpoints) {
-  const std::string data = "imagefolder:" + folder_make("image_training_eval");
-  const std::string dir = test::fresh_dir("image_training_eval_run");
+  const test::TempDir tmp;
+  const std::string data = "imagefolder:" + folder_make(tmp.sub("image_training_eval"));
+  const std::string dir = tmp.sub("image_training_eval_run");
   const std::string norm = " --mean 0.5,0.4,0.3 --std 0.2,0.25,0.3";
   const auto trained = test::cli_run("train --data " + data + " --model resnet18 --stem imagenet --batch-size 4" + norm +
                                      " --checkpoint-dir " + dir + kTiny);
@@ -114,7 +116,8 @@ TEST(ImageTraining, EvalOfExportedWeightsWithTheTrainingImageSizeAndNormalisatio
 // all-reduce after each of those steps, and rank 0 reports the accuracy over the whole val split, each
 // image counted once (5 images, split 2 + 3).
 TEST(ImageTraining, TwoRanksTrainTheirHalfOfAFolderAndOfItsShardsAndEvaluateTheWholeValSplit) {
-  const std::string dir = folder_make("image_training_ddp");
+  const test::TempDir tmp;
+  const std::string dir = folder_make(tmp.sub("image_training_ddp"));
   const auto packed = test::cli_run("pack " + dir + " " + dir + "/shards");
   ASSERT_EQ(packed.code, 0) << packed.output;
   const std::string run = " --model resnet18 --stem imagenet --batch-size 2 --workers 1" + kTiny;
@@ -137,8 +140,9 @@ TEST(ImageTraining, TwoRanksTrainTheirHalfOfAFolderAndOfItsShardsAndEvaluateTheW
 }
 
 TEST(ImageTraining, ResNet50RecipeRunsOnAFolder) {
+  const test::TempDir tmp;
   const std::string recipe = std::string(FASTLOOP_TEST_DIR) + "/../recipes/imagefolder_resnet50.toml";
-  const auto r = test::cli_run("train --config " + recipe + " --data imagefolder:" + folder_make("image_training_recipe") +
+  const auto r = test::cli_run("train --config " + recipe + " --data imagefolder:" + folder_make(tmp.sub("image_training_recipe")) +
                                " --batch-size 4 --workers 2 --max-steps 1" + kTiny);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(images_and_steps(r.output), std::make_pair(int64_t{5}, int64_t{1})) << r.output;
@@ -153,8 +157,9 @@ TEST(ImageTraining, ResNet50RecipeRunsOnAFolder) {
 }
 
 TEST(ImageTraining, PinnedRingFp16AndChannelsLastOnAnImageFolder_CUDA) {
+  const test::TempDir tmp;
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
-  const auto r = test::cli_run("train --data imagefolder:" + folder_make("image_training_cuda") +
+  const auto r = test::cli_run("train --data imagefolder:" + folder_make(tmp.sub("image_training_cuda")) +
                                " --model resnet50 --stem imagenet --image-size 32 --batch-size 4 --workers 2 --pin-memory"
                                " --amp fp16 --channels-last --epochs 1 --device cuda");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -162,7 +167,8 @@ TEST(ImageTraining, PinnedRingFp16AndChannelsLastOnAnImageFolder_CUDA) {
 }
 
 TEST(ImageTune, TunesOnAnImageFolderAndWritesARecipeTrainRuns) {
-  const std::string dir = folder_make("image_tune");
+  const test::TempDir tmp;
+  const std::string dir = folder_make(tmp.sub("image_tune"));
   const std::string recipe = dir + "/tuned.toml";
   const auto tuned = test::cli_run("tune --data imagefolder:" + dir + " --model resnet18 --stem imagenet --batch-size 4" +
                                    kTiny + " --trials 3 --tune-warmup 1 --tune-steps 1 --out " + recipe);
@@ -190,16 +196,16 @@ const nlohmann::json* cell_of(const nlohmann::json& report, const std::string& m
   return nullptr;
 }
 
+const std::string kBenchGrid = " --image-size 32 --repeat 1 --steps 1 --eval-steps 1 --warmup 0 --batch-size 2 --device cpu";
+
 // The bench on image data: models get the imagenet stem (small_cnn its only one, cifar) at --image-size,
 // also in the ranks of a 2-rank cell (their FLOPs are rank 0's model at its data's size); data-on-device
-// is n/a with the reason; the PyTorch peer says n/a for image sources instead of failing the grid.
+// is n/a with the reason.
 TEST(ImageBench, GridRunsImagenetStemModelsAtTheImageSizeOnAFolderAndOnShards) {
-  const std::string dir = folder_make("image_bench");
-  const bool python = fs::exists(FASTLOOP_PYTHON);
-  const std::string grid = " --image-size 32 --repeat 1 --steps 1 --eval-steps 1 --warmup 0 --batch-size 2 --device cpu";
-  const auto r = test::cli_run("bench --data imagefolder:" + dir + grid + " --models resnet18 --rows baseline,data-on-device"
-                               " --nproc 1,2 --threads 2 --out " + dir + "/grid" +
-                               (python ? " --compare-python --python " FASTLOOP_PYTHON " --peer " FASTLOOP_TEST_DIR "/../tools/bench_peer.py" : ""));
+  const test::TempDir tmp;
+  const std::string dir = folder_make(tmp.sub("image_bench"));
+  const auto r = test::cli_run("bench --data imagefolder:" + dir + kBenchGrid + " --models resnet18 --rows baseline,data-on-device"
+                               " --nproc 1,2 --threads 2 --out " + dir + "/grid");
   ASSERT_EQ(r.code, 0) << r.output;
   const auto report = nlohmann::json::parse(std::ifstream(dir + "/grid.json"));
   EXPECT_EQ(report["config"]["model.stem"], "imagenet");
@@ -215,13 +221,9 @@ TEST(ImageBench, GridRunsImagenetStemModelsAtTheImageSizeOnAFolderAndOnShards) {
     const std::string device = cell_of(report, "resnet18", "data-on-device", nproc)->at("status");
     EXPECT_EQ(device.rfind("n/a: imagefolder images are decoded by the loader", 0), 0u) << device;
   }
-  if (python) {
-    const std::string peer = cell_of(report, "resnet18", "baseline", 1)->at("python_status");
-    EXPECT_EQ(peer.rfind("n/a: the peer reads in-memory data only", 0), 0u) << peer;
-  }
 
-  const std::string shards = shards_make("image_bench_shards");
-  const auto s = test::cli_run("bench --data shards:" + shards + grid + " --models small_cnn,mobilenet_v2 --rows baseline"
+  const std::string shards = shards_make(tmp.sub("image_bench_shards"));
+  const auto s = test::cli_run("bench --data shards:" + shards + kBenchGrid + " --models small_cnn,mobilenet_v2 --rows baseline"
                                " --out " + shards + "/grid");
   ASSERT_EQ(s.code, 0) << s.output;
   const auto shard_report = nlohmann::json::parse(std::ifstream(shards + "/grid.json"));
@@ -233,6 +235,23 @@ TEST(ImageBench, GridRunsImagenetStemModelsAtTheImageSizeOnAFolderAndOnShards) {
     EXPECT_EQ(cell->at("status"), "ok") << model;
     EXPECT_DOUBLE_EQ(cell->at("forward_flops").get<double>(), flops) << model;
   }
+}
+
+// The PyTorch peer says n/a for image sources instead of failing the grid.
+TEST(ImageBench, PythonPeerIsNotApplicableToAnImageFolderAndTheGridStillRuns) {
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const test::TempDir tmp;
+  const std::string dir = folder_make(tmp.sub("image_bench_peer"));
+  const auto r = test::cli_run("bench --data imagefolder:" + dir + kBenchGrid + " --models resnet18 --rows baseline --out " +
+                               dir + "/grid --compare-python --python " FASTLOOP_PYTHON " --peer " FASTLOOP_TEST_DIR
+                               "/../tools/bench_peer.py");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto report = nlohmann::json::parse(std::ifstream(dir + "/grid.json"));
+  const auto* cell = cell_of(report, "resnet18", "baseline", 1);
+  ASSERT_NE(cell, nullptr) << r.output;
+  EXPECT_EQ(cell->at("status"), "ok");
+  const std::string peer = cell->at("python_status");
+  EXPECT_EQ(peer.rfind("n/a: the peer reads in-memory data only", 0), 0u) << peer;
 }
 
 }  // namespace

@@ -29,8 +29,7 @@ void touch(const fs::path& path) {
 }
 
 // DIR/{train,val}/{cat,dog}/ with JPEGs and PNGs of every kind the decoder handles (copies of the goldens).
-std::string image_folder_make(const std::string& name, bool with_val = true) {
-  const std::string dir = test::fresh_dir(name);
+std::string image_folder_make(const std::string& dir, bool with_val = true) {
   const char* cat[] = {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg"};
   const char* dog[] = {"rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"};
   for (const char* split : {"train", "val"}) {
@@ -72,8 +71,9 @@ LoaderOptions train_options(int64_t workers) {
 }  // namespace
 
 TEST(ImageFolder, ListsClassesAndFilesAsTorchvisionDoes) {
+  const test::TempDir tmp;
   const auto golden = nlohmann::json::parse(std::ifstream(kGolden + "goldens.json"))["folder"];
-  const std::string root = test::fresh_dir("imagefolder_listing");
+  const std::string root = tmp.sub("imagefolder_listing");
   for (const auto& rel : golden["files"]) touch(fs::path(root) / rel.get<std::string>());
   const auto folder = ImageFolder::list(root);
   EXPECT_EQ(folder->classes(), golden["classes"].get<std::vector<std::string>>());
@@ -85,7 +85,8 @@ TEST(ImageFolder, ListsClassesAndFilesAsTorchvisionDoes) {
 }
 
 TEST(ImageFolder, BadFoldersAreInputErrorsNamingThePath) {
-  const std::string root = test::fresh_dir("imagefolder_bad");
+  const test::TempDir tmp;
+  const std::string root = tmp.sub("imagefolder_bad");
   EXPECT_NE(load_error("imagefolder:" + root).find(root + "/train"), std::string::npos);  // no train/
   fs::create_directories(fs::path(root) / "train");
   EXPECT_NE(load_error("imagefolder:" + root).find("no class folders"), std::string::npos);
@@ -97,7 +98,8 @@ TEST(ImageFolder, BadFoldersAreInputErrorsNamingThePath) {
 }
 
 TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
-  const std::string dir = image_folder_make("imagefolder_val");
+  const test::TempDir tmp;
+  const std::string dir = image_folder_make(tmp.sub("imagefolder_val"));
   const DatasetSplits both = data_load("imagefolder:" + dir);
   EXPECT_EQ(both.train.size(), 10); EXPECT_EQ(both.test.size(), 10); EXPECT_EQ(both.train.num_classes, 2);
   EXPECT_EQ(both.train.channels(), 3); EXPECT_EQ(both.train.height(), 224); EXPECT_EQ(both.train.width(), 224);
@@ -115,16 +117,17 @@ TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
   touch(fs::path(dir) / "val" / "zebra" / "z.jpg");
   EXPECT_NE(load_error("imagefolder:" + dir).find("class folders differ"), std::string::npos);
 
-  const DatasetSplits train_only = data_load("imagefolder:" + image_folder_make("imagefolder_noval", false));
+  const DatasetSplits train_only = data_load("imagefolder:" + image_folder_make(tmp.sub("imagefolder_noval"), false));
   EXPECT_EQ(train_only.train.size(), 10);
   EXPECT_EQ(train_only.test.size(), 0);
   EXPECT_EQ(train_only.test.channels(), 3);
 }
 
 TEST(ImageFolderLoader, BatchesAreTheSameForAnyWorkerCountDtypeAndLayout) {
+  const test::TempDir tmp;
   DataOptions options;
   options.image_size = 24;
-  const Dataset data = data_load("imagefolder:" + image_folder_make("imagefolder_workers"), options).train;
+  const Dataset data = data_load("imagefolder:" + image_folder_make(tmp.sub("imagefolder_workers")), options).train;
   const auto serial = epoch_batches(data, train_options(0));
   ASSERT_EQ(serial.size(), 4u);  // 10 images in batches of 3, the last partial
   EXPECT_EQ(serial[0].images.sizes(), (std::vector<int64_t>{3, 3, 24, 24}));
@@ -149,7 +152,8 @@ TEST(ImageFolderLoader, BatchesAreTheSameForAnyWorkerCountDtypeAndLayout) {
 }
 
 TEST(ImageFolderLoader, BadImagesStopTheRunNamingTheFileOrAreSkippedAndCounted) {
-  const std::string dir = image_folder_make("imagefolder_badimage", false);
+  const test::TempDir tmp;
+  const std::string dir = image_folder_make(tmp.sub("imagefolder_badimage"), false);
   fs::copy_file(kGolden + "truncated.jpg", fs::path(dir) / "train" / "cat" / "zz_truncated.jpg");
   fs::create_symlink(fs::path(dir) / "gone.jpg", fs::path(dir) / "train" / "dog" / "zz_gone.jpg");  // unreadable
   DataOptions options;
@@ -177,14 +181,15 @@ TEST(ImageFolderLoader, BadImagesStopTheRunNamingTheFileOrAreSkippedAndCounted) 
 }
 
 TEST(ImageFolderCli, TrainsAndEvaluatesAnImagenetStemModel) {
-  const std::string dir = image_folder_make("imagefolder_cli");
+  const test::TempDir tmp;
+  const std::string dir = image_folder_make(tmp.sub("imagefolder_cli"));
   const auto r = test::cli_run("train --data imagefolder:" + dir +
                                " --model resnet18 --stem imagenet --image-size 32 --batch-size 4 --epochs 1"
                                " --workers 2 --channels-last --amp bf16 --device cpu --threads 1 --log-every 1");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
 
-  const std::string noval = image_folder_make("imagefolder_cli_noval", false);
+  const std::string noval = image_folder_make(tmp.sub("imagefolder_cli_noval"), false);
   const auto t = test::cli_run("train --data imagefolder:" + noval +
                                " --model resnet18 --stem imagenet --image-size 32 --batch-size 4 --epochs 1 --device cpu --threads 1");
   ASSERT_EQ(t.code, 0) << t.output;

@@ -15,8 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string golden_folder(const std::string& name) {
-  const std::string dir = test::fresh_dir(name);
+std::string golden_folder(const std::string& dir) {
   const std::string golden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
   for (const char* cls : {"a", "b"}) {
     fs::create_directories(fs::path(dir) / "train" / cls);
@@ -41,7 +40,8 @@ LoaderBenchOptions tiny(const std::string& data) {
 }
 
 TEST(LoaderBenchImages, MeasuresImageFolderCellsAndSaysWhetherTheLoaderKeepsUp) {
-  const std::string dir = golden_folder("bench_images");
+  const test::TempDir tmp;
+  const std::string dir = golden_folder(tmp.sub("bench_images"));
   LoaderBenchResult r = loader_bench_run(tiny("imagefolder:" + dir));
   EXPECT_TRUE(r.encoded);
   ASSERT_EQ(r.rows.size(), 4u);  // 2 worker counts x augment off/on
@@ -56,14 +56,15 @@ TEST(LoaderBenchImages, MeasuresImageFolderCellsAndSaysWhetherTheLoaderKeepsUp) 
   EXPECT_NE(md.find("6 train images"), std::string::npos) << md;
   EXPECT_NE(md.find("Keeps up with resnet18 training at 32x32?"), std::string::npos) << md;
   EXPECT_NE(loader_bench_verdict(r).find("keep"), std::string::npos);
-  if (!fs::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   loader_bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../tools/loader_peer.py");
   for (const auto& row : r.rows) EXPECT_GT(row.pytorch_img_per_s, 0.0) << row.workers << " workers";
   EXPECT_NE(loader_bench_json(r).find("\"pytorch_cpu_us_per_img\""), std::string::npos);
 }
 
 TEST(LoaderBenchImages, MeasuresShardsButThePythonPeerReadsOnlyImageFolders) {
-  const std::string dir = golden_folder("bench_shards");
+  const test::TempDir tmp;
+  const std::string dir = golden_folder(tmp.sub("bench_shards"));
   const auto packed = test::cli_run("pack " + dir + " " + dir + "/shards");
   ASSERT_EQ(packed.code, 0) << packed.output;
   LoaderBenchOptions o = tiny("shards:" + dir + "/shards");

@@ -30,8 +30,8 @@ struct FakeFolder {
   std::map<std::string, int64_t> train, val;
 };
 
-FakeFolder fake_folder(const std::string& name, int per_class, size_t image_bytes = 300) {
-  FakeFolder f{test::fresh_dir(name), {}, {}};
+FakeFolder fake_folder(const std::string& dir, int per_class, size_t image_bytes = 300) {
+  FakeFolder f{dir, {}, {}};
   const char* classes[] = {"ant", "bee", "cat"};  // sorted: indices 0, 1, 2
   int64_t n = 0;
   for (const char* split : {"train", "val"}) {
@@ -56,7 +56,8 @@ std::map<std::string, int64_t> split_contents(const ShardImages& images) {
 }
 
 TEST(Pack, WritesShardsThatTarAndWebdatasetReadWithImageFolderLabels) {
-  const FakeFolder f = fake_folder("pack_basic", 4);
+  const test::TempDir tmp;
+  const FakeFolder f = fake_folder(tmp.sub("pack_basic"), 4);
   const std::string out = f.dir + "/shards";
   const auto r = test::cli_run("pack " + f.dir + " " + out);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -68,7 +69,7 @@ TEST(Pack, WritesShardsThatTarAndWebdatasetReadWithImageFolderLabels) {
   EXPECT_EQ(split_contents(*splits.train), f.train);
   ASSERT_TRUE(splits.val);
   EXPECT_EQ(split_contents(*splits.val), f.val);
-  if (!have_python()) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   std::map<std::string, int64_t> python;
   for (const auto& line : peer_run("webdataset " + out + "/train-000000.tar")) {
     std::string bytes;
@@ -80,7 +81,8 @@ TEST(Pack, WritesShardsThatTarAndWebdatasetReadWithImageFolderLabels) {
 }
 
 TEST(Pack, SplitsShardsAtShardMbAndShufflesTheTrainImages) {
-  const FakeFolder f = fake_folder("pack_split", 6, 300 * 1024);  // 18 train images of 300 KiB
+  const test::TempDir tmp;
+  const FakeFolder f = fake_folder(tmp.sub("pack_split"), 6, 300 * 1024);  // 18 train images of 300 KiB
   const std::string out = f.dir + "/shards";
   const auto r = test::cli_run("pack " + f.dir + " " + out + " --shard-mb 1");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -97,7 +99,8 @@ TEST(Pack, SplitsShardsAtShardMbAndShufflesTheTrainImages) {
 }
 
 TEST(Pack, BadFoldersExitTwoNamingThePath) {
-  const FakeFolder f = fake_folder("pack_bad", 2);
+  const test::TempDir tmp;
+  const FakeFolder f = fake_folder(tmp.sub("pack_bad"), 2);
   write_all(f.dir + "/train/bee/odd.bmp", "BM");  // every ImageFolder extension packs, untouched (decoded when read)
   const auto bmp = test::cli_run("pack " + f.dir + " " + f.dir + "/out");
   EXPECT_EQ(bmp.code, 0) << bmp.output;
@@ -124,7 +127,8 @@ std::vector<Batch> epoch_batches(const Dataset& data, int64_t workers) {
 }
 
 TEST(Pack, LoaderGivesTheSameBatchesInTheShardOrderForAnyWorkerCount) {
-  const std::string dir = test::fresh_dir("pack_loader");
+  const test::TempDir tmp;
+  const std::string dir = tmp.sub("pack_loader");
   const std::string golden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
   int n = 0;
   for (const char* cls : {"cat", "dog"})

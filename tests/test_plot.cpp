@@ -43,6 +43,7 @@ TEST(MetricsRead, StepAndEpochLinesParseWithNullAsNaN) {
 }
 
 TEST(MetricsRead, MalformedLinesAreInputErrorsNamingFileAndLine) {
+  const test::TempDir tmp;
   const std::string good = R"({"kind":"step","step":1,"elapsed_s":1})";
   const std::map<std::string, std::string> bad = {
       {"{\"kind\":\"step\",", "not valid JSON"},
@@ -63,7 +64,7 @@ TEST(MetricsRead, MalformedLinesAreInputErrorsNamingFileAndLine) {
     }
   }
   EXPECT_THROW(metrics_parse("\n\n", "empty.jsonl"), InputError);
-  EXPECT_THROW(metrics_read(test::fresh_dir("plot_missing") + "/none.jsonl"), InputError);
+  EXPECT_THROW(metrics_read(tmp.sub("plot_missing") + "/none.jsonl"), InputError);
 }
 
 TEST(MetricsRead, AResumedRunsLinesContinueTheCurve) {
@@ -92,7 +93,8 @@ std::string metrics_of_run(const std::string& dir, const std::string& name, doub
 }
 
 TEST(Plot, CommandDrawsTwoRunsAndRefusesMalformedFiles) {
-  const std::string dir = test::fresh_dir("plot_cli");
+  const test::TempDir tmp;
+  const std::string dir = tmp.sub("plot_cli");
   const std::string a = metrics_of_run(dir, "a.jsonl", 0.05), b = metrics_of_run(dir, "b.jsonl", 0.1);
   const MetricsRun run = metrics_read(a);
   EXPECT_EQ(run.steps.size(), 8u);
@@ -127,6 +129,7 @@ MetricsRun synthetic_run(const std::string& name, double scale) {
 }
 
 TEST(Plot, CurvesRenderInHeadlessChromium) {
+  const test::TempDir tmp;
   const auto which = test::shell_run("command -v chromium || command -v chromium-browser || command -v google-chrome");
   std::string chromium = which.output.substr(0, which.output.find('\n'));
   if (which.code != 0 || chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
@@ -148,7 +151,7 @@ document.querySelectorAll('svg.chart').forEach(function (svg) {
 document.getElementById('probe').textContent = out.join(';');
 </script>)";
   html.insert(html.rfind("</body>"), probe);
-  const std::string dir = test::fresh_dir("plot_chromium");
+  const std::string dir = tmp.sub("plot_chromium");
   std::ofstream(dir + "/curves.html") << html;
   const auto dom = test::shell_run("timeout 120 '" + chromium + "' --headless --no-sandbox --disable-gpu --user-data-dir='" +
                                    dir + "/profile' --dump-dom 'file://" + dir + "/curves.html' 2>/dev/null");

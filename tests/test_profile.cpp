@@ -47,7 +47,8 @@ TrainSummary profiled_run(const std::string& path, const std::string& steps, con
 }
 
 TEST(Profile, TraceOfStepsIsChromeJsonWithOperatorsShapesAndStepMarks) {
-  const std::string path = test::fresh_dir("profile") + "/trace.json";
+  const test::TempDir tmp;
+  const std::string path = tmp.sub("profile") + "/trace.json";
   profiled_run(path, "2:4");
   const Trace trace = trace_read(path);
   for (const char* op : {"aten::convolution", "aten::addmm", "aten::convolution_backward"})
@@ -60,6 +61,7 @@ TEST(Profile, TraceOfStepsIsChromeJsonWithOperatorsShapesAndStepMarks) {
 }
 
 TEST(Profile, StepsParseAndBadRangesAreInputErrorsBeforeAnyWork) {
+  const test::TempDir tmp;
   const ProfileSteps steps = profile_steps_parse("3:5");
   EXPECT_EQ(steps.first, 3);
   EXPECT_EQ(steps.end, 5);
@@ -69,7 +71,7 @@ TEST(Profile, StepsParseAndBadRangesAreInputErrorsBeforeAnyWork) {
   config.run.profile_steps = "4:2";
   EXPECT_THROW(config_validate(config), InputError);
   // A range past the run's 16 steps is refused up front, and nothing is written.
-  const std::string path = test::fresh_dir("profile_late") + "/trace.json";
+  const std::string path = tmp.sub("profile_late") + "/trace.json";
   try {
     profiled_run(path, "20:22");
     ADD_FAILURE() << "no InputError for steps past the run";
@@ -80,7 +82,8 @@ TEST(Profile, StepsParseAndBadRangesAreInputErrorsBeforeAnyWork) {
 }
 
 TEST(Profile, ARangePastTheLastStepKeepsWhatWasRecorded) {
-  const std::string path = test::fresh_dir("profile_end") + "/trace.json";
+  const test::TempDir tmp;
+  const std::string path = tmp.sub("profile_end") + "/trace.json";
   profiled_run(path, "15:40");
   const Trace trace = trace_read(path);
   EXPECT_TRUE(trace.names.count("ProfilerStep#15"));
@@ -88,8 +91,9 @@ TEST(Profile, ARangePastTheLastStepKeepsWhatWasRecorded) {
 }
 
 TEST(Profile, CudaTraceHasGpuKernels_CUDA) {
+  const test::TempDir tmp;
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
-  const std::string path = test::fresh_dir("profile_cuda") + "/trace.json";
+  const std::string path = tmp.sub("profile_cuda") + "/trace.json";
   profiled_run(path, "2:4", "cuda");
   const Trace trace = trace_read(path);
   EXPECT_TRUE(trace.names.count("aten::convolution"));

@@ -21,12 +21,6 @@ using namespace fastloop;
 
 namespace {
 
-std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / ("fastloop_python_peer_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 BenchOptions tiny_options() {
   BenchOptions o;
   o.models = {"small_cnn"};
@@ -104,7 +98,8 @@ TEST(BenchPythonPeer, CellRunAlternatesItsRepetitionsWithThePeers) {
 }
 
 TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
-  const auto dir = temp_dir();
+  const fastloop::test::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   PythonPeer peer("/bin/sh", stand_in_peer(dir), tiny_options(), "cpu", 1);
   EXPECT_EQ(peer.torch_version(), "9.9.9");
   PeerCell cell(peer, "small_cnn", "baseline");
@@ -135,7 +130,6 @@ TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
   after.train_begin(), after.train_rep();
   EXPECT_EQ(after.status(), "ok");
   EXPECT_EQ(after.train_reps().size(), 1u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(BenchPythonPeer, APeerThatCannotStartNamesTheCommand) {
@@ -150,7 +144,7 @@ TEST(BenchPythonPeer, APeerThatCannotStartNamesTheCommand) {
 }
 
 TEST(BenchPythonPeer, BenchPeerScriptRunsATinyGridInterleavedWithFastloop) {
-  if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   BenchOptions o = tiny_options();
   o.rows = {"baseline", "no-grad", "cuda-graph"};
   o.compare_python = true;

@@ -273,7 +273,8 @@ TEST(RecipeMixup, DrawsAreDeterministicPerStepAndBetaDistributed) {
 // ---- best-k checkpoints ----
 
 TEST(RecipeBest, KeepsTheKBestAndFindsThemAgainAfterARestart) {
-  const auto dir = test::fresh_dir("keep_best");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("keep_best");
   auto touch = [](const std::string& path) { std::ofstream(path) << "x"; };
   touch(dir + "/best-epoch9-acc99.00.ckpt");  // an earlier run's: a new run replaces it
   {
@@ -319,7 +320,8 @@ std::vector<at::Tensor> ema_state(const std::string& checkpoint) {
 }  // namespace
 
 TEST(RecipeResume, EveryFeatureOnStoppedAndResumedRunEndsBitwiseEqualIncludingTheEma) {
-  const auto straight_dir = test::fresh_dir("recipe_straight"), resumed_dir = test::fresh_dir("recipe_resumed");
+  const test::TempDir tmp;
+  const auto straight_dir = tmp.sub("recipe_straight"), resumed_dir = tmp.sub("recipe_resumed");
   TrainControl quiet;
   quiet.progress = false;
   const auto straight = train(recipe_run(straight_dir), quiet);
@@ -329,7 +331,7 @@ TEST(RecipeResume, EveryFeatureOnStoppedAndResumedRunEndsBitwiseEqualIncludingTh
   stopping.should_stop = [](const TrainPosition& p) { return p.step == 9; };
   ASSERT_TRUE(train(recipe_run(resumed_dir), stopping).stopped);
   auto config = recipe_run(resumed_dir);
-  config.run.resume = true;
+  config.run.resume = "on";
   const auto resumed = train(config, quiet);
   EXPECT_EQ(resumed.test.accuracy, straight.test.accuracy);
   EXPECT_EQ(resumed.test.loss, straight.test.loss);
@@ -339,7 +341,8 @@ TEST(RecipeResume, EveryFeatureOnStoppedAndResumedRunEndsBitwiseEqualIncludingTh
 }
 
 TEST(RecipeCli, ExportEmaKeepBestAndExpectTestAcc) {
-  const auto dir = test::fresh_dir("recipe_cli");
+  const test::TempDir tmp;
+  const auto dir = tmp.sub("recipe_cli");
   const std::string common = "train --data synthetic:1x12x12:192 --batch-size 32 --device cpu --threads 1 --epochs 3 "
                              "--checkpoint-dir " + dir + " --keep-best 2 --ema-decay 0.9";
   const auto ok = test::cli_run(common + " --expect-test-acc 0.01");
@@ -363,7 +366,7 @@ TEST(RecipeCli, ExportEmaKeepBestAndExpectTestAcc) {
   EXPECT_EQ(failed.code, 3) << failed.output;
   EXPECT_NE(failed.output.find("below --expect-test-acc 90.00%"), std::string::npos) << failed.output;
 
-  const auto no_ema_dir = test::fresh_dir("recipe_cli_no_ema");
+  const auto no_ema_dir = tmp.sub("recipe_cli_no_ema");
   ASSERT_EQ(test::cli_run("train --data synthetic:1x12x12:64 --batch-size 32 --device cpu --threads 1 --epochs 1 "
                           "--checkpoint-dir " + no_ema_dir).code, 0);
   const auto missing = test::cli_run("export --ema --checkpoint " + no_ema_dir + "/last.ckpt --out " + no_ema_dir + "/e.safetensors");

@@ -24,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_path(const std::string& name) { return (fs::path(testing::TempDir()) / name).string(); }
-
 /// A file image from a header object and data bytes; the length field may be overridden.
 std::vector<uint8_t> image(const nlohmann::json& header, size_t data_bytes, int64_t length = -1) {
   const std::string text = header.dump();
@@ -68,15 +66,12 @@ at::Tensor logits_of(Classifier& model, const at::Tensor& input) {
   return model->forward(input);
 }
 
-#define SKIP_WITHOUT_PYTHON()                                                                    \
-  if (!fs::exists(FASTLOOP_PYTHON))                                                              \
-    GTEST_SKIP() << "no Python at FASTLOOP_PYTHON=" FASTLOOP_PYTHON " (run scripts/setup.sh for the venv)"
-
 }  // namespace
 
 using test::cli_run;
 
 TEST(Safetensors, WriteThenReadKeepsNamesDtypesShapesBytesAndMetadata) {
+  const test::TempDir tmp;
   const NamedTensors tensors = {{"f64", torch::randn({2, 3}, torch::kDouble)},
                                 {"f32", torch::randn({4}).t()},
                                 {"f16", torch::randn({3, 1}).to(torch::kHalf)},
@@ -88,7 +83,7 @@ TEST(Safetensors, WriteThenReadKeepsNamesDtypesShapesBytesAndMetadata) {
                                 {"u8", torch::empty({0, 4}, torch::kByte)},
                                 {"bool", torch::tensor({true, false})},
                                 {"scalar", torch::tensor(3.5)}};
-  const std::string path = temp_path("roundtrip.safetensors");
+  const std::string path = tmp / "roundtrip.safetensors";
   safetensors_write(path, tensors, {{"fastloop_version", "x"}, {"note", "é"}});
   const SafetensorsFile file = safetensors_read(path);
   const uint64_t header_len = *reinterpret_cast<const uint64_t*>(file.bytes.data());
@@ -208,7 +203,8 @@ TEST(Safetensors, FoldBnDropsBatchNormsAndGivesConvsBiases) {
 }
 
 TEST(Safetensors, CppExportLoadsStrictlyIntoThePyTorchReferenceWithEqualLogits) {
-  SKIP_WITHOUT_PYTHON();
+  const test::TempDir tmp;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   at::set_num_threads(1);
   torch::manual_seed(3);
   auto model = resnet18_cifar();
@@ -220,11 +216,11 @@ TEST(Safetensors, CppExportLoadsStrictlyIntoThePyTorchReferenceWithEqualLogits) 
   }
   const at::Tensor input = torch::randn({2, 3, 32, 32});
   const at::Tensor logits = logits_of(model, input);
-  const std::string io = temp_path("cpp_io.safetensors");
+  const std::string io = tmp / "cpp_io.safetensors";
   safetensors_write(io, {{"input", input}, {"logits", logits}}, {});
   for (bool fold : {false, true}) {
     SCOPED_TRACE(fold ? "fold_bn" : "plain");
-    const std::string weights = temp_path(fold ? "cpp_folded.safetensors" : "cpp.safetensors");
+    const std::string weights = tmp / (fold ? "cpp_folded.safetensors" : "cpp.safetensors");
     safetensors_write(weights, model_state_export(*model, fold), {{"format", "pt"}});
     std::string output;
     const auto result = python("check " + weights + " " + io + (fold ? " --fold-bn" : ""), output);
@@ -236,9 +232,10 @@ TEST(Safetensors, CppExportLoadsStrictlyIntoThePyTorchReferenceWithEqualLogits) 
 }
 
 TEST(Safetensors, PyTorchSavedWeightsLoadStrictlyWithEqualLogits) {
-  SKIP_WITHOUT_PYTHON();
+  const test::TempDir tmp;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   at::set_num_threads(1);
-  const std::string weights = temp_path("py.safetensors"), io = temp_path("py_io.safetensors");
+  const std::string weights = tmp / "py.safetensors", io = tmp / "py_io.safetensors";
   std::string output;
   ASSERT_FALSE(python("make " + weights + " " + io, output).is_null()) << output;
   auto model = resnet18_cifar();
@@ -255,9 +252,8 @@ TEST(Safetensors, PyTorchSavedWeightsLoadStrictlyWithEqualLogits) {
 }
 
 TEST(Safetensors, CliExportsACheckpointThatEvalAndTrainStartFrom) {
-  const std::string dir = temp_path("st_cli");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const test::TempDir tmp;
+  const std::string dir = tmp.path();
   TrainConfig config = test::tiny_config(64, 32);
   config.run.checkpoint_dir = dir;
   TrainControl quiet;

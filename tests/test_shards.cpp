@@ -185,7 +185,7 @@ TEST(ShardsLoad, BadDirectoriesAndMalformedShardsAreInputErrorsWithThePath) {
 }
 
 TEST(ShardsLoad, WebdatasetReadsTheSameSamplesLabelsAndBytes) {
-  if (!have_python()) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   TempDir dir;
   write_shard(dir / "train-000000.tar", fake_samples(0, 6));
   write_shard(dir / "train-000001.tar", fake_samples(6, 5));
@@ -200,7 +200,7 @@ TEST(ShardsLoad, WebdatasetReadsTheSameSamplesLabelsAndBytes) {
 }
 
 TEST(ShardsLoad, ShardsWrittenByPythonTarfileReadBackIdentically) {
-  if (!have_python()) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   TempDir dir;
   const auto samples = fake_samples(0, 7);
   std::filesystem::create_directories(dir / "src/sub");

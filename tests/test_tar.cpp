@@ -68,7 +68,7 @@ TEST(TarWriter, GnuTarAndPythonTarfileReadItsArchives) {
   EXPECT_EQ(tar.output, "000000.jpg\n000000.cls\n" + long_name + "\n");
   const auto extract = test::shell_run("cd " + dir.path() + " && tar xf w.tar");
   EXPECT_EQ(read_all(dir / "000000.jpg"), fake_image(0)) << extract.output;
-  if (!have_python()) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   const auto lines = peer_run("tarfile " + dir / "w.tar");
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2]["name"], long_name);
@@ -85,7 +85,7 @@ TEST(TarWriter, RefusesANameThatNoUstarHeaderHolds) {
 }
 
 TEST(TarReader, ReadsPythonTarfileArchivesInUstarGnuAndPaxFormatsIdentically) {
-  if (!have_python()) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
+  FASTLOOP_SKIP_WITHOUT_VENV();
   TempDir dir;
   const std::string long_dir = std::string(140, 'k'), long_name = long_dir + "/" + std::string(130, 'n') + ".png";
   std::filesystem::create_directories(dir / ("src/" + long_dir));

@@ -64,7 +64,8 @@ TEST(TensorBoard, ScalarEventHasProtobufsBytes) {
 }
 
 TEST(TensorBoard, EachStartWritesANewFileAndABadFolderIsAnInputError) {
-  const std::string dir = test::fresh_dir("tb_files");
+  const test::TempDir tmp;
+  const std::string dir = tmp.sub("tb_files");
   const std::string first = TensorBoardWriter(dir + "/run", 0).path();
   const std::string second = TensorBoardWriter(dir + "/run", 0).path();
   EXPECT_NE(first, second);
@@ -74,8 +75,9 @@ TEST(TensorBoard, EachStartWritesANewFileAndABadFolderIsAnInputError) {
 }
 
 TEST(TensorBoard, TrainingRunIsReadBackByTensorBoardsReader) {
-  if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
-  const std::string dir = test::fresh_dir("tb_train");
+  const test::TempDir tmp;
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const std::string dir = tmp.sub("tb_train");
   TrainConfig config = test::tiny_config(512, 32);  // 16 steps an epoch
   config.run.epochs = 2;
   config.run.log_every = 4;
@@ -106,8 +108,9 @@ TEST(TensorBoard, TrainingRunIsReadBackByTensorBoardsReader) {
 }
 
 TEST(TensorBoard, LossScaleIsLoggedWhenAScalerRuns) {
-  if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
-  const std::string dir = test::fresh_dir("tb_scale");
+  const test::TempDir tmp;
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const std::string dir = tmp.sub("tb_scale");
   {
     TensorBoardLog log(dir, 0);
     StepReport report;
@@ -123,9 +126,10 @@ TEST(TensorBoard, LossScaleIsLoggedWhenAScalerRuns) {
 }
 
 TEST(TensorBoard, Fp16RunLogsItsLossScale_CUDA) {
+  const test::TempDir tmp;
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
-  if (!std::filesystem::exists(FASTLOOP_PYTHON)) GTEST_SKIP() << "no project venv at " << FASTLOOP_PYTHON;
-  const std::string dir = test::fresh_dir("tb_fp16");
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const std::string dir = tmp.sub("tb_fp16");
   TrainConfig config = test::tiny_config(512, 32);
   config.perf.device = "cuda";
   config.perf.amp = "fp16";

@@ -179,7 +179,8 @@ TEST(TorchScript, AutocastBf16RunsTheScriptedGraphInBf16) {
 }
 
 TEST(TorchScript, BadFilesAndModulesAreInputErrorsNamingTheFile) {
-  const std::string text_file = test::fresh_dir("ts_bad") + "/not_an_archive.pt";
+  const test::TempDir tmp;
+  const std::string text_file = tmp.sub("ts_bad") + "/not_an_archive.pt";
   std::ofstream(text_file) << "not a zip archive";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"torchscript:" + kTorchScriptDir + "missing.pt", "does not exist"},
@@ -213,7 +214,8 @@ TEST(TorchScript, CliRefusesBadModulesAndFoldBnBeforeTrainingWithExitTwo) {
 }
 
 TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNames) {
-  const auto straight_dir = test::fresh_dir("ts_straight"), resumed_dir = test::fresh_dir("ts_resumed");
+  const test::TempDir tmp;
+  const auto straight_dir = tmp.sub("ts_straight"), resumed_dir = tmp.sub("ts_resumed");
   auto config_in = [&](const std::string& dir) {
     TrainConfig config = script_config("efficientnet", 96);
     config.run.epochs = 2;
@@ -232,7 +234,7 @@ TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNam
   stopping.should_stop = [](const TrainPosition& p) { return p.step == 3; };
   ASSERT_TRUE(train(config_in(resumed_dir), stopping).stopped);
   auto config = config_in(resumed_dir);
-  config.run.resume = true;
+  config.run.resume = "on";
   auto resumed = train(config, quiet);
   EXPECT_EQ(resumed.position.step, straight.position.step);
   auto restored = [&](const std::string& dir) {
@@ -244,22 +246,34 @@ TEST(TorchScript, TrainsWithTechniquesResumesBitwiseAndExportsItsOwnStateDictNam
   for (const auto& item : a->named_parameters()) EXPECT_TRUE(item.value().equal(b->named_parameters()[item.key()])) << item.key();
   for (const auto& item : a->named_buffers()) EXPECT_TRUE(item.value().equal(b->named_buffers()[item.key()])) << item.key();
 
-  // export: the module's own state_dict names; PyTorch loads them strictly into the scripted module
+  // export: the module's own state_dict names (PyTorch loads them: the test below); --init-from that
+  // file: every tensor loaded by name
   const std::string out = straight_dir + "/model.safetensors";
   auto exported = test::cli_run("export --checkpoint " + checkpoint_path_in(straight_dir) + " --out " + out);
   ASSERT_EQ(exported.code, 0) << exported.output;
-  const std::string python = FASTLOOP_PYTHON;
-  if (fs::exists(python)) {
-    const std::string module = kTorchScriptDir + "efficientnet.pt";
-    auto loaded = test::shell_run(python + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" + module +
-                                  "'); m.load_state_dict(s.load_file('" + out + "'), strict=True); print('ok')\"");
-    EXPECT_EQ(loaded.code, 0) << loaded.output;
-  }
-  // --init-from that file: every tensor loaded by name
   auto init = script_config("efficientnet");
   init.run.init_from = out;
   init.run.max_steps = 1;
   EXPECT_NO_THROW(train(init, quiet));
+}
+
+TEST(TorchScript, ExportedWeightsLoadStrictlyIntoTheScriptedModuleInPyTorch) {
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const test::TempDir tmp;
+  TrainConfig config = script_config("efficientnet");
+  config.run.max_steps = 1;
+  config.run.checkpoint_dir = tmp.path();
+  TrainControl quiet;
+  quiet.progress = false;
+  train(config, quiet);
+  const std::string out = tmp / "model.safetensors";
+  auto exported = test::cli_run("export --checkpoint " + checkpoint_path_in(tmp.path()) + " --out " + out);
+  ASSERT_EQ(exported.code, 0) << exported.output;
+  const std::string module = kTorchScriptDir + "efficientnet.pt";
+  auto loaded = test::shell_run(std::string(FASTLOOP_PYTHON) + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" +
+                                module + "'); m.load_state_dict(s.load_file('" + out + "'), strict=True); print('ok')\"");
+  EXPECT_EQ(loaded.code, 0) << loaded.output;
+  EXPECT_NE(loaded.output.find("ok"), std::string::npos) << loaded.output;
 }
 
 namespace {

@@ -159,8 +159,8 @@ TEST(Tune, RecipeRoundTripsThroughTomlAndTrainAcceptsIt) {
   config.perf.amp = "bf16";
   config.optim.lr = 0.0125;
   config.run.init_skip = "^fc\\.\"quoted\"";
-  const auto dir = fs::path(testing::TempDir()) / "tune_recipe";
-  fs::create_directories(dir);
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   {
     std::ofstream(dir / "roundtrip.toml") << config_to_toml(config, {{"perf.amp", "a comment"}});
   }

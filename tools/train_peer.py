@@ -49,6 +49,7 @@ def main():
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=5e-4)
+    p.add_argument("--label-smoothing", type=float, default=0.0)
     p.add_argument("--pct-start", type=float, default=0.25)
     p.add_argument("--crop-pad", type=int, default=2)
     p.add_argument("--no-flip", action="store_true")
@@ -84,7 +85,8 @@ def main():
         start = time.perf_counter()
         for x, y in batches(train_images, train_labels, a.batch_size, a.crop_pad, not a.no_flip, generator):
             with autocast():
-                loss = F.cross_entropy(model(x.contiguous(memory_format=memory_format)), y)
+                loss = F.cross_entropy(model(x.contiguous(memory_format=memory_format)), y,
+                                       label_smoothing=a.label_smoothing)
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)

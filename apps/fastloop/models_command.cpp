@@ -11,6 +11,9 @@
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"
 
+#include "fastloop/core/text.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -55,6 +58,12 @@ Subcommand models_command(CLI::App& root) {
                         flags->stem.c_str(), static_cast<long long>(flags->in_channels),
                         static_cast<long long>(flags->num_classes));
             for (const auto& name : model_names()) {
+              const auto stems = model_stems(name);
+              if (std::find(stems.begin(), stems.end(), flags->stem) == stems.end()) {  // small_cnn: cifar only
+                std::printf("%-14s %14s   (no %s stem; it has: %s)\n", name.c_str(), "-", flags->stem.c_str(),
+                            join(stems).c_str());
+                continue;
+              }
               auto model = model_make(
                   ModelOptions(name).stem(flags->stem).in_channels(flags->in_channels).num_classes(flags->num_classes));
               std::printf("%-14s %14lld\n", name.c_str(), static_cast<long long>(parameter_count(*model)));

@@ -65,21 +65,24 @@ std::string memory_peak_kind(c10::Device device) {
   return device.is_cuda() ? "cuda_max_allocated" : "process_peak_rss";
 }
 
-GemmPeak device_gemm_peak(c10::Device device) {
+GemmPeak device_gemm_peak(c10::Device device, c10::ScalarType dtype) {
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kBFloat16 || (dtype == at::kHalf && device.is_cuda()),
+              "device_gemm_peak: float32, bf16 (or fp16 on CUDA), not ", dtype);
+  const std::string name = dtype == at::kFloat ? "float32" : dtype == at::kBFloat16 ? "bf16" : "fp16";
   GemmPeak peak;
   if (device.is_cpu()) {
     constexpr int64_t n = 1024;
-    peak.gflops = cpu_gemm_gflops(n);
-    peak.method = "float32 1024x1024x1024 matmul on the CPU, median of a few, " +
+    peak.gflops = cpu_gemm_gflops(n, dtype == at::kBFloat16);
+    peak.method = name + " 1024x1024x1024 matmul on the CPU, median of a few, " +
                   std::to_string(at::get_num_threads()) + " threads";
     return peak;
   }
-  // float32 with TF32 off: the precision of the baseline row. AMP rows can exceed 100% of it.
+  // float32 with TF32 off: the precision of the baseline row; AMP rows divide by their own dtype's rate.
   const bool tf32 = at::globalContext().allowTF32CuBLAS();
   at::globalContext().setAllowTF32CuBLAS(false);
   constexpr int64_t n = 8192;
-  const auto a = at::randn({n, n}, at::TensorOptions(device));
-  const auto b = at::randn({n, n}, at::TensorOptions(device));
+  const auto a = at::randn({n, n}, at::TensorOptions(device).dtype(dtype));
+  const auto b = at::randn({n, n}, at::TensorOptions(device).dtype(dtype));
   std::vector<double> rates;
   for (int i = 0; i < 6; ++i) {
     device_synchronize(device);
@@ -92,7 +95,8 @@ GemmPeak device_gemm_peak(c10::Device device) {
   at::globalContext().setAllowTF32CuBLAS(tf32);
   std::sort(rates.begin(), rates.end());
   peak.gflops = rates[rates.size() / 2];
-  peak.method = "float32 8192x8192x8192 matmul on " + gpu_name(device) + ", TF32 off, median of 5";
+  peak.method = name + " 8192x8192x8192 matmul on " + gpu_name(device) + (dtype == at::kFloat ? ", TF32 off" : "") +
+                ", median of 5";
   return peak;
 }
 

@@ -1,9 +1,10 @@
 // What the bench reads from the device it measures on: peak memory over a window (CUDA's max allocated,
-// or the process's peak RSS on the CPU), a sync point for the time split, the float32 GEMM peak that model
-// FLOP utilization divides by, and the header facts (GPU, driver, commit, load).
+// or the process's peak RSS on the CPU), a sync point for the time split, the GEMM peaks (float32, bf16,
+// fp16) that model FLOP utilization divides by, and the header facts (GPU, driver, commit, load).
 #pragma once
 
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 #include <string>
 
@@ -22,12 +23,13 @@ double memory_peak_bytes(c10::Device device);
 /// "cuda_max_allocated" or "process_peak_rss".
 std::string memory_peak_kind(c10::Device device);
 
-/// float32 GEMM rate of the device in GFLOP/s (TF32 off on CUDA), and how it was measured.
+/// GEMM rate of the device in GFLOP/s in `dtype` (float32 with TF32 off on CUDA; bf16; fp16 on CUDA), and how
+/// it was measured. A cell's model FLOP utilization divides by the rate of the dtype it computes in.
 struct GemmPeak {
   double gflops = 0.0;
   std::string method;
 };
-GemmPeak device_gemm_peak(c10::Device device);
+GemmPeak device_gemm_peak(c10::Device device, c10::ScalarType dtype = c10::kFloat);
 
 /// GPU name and "driver X, runtime Y"; empty strings for the CPU or a build without CUDA.
 std::string gpu_name(c10::Device device);

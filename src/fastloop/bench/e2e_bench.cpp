@@ -27,7 +27,6 @@ void peer_check(const TrainConfig& c) {
   refuse(c.schedule.name != "onecycle", "with the one-cycle schedule only (--schedule onecycle)");
   refuse(c.perf.amp == "fp16", "on the CPU: --amp off or bf16");
   refuse(c.perf.accumulate != 1, "without accumulation (--accumulate 1)");
-  refuse(c.optim.label_smoothing != 0.0, "without label smoothing");
   refuse(c.data.source.rfind("cifar10", 0) != 0 && c.data.source.rfind("mnist", 0) != 0 &&
              c.data.source.rfind("fashion-mnist", 0) != 0 && c.data.source.rfind("synthetic", 0) != 0,
          "on fashion-mnist, mnist, cifar10 or synthetic data");
@@ -68,7 +67,7 @@ std::string e2e_peer_command(const E2eBenchOptions& options) {
   command << shell_quote(options.python) << ' ' << shell_quote(options.peer) << " --data " << shell_quote(c.data.source)
           << " --model " << shell_quote(c.model.name) << " --epochs " << c.run.epochs << " --batch-size "
           << c.data.batch_size << " --lr " << c.optim.lr << " --momentum " << c.optim.momentum << " --weight-decay "
-          << c.optim.weight_decay << " --pct-start " << c.schedule.pct_start << " --crop-pad "
+          << c.optim.weight_decay << " --label-smoothing " << c.optim.label_smoothing << " --pct-start " << c.schedule.pct_start << " --crop-pad "
           << (c.data.augment ? c.data.crop_pad : 0) << " --amp " << c.perf.amp << " --threads " << c.run.threads
           << " --max-steps " << c.run.max_steps;
   if (!c.data.augment || !c.data.flip) command << " --no-flip";

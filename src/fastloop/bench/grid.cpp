@@ -103,6 +103,8 @@ BenchEnvironment environment_detect(c10::Device device) {
   const GemmPeak peak = device_gemm_peak(device);
   env.peak_gemm_gflops = peak.gflops;
   env.peak_gemm_method = peak.method;
+  env.peak_gemm_bf16_gflops = device_gemm_peak(device, at::kBFloat16).gflops;
+  if (device.is_cuda()) env.peak_gemm_fp16_gflops = device_gemm_peak(device, at::kHalf).gflops;
   env.date = utc_now();
   env.load_average = "start " + load_average();
   return env;
@@ -134,7 +136,7 @@ void cell_fill(BenchCell& cell, const CellPlan& plan, const CellTimes& times, co
   cell.peak_memory_bytes = plan.train ? times.train_peak_bytes : times.eval_peak_bytes;
   cell.eval_peak_memory_bytes = times.eval_peak_bytes;
   cell.forward_flops = times.forward_flops;
-  const double peak_flops = result.environment.peak_gemm_gflops * 1e9;
+  const double peak_flops = peak_gemm_gflops_for(result.environment, plan.config.perf.amp) * 1e9;
   if (peak_flops > 0) cell.mfu = cell.forward_flops * 3.0 * cell.train_img_per_s / peak_flops;
 }
 
@@ -296,6 +298,12 @@ BenchResult bench_run(const BenchOptions& options) {
   result.environment.load_average += ", end " + load_average();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - grid_start).count();
   return result;
+}
+
+double peak_gemm_gflops_for(const BenchEnvironment& environment, const std::string& amp) {
+  if (amp == "bf16") return environment.peak_gemm_bf16_gflops;
+  if (amp == "fp16") return environment.peak_gemm_fp16_gflops;
+  return environment.peak_gemm_gflops;
 }
 
 } // namespace fastloop

@@ -75,7 +75,8 @@ struct BenchCell {
   std::string peak_memory_kind;       // "cuda_max_allocated" | "process_peak_rss"
   double eval_peak_memory_bytes = 0.0;  // the same measure over the evaluation alone (reset before it)
   double forward_flops = 0.0;         // multiply-adds × 2 of one image's forward pass
-  double mfu = 0.0;                   // forward_flops × 3 (fwd + bwd) × train img/s ÷ peak GEMM FLOP/s
+  double mfu = 0.0;                   // forward_flops × 3 (fwd + bwd) × train img/s ÷ peak GEMM FLOP/s in the
+                                      // cell's compute dtype (float32, or its --amp dtype); 0: that peak unknown
   // Multi-rank cells (nproc > 1):
   int64_t buckets = 0;                // DDP gradient buckets
   double allreduces_per_step = 0.0;   // bucket all-reduces per optimizer step (accumulation reduces once per step)
@@ -113,11 +114,17 @@ struct BenchEnvironment {
   std::string commit;                 // fastloop git commit
   double peak_gemm_gflops = 0.0;      // measured at start on the bench device (float32)
   std::string peak_gemm_method;       // how, e.g. "float32 1024x1024x1024 matmul, median of 5, 2 threads"
+  double peak_gemm_bf16_gflops = 0.0; // the same in bf16, for bf16 autocast cells
+  double peak_gemm_fp16_gflops = 0.0; // the same in fp16 (CUDA only; 0: not measured)
   std::string load_average;           // /proc/loadavg (1, 5, 15 min) at the start and the end: other work on the machine
   std::string pytorch_version;        // the peer's torch; "" when not compared
   std::string command;                // the command line that produced the result
   std::string date;                   // UTC, ISO 8601
 };
+
+/// The peak GEMM rate a cell computing under `amp` (off | bf16 | fp16) is measured against, GFLOP/s; 0 when
+/// that dtype's rate was not measured (the cell then shows no MFU rather than one against float32).
+double peak_gemm_gflops_for(const BenchEnvironment& environment, const std::string& amp);
 
 struct BenchResult {
   BenchOptions options;

@@ -47,7 +47,10 @@ std::string csv_value(const BenchValue& value) {
     std::string operator()(const std::string& v) const { return csv_field(v); }
     std::string operator()(const std::vector<double>& v) const {  // one field: ';' needs no quoting
       std::string out;
-      for (size_t i = 0; i < v.size(); ++i) out += (i ? ";" : "") + csv_number(v[i]);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ';';
+        out += csv_number(v[i]);
+      }
       return out;
     }
   };
@@ -120,7 +123,8 @@ std::string bench_json(const BenchResult& result) {
   out["environment"] = {{"cpu_model", e.cpu_model}, {"cores", e.cores}, {"threads", e.threads}, {"gpu", e.gpu},
                         {"gpu_driver", e.gpu_driver}, {"device", e.device}, {"libtorch_version", e.libtorch_version},
                         {"blas", e.blas}, {"commit", e.commit}, {"peak_gemm_gflops", e.peak_gemm_gflops},
-                        {"peak_gemm_method", e.peak_gemm_method}, {"load_average", e.load_average},
+                        {"peak_gemm_method", e.peak_gemm_method},
+                        {"peak_gemm_bf16_gflops", e.peak_gemm_bf16_gflops}, {"peak_gemm_fp16_gflops", e.peak_gemm_fp16_gflops}, {"load_average", e.load_average},
                         {"pytorch_version", e.pytorch_version}, {"command", e.command}, {"date", e.date}};
   out["options"] = {{"models", o.models}, {"rows", o.rows}, {"repeat", o.repeat}, {"steps", o.steps},
                     {"eval_steps", o.eval_steps}, {"warmup", o.warmup}, {"batch_size", o.batch_size},

@@ -134,7 +134,10 @@ std::vector<std::pair<std::string, std::string>> report_environment(const BenchR
       {"LibTorch", e.libtorch_version},
       {"BLAS", e.blas},
       {"peak GEMM", e.peak_gemm_gflops > 0 ? report_fixed(e.peak_gemm_gflops, 1) + " GFLOP/s (" +
-                                                 (e.peak_gemm_method.empty() ? "float32, measured at start" : e.peak_gemm_method) + ")"
+                                                 (e.peak_gemm_method.empty() ? "float32, measured at start" : e.peak_gemm_method) + ")" +
+                                                 (e.peak_gemm_bf16_gflops > 0 ? "; bf16 " + report_fixed(e.peak_gemm_bf16_gflops, 1) + " GFLOP/s" : "") +
+                                                 (e.peak_gemm_fp16_gflops > 0 ? "; fp16 " + report_fixed(e.peak_gemm_fp16_gflops, 1) + " GFLOP/s" : "") +
+                                                 " (MFU divides by the cell's dtype's)"
                                            : ""},
       {"load average", e.load_average},
       {"fastloop commit", e.commit},

@@ -14,6 +14,11 @@ void config_flags_add(CLI::App& command, TrainConfig& config) {
             const std::string name = field.flag.substr(2);
             command.add_flag(field.flag + ",!--no-" + name, *target, field.help + " (--no-" + name + " turns it off)")
                 ->default_val(*target);
+          } else if (!field.implicit.empty()) {  // `--resume` alone, or `--resume auto`
+            command.add_flag(field.flag + "{" + field.implicit + "}", *target, field.help)
+                ->expected(0, 1)
+                ->default_val(*target)
+                ->check(CLI::IsMember(field.allowed));
           } else {
             auto* option = command.add_option(field.flag, *target, field.help)->capture_default_str();
             if (!field.allowed.empty()) option->check(CLI::IsMember(field.allowed));

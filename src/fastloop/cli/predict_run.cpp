@@ -141,6 +141,10 @@ PredictSummary predict_run(const PredictRequest& r, const std::function<void(con
     else files.push_back(input);
   }
   if (!files.empty()) {
+    if (!m.info.image_files)
+      throw InputError("predict: this model was trained on " + std::to_string(m.info.channels) + "x" +
+                       std::to_string(m.info.height) + "x" + std::to_string(m.info.width) + " in-memory images, not "
+                       "image files; give it a --data source of that kind (e.g. the one it was trained on)");
     Dataset d;
     d.encoded = ImageFiles::list(files);
     d.image_size = m.info.height;

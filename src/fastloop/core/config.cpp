@@ -133,7 +133,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"run.checkpoint_dir", "--checkpoint-dir", "write checkpoints here", &c.run.checkpoint_dir, {}},
       {"run.checkpoint_every", "--checkpoint-every", "steps between checkpoints (0: each epoch end)",
        &c.run.checkpoint_every, {}},
-      {"run.resume", "--resume", "continue from the last checkpoint in --checkpoint-dir", &c.run.resume, {}},
+      {"run.resume", "--resume",
+       "continue from the last checkpoint in --checkpoint-dir: on (given alone; the checkpoint must exist), auto "
+       "(when it exists, else start fresh: one command for the first start and every restart), off",
+       &c.run.resume, {"off", "on", "auto"}, "on"},
       {"run.init_from", "--init-from", "start from these safetensors weights (PyTorch state_dict names)",
        &c.run.init_from, {}},
       {"run.init_non_strict", "--init-non-strict", "with --init-from: load what matches, list the rest",
@@ -177,10 +180,16 @@ const ConfigField& field_by_key(const std::vector<ConfigField>& fields, const st
   return *it;
 }
 
+/// A field with an implicit value (--resume) was a boolean once: true is that value, false the first allowed one.
+std::string choice_of_bool(const ConfigField& field, bool on) { return on ? field.implicit : field.allowed.front(); }
+
 void set_from_toml(const ConfigField& field, const toml::node& node, const std::string& where) {
   bool ok = std::visit(
       [&](auto* target) {
         using T = std::remove_pointer_t<decltype(target)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          if (auto v = node.value_exact<bool>(); v && !field.implicit.empty()) return *target = choice_of_bool(field, *v), true;
+        }
         if constexpr (std::is_same_v<T, double>) {
           if (auto v = node.value<double>()) return *target = *v, true;  // accepts integers too
         } else if (auto v = node.value_exact<T>()) {
@@ -265,7 +274,7 @@ void config_validate(const TrainConfig& c) {
   require(c.run.expect_test_acc >= 0 && c.run.expect_test_acc <= 1, "--expect-test-acc",
           "must be in [0, 1] (a fraction, e.g. 0.93)");
   require(c.run.checkpoint_every >= 0, "--checkpoint-every", "must be >= 0");
-  require(!c.run.resume || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
+  require(c.run.resume == "off" || !c.run.checkpoint_dir.empty(), "--resume", "needs --checkpoint-dir");
   require(c.dist.bucket_mb > 0 && c.dist.bucket_mb <= 4096, "--bucket-mb", "must be in (0, 4096]");
   require(c.dist.timeout_s > 0, "--dist-timeout-s", "must be > 0");
   require(c.dist.world_size >= 0, "--world-size", "must be >= 0 (0: from the environment)");
@@ -291,8 +300,12 @@ void config_from_json(TrainConfig& config, const std::string& json) {
   auto in = nlohmann::json::parse(json);
   for (const auto& f : config_fields(config)) {
     if (!in.contains(f.key)) continue;
-    std::visit([&](auto* target) { *target = in.at(f.key).get<std::remove_pointer_t<decltype(target)>>(); },
-               f.target);
+    const auto& value = in.at(f.key);
+    if (value.is_boolean() && !f.implicit.empty()) {  // a checkpoint written while the field was a boolean
+      *std::get<std::string*>(f.target) = choice_of_bool(f, value.get<bool>());
+      continue;
+    }
+    std::visit([&](auto* target) { *target = value.get<std::remove_pointer_t<decltype(target)>>(); }, f.target);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct OptimConfig {
   double momentum = 0.9;
   bool nesterov = true;
   double weight_decay = 5e-4;
-  double label_smoothing = 0.0;
+  double label_smoothing = 0.1;          // the default recipe's (recipes/fashion_mnist.toml)
   bool wd_all = false;                   // weight decay on BatchNorm parameters and biases too (timm: off)
   double clip_grad_norm = 0.0;           // clip gradients to this global L2 norm (0: off)
   double ema_decay = 0.0;                // EMA of the weights (timm ModelEmaV2); 0: off
@@ -74,11 +75,12 @@ struct PerfConfig {
   bool cuda_graph = false;               // capture the training step after warm-up (CUDA)
   int64_t interop_threads = 0;           // 0: LibTorch's default
   bool keep_host_memory = true;          // reuse freed host memory instead of page-faulting it in each step
-  std::string mode = "manual";           // manual | auto: enable what pays on this hardware (perf_auto.h)
+  std::string mode = "auto";             // auto: enable what pays on this hardware (perf_auto.h) unless its flag
+                                         // is given | manual: every technique as given
 };
 
 struct RunConfig {
-  int64_t epochs = 6;
+  int64_t epochs = 8;                    // the default recipe's: 93.16% on Fashion-MNIST (README)
   int64_t max_steps = 0;                 // 0: no limit; otherwise stop after this many optimizer steps
   int64_t seed = 0;
   int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
@@ -88,7 +90,8 @@ struct RunConfig {
   int64_t max_skipped_steps = 100;       // consecutive skipped steps that end the run; 0: never
   std::string checkpoint_dir;            // empty: no checkpoints
   int64_t checkpoint_every = 0;          // steps; 0: only at each epoch end
-  bool resume = false;                   // continue from checkpoint_dir/last.ckpt
+  std::string resume = "off";            // off | on: continue from checkpoint_dir/last.ckpt (it must exist) |
+                                         // auto: continue when it exists, else start fresh (restarts)
   std::string init_from;                 // safetensors weights (PyTorch state_dict names) to start from
   bool init_non_strict = false;          // load the names that match, list the rest instead of failing
   std::string init_skip;                 // ECMAScript regex: names it matches keep their initialisation
@@ -120,11 +123,17 @@ struct TrainConfig {
 /// One setting: where it lives in TrainConfig, its flag, TOML key and what it may be.
 struct ConfigField {
   using Target = std::variant<int64_t*, double*, bool*, std::string*>;
+  ConfigField(std::string key_, std::string flag_, std::string help_, Target target_,
+              std::vector<std::string> allowed_ = {}, std::string implicit_ = "")
+      : key(std::move(key_)), flag(std::move(flag_)), help(std::move(help_)), target(target_),
+        allowed(std::move(allowed_)), implicit(std::move(implicit_)) {}
   std::string key;                       // TOML "section.name"
   std::string flag;                      // "--name"
   std::string help;
   Target target;
   std::vector<std::string> allowed;      // for strings with a closed set of values; empty otherwise
+  std::string implicit;                  // the value of the flag given alone (--resume: on); empty: it needs one.
+                                         // Such a field takes a TOML or JSON boolean too: true = this, false = allowed[0]
 };
 
 /// The fields of `config`, pointing into it.

@@ -94,9 +94,10 @@ bool is_reference_blas(const std::string& path) {
   return path.find("/blas/libblas.so") != std::string::npos;  // Debian's alternatives path for netlib
 }
 
-double cpu_gemm_gflops(int64_t n) {
+double cpu_gemm_gflops(int64_t n, bool bf16) {
   at::NoGradGuard no_grad;
-  auto a = at::randn({n, n}), b = at::randn({n, n}), c = at::empty({n, n});
+  const auto options = at::TensorOptions().dtype(bf16 ? at::kBFloat16 : at::kFloat);
+  auto a = at::randn({n, n}, options), b = at::randn({n, n}, options), c = at::empty({n, n}, options);
   at::mm_out(c, a, b);  // warm-up: thread pool, packing buffers
   std::vector<double> rates;
   for (int rep = 0; rep < 5; ++rep) {

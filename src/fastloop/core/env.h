@@ -39,7 +39,8 @@ std::vector<std::string> blas_libraries_loaded();
 /// True when `path` is Debian's reference BLAS (netlib), 40x slower at sgemm than OpenBLAS or MKL.
 bool is_reference_blas(const std::string& path);
 
-/// Measured float32 GEMM rate on the CPU, GFLOP/s (median of a few n x n x n matmuls).
-double cpu_gemm_gflops(int64_t n = 1024);
+/// Measured GEMM rate on the CPU, GFLOP/s (median of a few n x n x n matmuls), in float32 or, with
+/// `bf16`, in bfloat16 (what a bf16 autocast cell's convolutions and matmuls run in).
+double cpu_gemm_gflops(int64_t n = 1024, bool bf16 = false);
 
 } // namespace fastloop

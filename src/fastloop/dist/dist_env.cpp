@@ -58,6 +58,7 @@ DistEnv dist_env_from(const std::function<std::string(const std::string&)>& look
   }
   if (!lookup("MASTER_ADDR").empty()) env.master_addr = lookup("MASTER_ADDR");
   env.agent_store = lookup("TORCHELASTIC_USE_AGENT_STORE") == "True";  // as torch.distributed.rendezvous reads it
+  env.restart_count = int_var(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0);
   env.master_port = int_var(lookup, "MASTER_PORT", env.master_port, 1);
   if (env.master_port > 65535) throw InputError("MASTER_PORT=" + std::to_string(env.master_port) + " must be in [1, 65535]");
   if (env.rank >= env.world_size)

@@ -19,6 +19,8 @@ struct DistEnv {
   std::string source = "none";    // "torchrun", "slurm" or "none": which variables were used
   bool agent_store = false;       // torchrun's agent hosts the TCPStore at MASTER_ADDR:MASTER_PORT
                                   // (TORCHELASTIC_USE_AGENT_STORE=True): every rank joins it as a client
+  int64_t restart_count = 0;      // TORCHELASTIC_RESTART_COUNT: torchrun's restarts of this group so far; each
+                                  // attempt keys the agent's store under its own prefix, as torch.distributed does
 
   bool distributed() const { return world_size > 1; }
 };

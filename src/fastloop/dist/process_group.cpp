@@ -12,6 +12,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -98,6 +99,11 @@ ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupO
     client.waitWorkers = false;
     client.numWorkers = std::nullopt;
     heartbeat_store_ = c10::make_intrusive<c10d::TCPStore>(env_.master_addr, client);
+    if (env_.agent_store) {  // the agent's store outlives a restarted group: the dead attempt's keys stay behind
+      const std::string attempt = "/worker/attempt_" + std::to_string(env_.restart_count);
+      store_ = c10::make_intrusive<c10d::PrefixStore>(attempt, store_);
+      heartbeat_store_ = c10::make_intrusive<c10d::PrefixStore>(attempt, heartbeat_store_);
+    }
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     if (env_.rank == 0 && (contains(message, "EADDRINUSE") || contains(message, "ddress already in use")))

@@ -13,6 +13,7 @@
 #include <torch/utils.h>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace fastloop {
 
@@ -124,7 +125,10 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.step = step_options_for(config, setup.amp);
   setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
   setup.eval = eval_options_for(config, setup);
-  if (config.run.resume) resume(setup);
+  setup.resumed = config.run.resume == "on" || (config.run.resume == "auto" && std::filesystem::exists(setup.checkpoint));
+  if (setup.resumed) resume(setup);
+  else if (config.run.resume == "auto" && setup.main_rank())
+    std::printf("--resume auto: no %s yet, starting fresh\n", setup.checkpoint.c_str());
 
   // After the restore: every rank starts from rank 0's parameters and buffers (broadcast).
   if (setup.group) {

@@ -41,6 +41,7 @@ struct TrainSetup {
   std::unique_ptr<ModelEma> ema;                  // --ema-decay: the weights' moving average; null when off
   Mixup mixup{MixupOptions()};                    // --mixup / --cutmix (enabled() false when both are 0)
   TrainPosition position;                         // where --resume continues; zero otherwise
+  bool resumed = false;                           // restored from `checkpoint` (--resume on, or auto that found it)
   std::string checkpoint;                         // the run's checkpoint file; empty without --checkpoint-dir
   ModelInfo info;                                 // class names and evaluation transform, for checkpoints
 

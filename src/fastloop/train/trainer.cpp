@@ -65,12 +65,12 @@ class RunCheckpoint {
   explicit RunCheckpoint(const TrainSetup& setup)
       : setup_(setup),
         best_(setup.config.run.checkpoint_dir, setup.main_rank() ? setup.config.run.keep_best : 0,
-              setup.config.run.resume) {
+              setup.resumed) {
     TrainConfig saved = setup.config;
     saved.dist.world_size = setup.world_size();  // positions count per-rank batches
     config_json_ = config_to_json(saved);
-    if (setup.config.run.resume) last_ = {setup.checkpoint, setup.position.step};
-    if (setup.checkpoint.empty() || !setup.main_rank() || setup.config.run.resume) return;
+    if (setup.resumed) last_ = {setup.checkpoint, setup.position.step};
+    if (setup.checkpoint.empty() || !setup.main_rank() || setup.resumed) return;
     std::error_code error;  // made now, not found missing at the first save
     std::filesystem::create_directories(setup.config.run.checkpoint_dir, error);
     if (error)

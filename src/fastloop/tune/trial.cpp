@@ -20,7 +20,7 @@ TrialResult trial_run(TrainConfig config, const TrialOptions& options) {
   config.run.epochs = std::max<int64_t>(config.run.epochs, steps);  // small datasets: epochs roll over
   config.run.checkpoint_dir.clear();
   config.run.metrics.clear();
-  config.run.resume = false;
+  config.run.resume = "off";
 
   std::vector<double> step_ends;  // elapsed seconds at each step
   TrialResult result;
