@@ -3,7 +3,8 @@
 torchvision's model with the same weights (exported from the checkpoint), ImageFolder with PIL's
 Resize + CenterCrop + ToTensor + Normalize, a DataLoader at the same workers, inference mode, softmax
 top-5 with class names written as CSV. Both are whole processes timed from start to exit, alternating
-A B B A over --pairs pairs; img/s is the median over each side's runs. Writes OUT.json and OUT.md.
+A B B A over --pairs pairs; img/s is the median over each side's runs. The peer runs in the checkpoint's
+layout and autocast dtype, as predict does. Writes OUT.json and OUT.md.
 
     .venv/bin/python bench/predict_throughput.py --checkpoint ckpt/last.ckpt --images /tmp/photos/val \\
         --workers 0,1,2 --out bench/results/cpu-2core/predict
@@ -30,6 +31,9 @@ torch.set_num_threads(int(sys.argv[6]))
 model = getattr(torchvision.models, info["model"])(num_classes=len(info["classes"]))
 model.load_state_dict(load_file(weights))
 model.eval()
+layout = torch.channels_last if info["channels_last"] else torch.contiguous_format
+model = model.to(memory_format=layout)
+dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(info["autocast"])
 size = info["height"]
 transform = transforms.Compose([transforms.Resize(info["resize"]), transforms.CenterCrop(size), transforms.ToTensor(),
                                 transforms.Normalize(info["mean"], info["std"])])
@@ -40,7 +44,9 @@ with open(out, "w", newline="") as f, torch.inference_mode():
     w.writerow(["path"] + [f"index_{j}" for j in range(1, 6)] + [f"label_{j}" for j in range(1, 6)] + [f"prob_{j}" for j in range(1, 6)])
     k = 0
     for images, _ in loader:
-        p, ix = model(images).softmax(1).topk(min(5, len(info["classes"])), 1)
+        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+            logits = model(images.contiguous(memory_format=layout))
+        p, ix = logits.float().softmax(1).topk(min(5, len(info["classes"])), 1)
         for row_p, row_ix in zip(p.tolist(), ix.tolist()):
             w.writerow([dataset.samples[k][0]] + row_ix + [info["classes"][i] for i in row_ix] + [f"{v:.6f}" for v in row_p])
             k += 1

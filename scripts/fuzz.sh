@@ -6,7 +6,8 @@
 # behind them gets the mutations), tar (WebDataset shards' tar headers and key grouping) and metrics
 # (`train --metrics` JSON lines, as `fastloop plot` reads and draws them), image_decode (every image format,
 # chosen by the first bytes; seeded with JPEGs and PNGs), image_webp, image_tiff and image_bmp_pnm (those
-# formats only, from their own seeds: libwebp, libtiff and the hand-written BMP/PNM decoders).
+# formats only, from their own seeds: libwebp, libtiff and the hand-written BMP/PNM decoders), model_info
+# (the class names and evaluation transform of checkpoints and exports).
 # safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
 all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
-  image_bmp_pnm)
+  image_bmp_pnm model_info)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -31,6 +32,8 @@ case "$target" in
   metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/train/metrics_read.cpp src/fastloop/train/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/idx.cpp); max_len=4096; torch=1 ;;
+  # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).
+  model_info) sources=(fuzz/model_info_fuzzer.cpp src/fastloop/models/model_info.cpp); max_len=4096; torch=1 ;;
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.

@@ -22,8 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // DIR/train/{a,b}/ with 4 images each and DIR/val/ with 2 + 3, in every format but JPEG/PNG's too.
-std::string mixed_folder_make(const std::string& name) {
-  const std::string dir = test::fresh_dir(name);
+std::string mixed_folder_make(const std::string& dir) {
   const std::string golden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
   const std::vector<std::tuple<const char*, const char*, std::vector<const char*>>> files = {
       {"train", "a", {"lossy.webp", "animated.webp", "rgb.bmp", "rle8.bmp"}},
@@ -48,7 +47,8 @@ std::pair<int64_t, int64_t> images_and_steps(const std::string& output) {
 const std::string kRun = " --model resnet18 --stem imagenet --image-size 32 --batch-size 4 --epochs 1 --device cpu --threads 1";
 
 TEST(ImageFormats, AFolderMixingEveryFormatTrainsEvaluatesAndPacksIntoShardsThatTrain) {
-  const std::string dir = mixed_folder_make("image_formats_mixed");
+  const test::TempDir tmp;
+  const std::string dir = mixed_folder_make(tmp.sub("mixed"));
   const auto trained = test::cli_run("train --data imagefolder:" + dir + kRun + " --workers 2 --checkpoint-dir " + dir + "/ckpt");
   ASSERT_EQ(trained.code, 0) << trained.output;
   EXPECT_EQ(images_and_steps(trained.output), std::make_pair(int64_t{5}, int64_t{2})) << trained.output;
@@ -71,7 +71,8 @@ TEST(ImageFormats, AFolderMixingEveryFormatTrainsEvaluatesAndPacksIntoShardsThat
 }
 
 TEST(ImageFormats, ATiffFastloopDoesNotDecodeStopsTrainingByNameAndSkipStepsOverIt) {
-  const std::string dir = mixed_folder_make("image_formats_float_tiff");
+  const test::TempDir tmp;
+  const std::string dir = mixed_folder_make(tmp.sub("float_tiff"));
   fs::copy_file(std::string(FASTLOOP_TEST_DIR) + "/golden/images/float.tif", fs::path(dir) / "train" / "a" / "float.tif");
   const std::string all_in_one_batch = " --model resnet18 --stem imagenet --image-size 32 --batch-size 9 --epochs 1"
                                        " --device cpu --threads 1 --data imagefolder:" + dir;

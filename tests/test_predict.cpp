@@ -16,13 +16,14 @@ namespace {
 
 const std::string kGolden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
 
-// DIR/{train,val}/{cat,dog}: the golden JPEGs are cats, the PNGs dogs; a run of a few steps on them.
+// DIR/{train,val}/{cat,dog} (DIR: a test's fresh folder): the golden JPEGs are cats, the PNGs dogs; a run
+// of a few steps on them.
 struct TrainedFolder {
   std::string dir, checkpoint;
 };
 
-TrainedFolder trained_folder(const std::string& name) {
-  TrainedFolder t{test::fresh_dir(name), ""};
+TrainedFolder trained_folder(const std::string& dir) {
+  TrainedFolder t{dir, ""};
   const char* cat[] = {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg"};
   const char* dog[] = {"rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"};
   for (const char* split : {"train", "val"}) {
@@ -58,7 +59,8 @@ double eval_accuracy(const std::string& checkpoint, const std::string& json) {
 }  // namespace
 
 TEST(Predict, LabelsFilesByNameInTimmsColumnsAsEvaluationClassifiesThem) {
-  const TrainedFolder t = trained_folder("predict_files");
+  const test::TempDir tmp;
+  const TrainedFolder t = trained_folder(tmp.sub("predict_files"));
   const std::string out = t.dir + "/preds.csv";
   const auto run = test::cli_run("predict --checkpoint " + t.checkpoint + " --topk 2 --out " + out + " " + t.dir + "/val");
   ASSERT_EQ(run.code, 0) << run.output;
@@ -81,7 +83,8 @@ TEST(Predict, LabelsFilesByNameInTimmsColumnsAsEvaluationClassifiesThem) {
 }
 
 TEST(Predict, ADataSourceIsPredictedOnItsTestSplitAndJsonLinesCarryLists) {
-  const TrainedFolder t = trained_folder("predict_source");
+  const test::TempDir tmp;
+  const TrainedFolder t = trained_folder(tmp.sub("predict_source"));
   const std::string out = t.dir + "/preds.jsonl";
   const auto run = test::cli_run("predict --checkpoint " + t.checkpoint + " --topk 5 --out " + out +
                                  " imagefolder:" + t.dir);
@@ -98,7 +101,8 @@ TEST(Predict, ADataSourceIsPredictedOnItsTestSplitAndJsonLinesCarryLists) {
 }
 
 TEST(Predict, AnUndecodableImageStopsNamingItOrIsSkippedWhileTheOthersGetTheirRows) {
-  const TrainedFolder t = trained_folder("predict_bad");
+  const test::TempDir tmp;
+  const TrainedFolder t = trained_folder(tmp.sub("predict_bad"));
   const std::string bad = t.dir + "/val/cat/broken.jpg";
   std::ofstream(bad) << "\xff\xd8\xff not a jpeg";
   const auto stopped = test::cli_run("predict --checkpoint " + t.checkpoint + " " + t.dir + "/val");
@@ -113,7 +117,8 @@ TEST(Predict, AnUndecodableImageStopsNamingItOrIsSkippedWhileTheOthersGetTheirRo
 }
 
 TEST(Predict, BadRequestsAreInputErrors) {
-  const std::string dir = test::fresh_dir("predict_requests");
+  const test::TempDir tmp;
+  const std::string dir = tmp.path();
   auto run = test::cli_run("predict " + dir);
   EXPECT_EQ(run.code, 2);
   EXPECT_NE(run.output.find("predict needs --checkpoint"), std::string::npos) << run.output;
@@ -123,7 +128,8 @@ TEST(Predict, BadRequestsAreInputErrors) {
 }
 
 TEST(Eval, PerClassAccuracyByNameAndTheConfusionMatrixAddUpToTheAccuracy) {
-  const TrainedFolder t = trained_folder("eval_classes");
+  const test::TempDir tmp;
+  const TrainedFolder t = trained_folder(tmp.sub("eval_classes"));
   const std::string json = t.dir + "/eval.json";
   const double accuracy = eval_accuracy(t.checkpoint, json);
   const auto j = nlohmann::json::parse(std::ifstream(json));
