@@ -47,14 +47,17 @@ at::Tensor forward_all(ClassifierImpl& model, const std::vector<at::Tensor>& bat
   return at::cat(out);
 }
 
-const TrainedRun& trained(const std::string& model_name) {
+/// `name`: a model, or "MODEL_imagenet" for its ImageNet stem (on 32 px: ResNet's max-pool is in the graph).
+const TrainedRun& trained(const std::string& name) {
   static std::map<std::string, TrainedRun> runs;  // one training per model and test binary
-  if (auto it = runs.find(model_name); it != runs.end()) return it->second;
+  if (auto it = runs.find(name); it != runs.end()) return it->second;
   TrainedRun run;
-  run.dir = test::fresh_dir("export_" + model_name);
+  run.dir = test::fresh_dir("export_" + name);
+  const bool imagenet = name.size() > 9 && name.substr(name.size() - 9) == "_imagenet";
   TrainConfig config = test::tiny_config(96, 32);
-  config.data.source = kData;
-  config.model.name = model_name;
+  config.data.source = imagenet ? "synthetic:3x32x32:96" : kData;
+  config.model.name = imagenet ? name.substr(0, name.size() - 9) : name;
+  if (imagenet) config.model.stem = "imagenet";
   config.run.checkpoint_dir = run.dir;
   TrainControl quiet;
   quiet.progress = false;
@@ -77,7 +80,7 @@ const TrainedRun& trained(const std::string& model_name) {
   run.logits = forward_all(*model, batches);
   BatchNormFolding folding(*model);
   run.logits_folded = forward_all(*model, batches);
-  return runs[model_name] = run;
+  return runs[name] = run;
 }
 
 double scaled_max_diff(const at::Tensor& got, const at::Tensor& want) {
@@ -169,14 +172,14 @@ TEST_P(ExportModels, PythonTorchJitLoadAndOnnxRuntimeGiveFastloopsLogitsAndMetad
     ASSERT_TRUE(meta.contains(kModelInfoMetadataKey)) << meta.dump();
     EXPECT_EQ(model_info_from_json(meta[kModelInfoMetadataKey].get<std::string>(), "onnx").classes, run.info.classes);
     EXPECT_EQ(nlohmann::json::parse(meta["classes"].get<std::string>()).get<std::vector<std::string>>(), run.info.classes);
-    EXPECT_EQ(meta["image_size"], "16x16");
+    EXPECT_EQ(meta["image_size"], std::to_string(run.info.height) + "x" + std::to_string(run.info.width));
     EXPECT_EQ(meta["layout"], "NCHW");
     EXPECT_FALSE(meta["mean"].get<std::string>().empty());
     EXPECT_FALSE(meta["std"].get<std::string>().empty());
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ExportModels, testing::Values("small_cnn", "resnet18", "mobilenet_v2"));
+INSTANTIATE_TEST_SUITE_P(Models, ExportModels, testing::Values("small_cnn", "resnet18", "mobilenet_v2", "resnet18_imagenet"));
 
 TEST(Export, SafetensorsCarryTheModelInfo) {
   const TrainedRun& run = trained("small_cnn");
