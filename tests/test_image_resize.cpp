@@ -49,7 +49,7 @@ at::Tensor ours(ImageResizer& resizer, const RgbImage& image, const PixelRect& b
   return out;
 }
 
-std::string file_read(const std::string& name) {
+std::string resize_golden_read(const std::string& name) {
   std::ifstream in(kImageGoldenDir + name, std::ios::binary);
   EXPECT_TRUE(in.good()) << kImageGoldenDir + name;
   return {std::istreambuf_iterator<char>(in), {}};
@@ -59,7 +59,7 @@ std::string file_read(const std::string& name) {
 class MemoryImages final : public EncodedImages {
  public:
   explicit MemoryImages(std::vector<std::string> files) : names_(std::move(files)) {
-    for (const auto& f : names_) bytes_.push_back(file_read(f));
+    for (const auto& f : names_) bytes_.push_back(resize_golden_read(f));
   }
   int64_t size() const override { return static_cast<int64_t>(names_.size()); }
   int64_t label(int64_t) const override { return 0; }
@@ -75,7 +75,7 @@ class MemoryImages final : public EncodedImages {
 at::Tensor reference_sample(const std::string& file, ImageScale scale, const PixelRect& box, int64_t out_h, int64_t out_w,
                             int64_t top, int64_t left, int64_t S, bool flip, const std::vector<float>& lut) {
   ImageDecoder decoder;
-  const RgbImage image = decoder.decode(file_read(file), file, scale);
+  const RgbImage image = decoder.decode(resize_golden_read(file), file, scale);
   const at::Tensor hwc = at::from_blob(const_cast<uint8_t*>(image.data), {image.height, image.width, 3}, at::kByte);
   at::Tensor px = aten_resize(hwc, box, out_h, out_w).narrow(0, top, S).narrow(1, left, S);
   if (flip) px = px.flip(1);
@@ -150,7 +150,7 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
   at::Tensor images = at::empty({4, 3, 64, 64}, at::kFloat);
   encoded_batch_assemble(data, indices.data(), 4, AugmentOptions{}, 5, 0, images, labels);
   for (int64_t i = 0; i < 4; ++i) {
-    const ImageInfo info = decoder.info(file_read(files[i]), files[i]);
+    const ImageInfo info = decoder.info(resize_golden_read(files[i]), files[i]);
     const EvalGeometry g = eval_geometry(info.height, info.width, 64);
     const ImageScale scale = info.format == ImageFormat::kJpeg
                                  ? image_scale_at_least(std::max(static_cast<double>(g.resized_height) / info.height,
@@ -169,7 +169,7 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
   for (int64_t epoch = 0; epoch < 3; ++epoch) {
     encoded_batch_assemble(data, indices.data(), 4, train, 5, epoch, images, labels);
     for (int64_t i = 0; i < 4; ++i) {
-      const ImageInfo info = decoder.info(file_read(files[i]), files[i]);
+      const ImageInfo info = decoder.info(resize_golden_read(files[i]), files[i]);
       const CropBox box = random_resized_crop_box(info.height, info.width, 5, epoch, i);
       if (std::max(24.0 / box.height, 24.0 / box.width) <= 0.5) continue;  // a reduced-scale decode: not this test's
       const at::Tensor want = reference_sample(files[i], {}, box, 24, 24, 0, 0, 24, random_flip(5, epoch, i), lut);

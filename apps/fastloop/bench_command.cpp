@@ -181,7 +181,7 @@ Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recip
   app->require_subcommand(0, 1);
   auto flags = std::make_shared<GridFlags>();
   grid_flags_add(*app, *flags);
-  std::vector<Subcommand> kinds = {bench_loader_add(*app), bench_e2e_add(*app, config, recipe)};
+  std::vector<Subcommand> kinds = {bench_loader_add(*app), bench_e2e_add(*app, config, recipe), bench_latency_add(*app)};
   return {app, [app, kinds, flags] {
             for (const auto& kind : kinds) {
               if (kind.app->parsed()) return kind.run();

@@ -25,6 +25,8 @@ Subcommand doctor_command(CLI::App& root);
 Subcommand bench_command(CLI::App& root, TrainConfig& config, std::string& recipe);
 /// `bench e2e`, registered by bench_command.
 Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& recipe);
+/// `bench latency`, registered by bench_command.
+Subcommand bench_latency_add(CLI::App& bench);
 Subcommand export_command(CLI::App& root);
 /// `predict INPUT...`: top-k classes of images with a trained model.
 Subcommand predict_command(CLI::App& root);

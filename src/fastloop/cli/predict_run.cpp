@@ -126,6 +126,31 @@ std::string sample_path(const Dataset& d, const std::string& group, int64_t i) {
 
 }  // namespace
 
+std::vector<double> predict_latency(const PredictRequest& r, int64_t warmup, int64_t iterations) {
+  threads_apply(r.threads);
+  PredictModel m = model_load(r);
+  std::optional<BatchNormFolding> folding;
+  if (r.fold_bn && m.classifier && fold_bn_unavailable(*m.classifier).empty()) folding.emplace(*m.classifier);
+  const AmpPolicy amp = amp_policy(m.info.autocast);
+  const int64_t k = std::min<int64_t>(r.topk, static_cast<int64_t>(m.info.classes.size()));
+  at::Tensor image = at::randn({1, m.info.channels, m.info.height, m.info.width});
+  if (m.info.channels_last) image = image.contiguous(at::MemoryFormat::ChannelsLast);
+  c10::InferenceMode guard;
+  std::vector<double> seconds;
+  for (int64_t i = 0; i < warmup + iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    at::Tensor logits;
+    {
+      AutocastScope autocast(at::kCPU, amp.autocast, amp.dtype);
+      logits = m.forward(image);
+    }
+    const auto top = at::softmax(logits.to(at::kFloat), 1).topk(k, 1);
+    (void)std::get<1>(top).data_ptr<int64_t>();  // the result is read, as predict reads it
+    if (i >= warmup) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds;
+}
+
 PredictSummary predict_run(const PredictRequest& r, const std::function<void(const Prediction&)>& emit,
                            const std::function<void(int64_t, double)>& progress) {
   if (r.inputs.empty()) throw InputError("predict: give image files, folders or a --data source to label");

@@ -49,7 +49,10 @@ struct PredictSummary {
 PredictSummary predict_run(const PredictRequest& request, const std::function<void(const Prediction&)>& emit,
                            const std::function<void(int64_t, double)>& progress = {});
 
-/// The extra file of a TorchScript export (`fastloop export --format torchscript`) that holds its ModelInfo.
-constexpr const char* kModelInfoExtraFile = "fastloop/model_info.json";
+/// Batch-1 latency of predict's model path (`fastloop bench latency`): the model loaded, folded and set up
+/// exactly as predict_run() does (threads, layout, autocast, InferenceMode), then one image of its input
+/// shape through forward, softmax and top-k, `warmup` times untimed and `iterations` times timed.
+/// Returns each timed iteration's seconds; decoding is not in it (predict's loader threads overlap that).
+std::vector<double> predict_latency(const PredictRequest& request, int64_t warmup, int64_t iterations);
 
 } // namespace fastloop

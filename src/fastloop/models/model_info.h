@@ -24,6 +24,11 @@ struct ModelInfo {
   std::string autocast = "off";      // off | fp16 | bf16: the dtype it was trained and evaluated in
 };
 
+/// The extra file of a TorchScript export (`fastloop export --format torchscript`) that holds its ModelInfo
+/// as model_info_to_json() text; the key of the same text in ONNX metadata_props and safetensors metadata.
+inline constexpr const char* kModelInfoExtraFile = "fastloop/model_info.json";
+inline constexpr const char* kModelInfoMetadataKey = "fastloop.model_info";
+
 /// The info of a model trained by `config` on `split` (the train split: classes, shape, normalisation).
 ModelInfo model_info_for(const TrainConfig& config, const Dataset& split);
 

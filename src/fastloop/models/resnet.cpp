@@ -108,7 +108,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options_) : options(options_) {
 
 at::Tensor ResNetImpl::forward(at::Tensor x) {
   x = bn1(conv1(x)).relu_();
-  if (options.stem() == "imagenet") x = torch::max_pool2d(x, 3, 2, 1);
+  // Every list two long, as torchvision's: the ONNX exporter cannot type a pool traced with [3], [2], [1].
+  if (options.stem() == "imagenet") x = torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1});
   x = layer1->forward(x);
   x = layer2->forward(x);
   x = layer3->forward(x);
