@@ -19,9 +19,12 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 
 using namespace fastloop;
 namespace fs = std::filesystem;
@@ -47,12 +50,29 @@ at::Tensor forward_all(ClassifierImpl& model, const std::vector<at::Tensor>& bat
   return at::cat(out);
 }
 
+/// The folder of the trained runs, which this file's tests share (one training per model and test binary):
+/// made with mkdtemp, removed when the binary exits.
+const std::string& runs_dir() {
+  static const struct Dir {
+    std::string path = (std::filesystem::temp_directory_path() / "fastloop_export_XXXXXX").string();
+    Dir() {
+      if (!::mkdtemp(path.data())) throw std::runtime_error("mkdtemp failed for " + path);
+    }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } dir;
+  return dir.path;
+}
+
 /// `name`: a model, or "MODEL_imagenet" for its ImageNet stem (on 32 px: ResNet's max-pool is in the graph).
 const TrainedRun& trained(const std::string& name) {
   static std::map<std::string, TrainedRun> runs;  // one training per model and test binary
   if (auto it = runs.find(name); it != runs.end()) return it->second;
   TrainedRun run;
-  run.dir = test::fresh_dir("export_" + name);
+  run.dir = runs_dir() + "/" + name;
+  std::filesystem::create_directories(run.dir);
   const bool imagenet = name.size() > 9 && name.substr(name.size() - 9) == "_imagenet";
   TrainConfig config = test::tiny_config(96, 32);
   config.data.source = imagenet ? "synthetic:3x32x32:96" : kData;
@@ -192,7 +212,8 @@ TEST(Export, SafetensorsCarryTheModelInfo) {
 }
 
 TEST(Export, TorchScriptModelIsSavedAsItsOwnScriptModuleAndRefusesFoldBn) {
-  const std::string dir = test::fresh_dir("export_script");
+  const test::TempDir tmp;
+  const std::string dir = tmp.path();
   TrainConfig config = test::tiny_config(16, 8);
   config.data.source = "synthetic:3x16x16:16";
   config.model.name = "torchscript:" + test::kTorchScriptDir + "resnet.pt";
