@@ -3,15 +3,16 @@
 the binding's cost) and against torchvision's ImageFolder + DataLoader at equal workers (the reference
 ImageNet transforms of tools/loader_peer.py), training transform (RandomResizedCrop + flip, normalised).
 
-Per worker count the two Python loaders alternate A B B A ... over --pairs pairs, so both see the machine
-at the same speed; img/s is the median over a side's repetitions, CPU µs per image counts the process and
-its workers. The C++ bench runs once per worker count (its own median of --repeats). Writes OUT.json and
-OUT.md.
+Per worker count the three alternate over --pairs pairs (Python, DataLoader, C++; then C++, DataLoader,
+Python; ...), so all see the machine at the same speed; img/s is the median over a side's repetitions, CPU
+µs per image counts the process and its workers (a DataLoader's workers are waited for before the next
+repetition starts). Writes OUT.json and OUT.md.
 
     .venv/bin/python bench/python_loader.py --data imagefolder:/tmp/photos --workers 0,1,2 \\
         --out bench/results/cpu-2core/python_loader
 """
 import argparse
+import gc
 import json
 import os
 import pathlib
@@ -45,6 +46,25 @@ def timed(batches, count, warmup):
     return seen / seconds, 1e6 * cpu / seen
 
 
+def children_gone(timeout=20.0):
+    """Waits until this process has no child left (a DataLoader's workers finish their prefetched batches
+    after the loader is dropped: left running they would slow, and be counted in, the next repetition)."""
+    gc.collect()
+    deadline = time.perf_counter() + timeout
+    me = str(os.getpid())
+    while time.perf_counter() < deadline:
+        alive = False
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    alive |= f.read().rsplit(")", 1)[1].split()[1] == me
+            except OSError:
+                pass
+        if not alive:
+            return
+        time.sleep(0.05)
+
+
 def epochs(loader):
     while True:
         yield from loader
@@ -62,6 +82,7 @@ def measure_pair(workers, a, order):
                                 persistent_workers=workers > 0)
         results[side] = timed(epochs(loader), a.batches, a.warmup)
         del loader
+        children_gone()
     return results
 
 
@@ -69,6 +90,7 @@ def cpp_bench(workers, a):
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([a.cli, "bench", "loader", "--data", a.data, "--workers", str(workers), "--augment", "on",
                         "--batch-size", str(a.batch_size), "--batches", str(a.batches), "--warmup", str(a.warmup),
+                        "--repeats", "1",
                         "--image-size", str(a.image_size), "--step-model", "", "--out", f"{tmp}/b"],
                        check=True, capture_output=True)
         row = json.loads(pathlib.Path(f"{tmp}/b.json").read_text())["rows"][0]
@@ -89,18 +111,20 @@ def main():
     a = p.parse_args()
     rows = []
     for workers in map(int, a.workers.split(",")):
-        reps = {"fastloop": [], "dataloader": []}
+        reps = {"fastloop": [], "dataloader": [], "cpp": []}
         for k in range(a.pairs):
             order = ("fastloop", "dataloader") if k % 2 == 0 else ("dataloader", "fastloop")
+            if k % 2:
+                reps["cpp"].append(cpp_bench(workers, a))
             for side, value in measure_pair(workers, a, order).items():
                 reps[side].append(value)
-        cpp = cpp_bench(workers, a)
+            if k % 2 == 0:
+                reps["cpp"].append(cpp_bench(workers, a))
         med = {s: (statistics.median(v[0] for v in r), statistics.median(v[1] for v in r)) for s, r in reps.items()}
         rows.append({"workers": workers, "python_img_per_s": med["fastloop"][0], "python_cpu_us": med["fastloop"][1],
-                     "cpp_img_per_s": cpp[0], "cpp_cpu_us": cpp[1], "dataloader_img_per_s": med["dataloader"][0],
+                     "cpp_img_per_s": med["cpp"][0], "cpp_cpu_us": med["cpp"][1], "dataloader_img_per_s": med["dataloader"][0],
                      "dataloader_cpu_us": med["dataloader"][1], "repetitions": reps})
-        print(json.dumps(rows[-1]["workers"]), {k: round(v) for k, v in rows[-1].items() if k.endswith("s")},
-              flush=True)
+        print(workers, {k: round(v) for k, v in rows[-1].items() if isinstance(v, float)}, flush=True)
     result = {"torch": torch.__version__, "fastloop": fastloop.__version__, "data": a.data,
               "batch_size": a.batch_size, "image_size": a.image_size, "batches": a.batches, "cores": os.cpu_count(),
               "rows": rows}

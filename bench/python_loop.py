@@ -27,7 +27,9 @@ from torchvision import datasets
 import fastloop
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from loader_peer import imagenet_transform  # noqa: E402
+from python_loader import children_gone  # noqa: E402
 
 
 def autocast_dtype(device):
@@ -72,6 +74,7 @@ def repetition(side, model, optimizer, a, device, dtype):
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     del batches, loader
+    children_gone()
     return seen / seconds, waited / seconds
 
 
