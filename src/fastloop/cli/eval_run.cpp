@@ -55,6 +55,11 @@ EvalRun eval_run(const EvalRequest& request) {
   return run;
 }
 
+ModelInfo checkpoint_model_info(const Checkpoint& checkpoint, const TrainConfig& config, const std::string& path) {
+  if (!checkpoint.model_info_json().empty()) return model_info_from_json(checkpoint.model_info_json(), path);
+  return model_info_for(config, data_load(config.data).train);
+}
+
 std::vector<std::pair<std::string, double>> eval_per_class(const EvalRun& run) {
   std::vector<std::pair<std::string, double>> rows;
   const at::Tensor& m = run.result.confusion;

@@ -2,6 +2,9 @@
 // evaluated on a test split. The executable's `eval` and fastloop.evaluate() in Python both call it.
 #pragma once
 
+#include "fastloop/core/config.h"
+#include "fastloop/models/model_info.h"
+#include "fastloop/train/checkpoint.h"
 #include "fastloop/train/evaluate.h"
 
 #include <cstdint>
@@ -31,6 +34,10 @@ struct EvalRun {
   std::string data;         // the --data source it was evaluated on
   std::vector<std::string> classes;  // the checkpoint's class names (the split's for weights or older files)
 };
+
+/// The class names and evaluation transform of `checkpoint` (read from `path`, with `config` its run's): as
+/// stored, or for a file written before checkpoints carried them, derived from the run's data.
+ModelInfo checkpoint_model_info(const Checkpoint& checkpoint, const TrainConfig& config, const std::string& path);
 
 /// Per class, its name and the share of its samples classified right (NaN: none in the split).
 std::vector<std::pair<std::string, double>> eval_per_class(const EvalRun& run);

@@ -2,8 +2,8 @@
 // TorchScript file written next to `out` (so an unwritable folder fails before python starts).
 #include "fastloop/cli/export_run.h"
 
+#include "fastloop/cli/eval_run.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/source.h"
 #include "fastloop/io/onnx_export.h"
 #include "fastloop/io/torchscript_export.h"
 #include "fastloop/io/weights.h"
@@ -31,12 +31,7 @@ ExportModel export_model_load(const ExportRequest& r) {
   config_from_json(config, checkpoint.config_json());
   ExportModel m;
   m.config_json = checkpoint.config_json();
-  if (checkpoint.model_info_json().empty()) {  // written before checkpoints carried it: from the data
-    const DatasetSplits data = data_load(config.data);
-    m.info = model_info_for(config, data.train);
-  } else {
-    m.info = model_info_from_json(checkpoint.model_info_json(), r.checkpoint);
-  }
+  m.info = checkpoint_model_info(checkpoint, config, r.checkpoint);
   m.model = model_make_for(config.model, m.info.channels, static_cast<int64_t>(m.info.classes.size()));
   checkpoint.restore(*m.model, nullptr, /*rng=*/false);
   if (r.ema) checkpoint.restore_ema(*m.model);

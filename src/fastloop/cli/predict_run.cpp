@@ -3,6 +3,7 @@
 // model's evaluation transform, the loader without augmentation, and top-k of the softmax per image.
 #include "fastloop/cli/predict_run.h"
 
+#include "fastloop/cli/eval_run.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/class_names.h"
@@ -65,12 +66,7 @@ PredictModel model_load(const PredictRequest& r) {
     Checkpoint checkpoint = Checkpoint::read(r.checkpoint);
     TrainConfig config;
     config_from_json(config, checkpoint.config_json());
-    if (checkpoint.model_info_json().empty()) {  // written before checkpoints carried it: from the data
-      const DatasetSplits data = data_load(config.data);
-      m.info = model_info_for(config, data.train);
-    } else {
-      m.info = model_info_from_json(checkpoint.model_info_json(), r.checkpoint);
-    }
+    m.info = checkpoint_model_info(checkpoint, config, r.checkpoint);
     m.classifier = model_make_for(config.model, m.info.channels, static_cast<int64_t>(m.info.classes.size()));
     checkpoint.restore(*m.classifier, nullptr, /*rng=*/false);
   } else if (is_torchscript_name(r.model)) {
