@@ -41,7 +41,7 @@ case "$target" in
     src/fastloop/train/amp.cpp); max_len=16384; torch=1 ;;
   # tar: the shard reader's tar headers and WebDataset grouping; 16384 bytes: the seeds are 4-6 KB shards.
   tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/tar.cpp src/fastloop/data/shards.cpp
-    src/fastloop/data/shard_order.cpp); max_len=16384 ;;
+    src/fastloop/data/shard_order.cpp src/fastloop/data/class_names.cpp); max_len=16384 ;;
   # image_*: headers and pixels through libjpeg-turbo, libspng, libwebp and libtiff (uninstrumented system
   # libraries) and the BMP/PNM decoders; every target links every decoder (ImageDecoder dispatches).
   image_decode | image_webp | image_tiff | image_bmp_pnm) sources=(fuzz/${target}_fuzzer.cpp
