@@ -43,6 +43,7 @@ def train(
 
     Returns:
         ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``img_per_s``, ``train_seconds``,
+        ``elapsed_seconds`` (data loading to the final evaluation),
         ``steps``, ``epochs``, ``skipped_steps``, ``stopped``, ``checkpoint`` (path or None) and ``config``
         (the resolved settings as JSON).
 

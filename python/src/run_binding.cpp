@@ -69,6 +69,7 @@ py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::
   out["test_samples"] = summary.test.samples;
   out["img_per_s"] = summary.img_per_s;
   out["train_seconds"] = summary.train_seconds;
+  out["elapsed_seconds"] = summary.elapsed_seconds;
   out["steps"] = summary.position.step;
   out["epochs"] = summary.position.epoch;
   out["skipped_steps"] = summary.skipped_steps;

@@ -36,6 +36,7 @@ EvalRun eval_run(const EvalRequest& request) {
   if (request.image_size) config.data.image_size = request.image_size;
   if (!request.mean.empty()) config.data.mean = request.mean;
   if (!request.std.empty()) config.data.std = request.std;
+  if (!request.tta.empty()) config.data.tta = request.tta;
   threads_apply(request.threads);
   const DatasetSplits data = data_load(config.data);
   Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
@@ -44,6 +45,7 @@ EvalRun eval_run(const EvalRequest& request) {
   EvalOptions options;
   options.fold_bn = request.fold_bn;
   options.confusion = true;
+  options.tta = config.data.tta;
   EvalRun run;
   run.result = evaluate(*model, data.test, config.data.batch_size, request.workers, options);
   run.model = checkpoint ? request.checkpoint : request.init_from;

@@ -26,6 +26,7 @@ struct EvalRequest {
   int64_t workers = 1;
   int64_t threads = 0;      // intra-op threads; 0: every usable core
   bool fold_bn = false;
+  std::string tta;          // test-time augmentation (off | flip | flip-translate); empty: the checkpoint's
 };
 
 struct EvalRun {

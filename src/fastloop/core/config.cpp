@@ -41,6 +41,16 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"data.augment", "--augment", "random crop and flip on the train split", &c.data.augment, {}},
       {"data.crop_pad", "--crop-pad", "zero padding in pixels before the random crop", &c.data.crop_pad, {}},
       {"data.flip", "--flip", "random horizontal flip", &c.data.flip, {}},
+      {"data.alternate_flip", "--alternate-flip",
+       "flip each image in alternate epochs instead of at random (random in the first epoch; airbench)",
+       &c.data.alternate_flip, {}},
+      {"data.random_erasing", "--random-erasing",
+       "probability of torchvision's RandomErasing (2-33% of the image, ratio 0.3-3.3, set to the mean); 0: off",
+       &c.data.random_erasing, {}},
+      {"data.tta", "--tta",
+       "test-time augmentation in evaluation: mean logits of the image and its mirror (flip), and of 1-px shifts "
+       "(flip-translate, airbench)",
+       &c.data.tta, {"off", "flip", "flip-translate"}},
       {"data.pin_memory", "--pin-memory", "CUDA: batches in pinned buffers, copied non_blocking on a side stream",
        &c.data.pin_memory, {}},
       {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",
@@ -241,6 +251,7 @@ void config_validate(const TrainConfig& c) {
   require(c.data.workers >= 0 && c.data.workers <= 256, "--workers", "must be in [0, 256]");
   require(c.data.prefetch >= 1 && c.data.prefetch <= 64, "--prefetch", "must be in [1, 64]");
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 64, "--crop-pad", "must be in [0, 64]");
+  require(c.data.random_erasing >= 0 && c.data.random_erasing <= 1, "--random-erasing", "must be in [0, 1] (0: off)");
   require(c.data.image_size >= 8 && c.data.image_size <= 4096, "--image-size", "must be in [8, 4096]");
   require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
   require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");

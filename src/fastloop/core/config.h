@@ -20,6 +20,9 @@ struct DataConfig {
   bool augment = true;                   // random crop + horizontal flip on the train split
   int64_t crop_pad = 2;                  // pixels of zero padding before the random crop (CIFAR: 4)
   bool flip = true;                      // random horizontal flip
+  bool alternate_flip = false;           // flip each image in alternate epochs (random in the first), as airbench
+  double random_erasing = 0.0;           // RandomErasing probability on the train split (torchvision's box); 0: off
+  std::string tta = "off";               // test-time augmentation in evaluation: off | flip | flip-translate
   bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
   bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
   int64_t image_size = 224;              // image folders / shards: side of the square crop fed to the model

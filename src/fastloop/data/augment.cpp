@@ -4,6 +4,7 @@
 #include "fastloop/data/augment.h"
 
 #include "fastloop/data/image_augment.h"
+#include "fastloop/data/random_erasing.h"
 #include "fastloop/data/sampler.h"
 
 #include <ATen/ATen.h>
@@ -22,7 +23,10 @@ SampleDraw augment_draw(const AugmentOptions& options, uint64_t seed, int64_t ep
     draw.oy = static_cast<int64_t>(r % static_cast<uint64_t>(2 * pad + 1));
     draw.ox = static_cast<int64_t>((r >> 16) % static_cast<uint64_t>(2 * pad + 1));
   }
-  draw.flip = options.flip && ((r >> 40) & 1u);
+  // Alternating: the flip of epoch 0, inverted in every odd epoch, so each image is seen both ways in turn.
+  const uint64_t flip_bits = options.alternate_flip ? hash_mix(seed, 0, static_cast<uint64_t>(index)) : r;
+  const bool flip_bit = (flip_bits >> 40) & 1u;
+  draw.flip = options.flip && (options.alternate_flip ? flip_bit != static_cast<bool>(epoch & 1) : flip_bit);
   return draw;
 }
 
@@ -130,20 +134,20 @@ int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t c
   const bool nchw = images.is_contiguous();
   TORCH_CHECK(nchw || images.is_contiguous(at::MemoryFormat::ChannelsLast),
               "batch_assemble: images must be contiguous (NCHW) or channels_last, got strides ", images.strides());
-  if (dataset.encoded) return encoded_batch_assemble(dataset, indices, count, options, seed, epoch, images, labels);
-  switch (images.scalar_type()) {
-    case at::kFloat:
-      batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
-      return 0;
-    case at::kHalf:
-      batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
-      return 0;
-    case at::kBFloat16:
-      batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
-      return 0;
-    default:
-      TORCH_CHECK(false, "batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
+  int64_t skipped = 0;
+  if (dataset.encoded) {
+    skipped = encoded_batch_assemble(dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kFloat) {
+    batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kHalf) {
+    batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kBFloat16) {
+    batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else {
+    TORCH_CHECK(false, "batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
   }
+  random_erasing_apply(images, indices, count, options.erase, seed, epoch);
+  return skipped;
 }
 
 } // namespace fastloop

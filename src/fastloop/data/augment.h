@@ -14,6 +14,8 @@ struct AugmentOptions {
   bool crop = false;      // random crop after zero padding by `pad` pixels (torchvision RandomCrop)
   int64_t pad = 4;        // pixels
   bool flip = false;      // horizontal flip with probability 1/2
+  double erase = 0.0;     // RandomErasing probability (random_erasing.h); 0: off
+  bool alternate_flip = false;  // flip: random in epoch 0, then each sample's flip alternates per epoch (airbench)
 };
 
 /// The random choices for one sample: the crop origin in the padded image and the flip.
@@ -32,7 +34,7 @@ std::vector<float> normalize_lut(const Dataset& dataset);
 
 /// Writes samples `indices[0..count)` of `dataset` into `images` ([count, C, H, W] of float32, fp16 or
 /// bf16; contiguous or channels_last-contiguous) and `labels` (int64 [count]). Random choices come from
-/// augment_draw(); a bad index or label throws std::out_of_range naming the sample. An encoded dataset
+/// augment_draw(), then options.erase's boxes (random_erasing.h) are zeroed; a bad index or label throws std::out_of_range naming the sample. An encoded dataset
 /// goes to encoded_batch_assemble() (image_augment.h): decode, RandomResizedCrop or Resize + CenterCrop.
 /// Returns the number of undecodable images skipped (encoded datasets with skip_bad_images; else 0).
 int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,

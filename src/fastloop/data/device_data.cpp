@@ -3,6 +3,8 @@
 // normalization table. Indexing in [B, H, W, C] order gives channels_last batches with no extra pass.
 #include "fastloop/data/device_data.h"
 
+#include "fastloop/data/random_erasing.h"
+
 #include <ATen/ATen.h>
 
 namespace fastloop {
@@ -43,6 +45,8 @@ void DeviceData::start_epoch(int64_t epoch, int64_t first_batch) {
   }
   draws = draws.to(options_.device);
   order_ = at::tensor(order, at::kLong).to(options_.device);
+  order_host_ = order;
+  epoch_ = epoch;
   oy_ = draws[0], ox_ = draws[1], flip_ = draws[2].to(at::kBool);
   end_ = batches_per_epoch();
   next_batch_ = std::min(first_batch, end_);
@@ -68,6 +72,7 @@ std::optional<Batch> DeviceData::next() {
   const at::Tensor channel = nhwc ? c.view({1, 1, 1, channels_}) : c.view({1, channels_, 1, 1});
   at::Tensor images = lut_.index({channel, pixels.to(at::kLong)});
   if (nhwc) images = images.permute({0, 3, 1, 2});  // sizes [B, C, H, W], memory NHWC
+  random_erasing_apply(images, order_host_.data() + begin, count, options_.augment.erase, options_.sampler.seed, epoch_);
   return Batch{images, labels_.index_select(0, index), batch};
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace fastloop {
 
@@ -30,6 +31,8 @@ class DeviceData {
   at::Tensor labels_;   // int64 [N] on the device
   at::Tensor lut_;      // [C, 256] in the output dtype: normalized value of each pixel value
   at::Tensor order_;    // int64 [M]: this rank's samples in epoch order
+  std::vector<int64_t> order_host_;  // the same on the host: the random-erasing draws
+  int64_t epoch_ = 0;
   at::Tensor oy_, ox_;  // int64 [M]: crop origin in the padded image, per position
   at::Tensor flip_;     // bool [M]
   int64_t next_batch_ = 0, end_ = 0;

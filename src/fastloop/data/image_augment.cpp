@@ -6,6 +6,7 @@
 #include "fastloop/data/image_augment.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/draws.h"
 #include "fastloop/data/image_resize.h"
 #include "fastloop/data/sampler.h"
 
@@ -24,25 +25,6 @@ constexpr double kRatioMin = 3.0 / 4.0, kRatioMax = 4.0 / 3.0;  // width / heigh
 constexpr int kCropTries = 10;
 constexpr int64_t kSkipTries = 16;  // bad images in a row that --bad-image-policy skip steps over
 constexpr uint64_t kCropSalt = 0xc20b, kFlipSalt = 0xf11b;
-
-// A stream of uniform draws for one sample (splitmix64 over a per-sample start).
-class Draws {
- public:
-  explicit Draws(uint64_t start) : state_(start) {}
-  uint64_t next() {
-    uint64_t x = (state_ += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }  // [0, n)
-
- private:
-  uint64_t state_;
-};
-
-int64_t py_round(double v) { return static_cast<int64_t>(std::nearbyint(v)); }  // Python 3 round(): ties to even
 
 struct ImageWork {
   ImageDecoder decoder;

@@ -5,6 +5,7 @@
 #include "fastloop/dist/process_group.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/train/step.h"
+#include "fastloop/train/tta.h"
 
 #include <c10/core/InferenceMode.h>
 
@@ -55,9 +56,9 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
     at::Tensor logits;
     {
       AutocastScope autocast(eval.device.type(), eval.amp.autocast, eval.amp.dtype);
-      logits = model.forward(batch->images);
+      logits = tta_logits(model, batch->images, eval.tta);
     }
-    logits = logits.detach().to(at::kFloat);
+    logits = logits.detach();
     const int64_t n = batch->labels.size(0);
     loss_sum_t += classification_loss(logits, batch->labels, 0.0).to(at::kDouble) * static_cast<double>(n);
     const at::Tensor predicted = logits.argmax(1);

@@ -10,6 +10,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
+#include <string>
 
 namespace fastloop {
 
@@ -32,6 +33,7 @@ struct EvalOptions {
   bool pin_memory = true;          // CUDA: the loader's pinned ring (false: blocking copies of host batches)
   bool fold_bn = false;            // BatchNorms folded into their convs while evaluating (models/fold_bn.h)
   bool inference_mode = true;      // false: autograd records the forward (what the bench's no-grad row compares)
+  std::string tta = "off";         // test-time augmentation (tta.h): off | flip | flip-translate
   bool confusion = false;          // also count the confusion matrix (eval's per-class accuracy)
   int64_t max_batches = 0;         // 0: the whole split; else only its first batches (the bench's timed evaluation)
   /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are

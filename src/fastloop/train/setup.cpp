@@ -37,6 +37,7 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   options.amp = setup.amp;
   options.pin_memory = config.data.pin_memory;
   options.fold_bn = config.perf.fold_bn;
+  options.tta = config.data.tta;
   options.group = setup.group.get();
   return options;
 }
@@ -65,7 +66,11 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
   options.batch_size = config.data.batch_size;
   options.workers = config.data.workers;
   options.prefetch = config.data.prefetch;
-  options.augment = {config.data.augment, config.data.crop_pad, config.data.augment && config.data.flip};
+  options.augment.crop = config.data.augment;
+  options.augment.pad = config.data.crop_pad;
+  options.augment.flip = config.data.augment && config.data.flip;
+  options.augment.alternate_flip = config.data.alternate_flip;
+  options.augment.erase = config.data.augment ? config.data.random_erasing : 0.0;
   options.sampler.seed = static_cast<uint64_t>(config.run.seed);
   options.sampler.rank = rank;
   options.sampler.world_size = world_size;

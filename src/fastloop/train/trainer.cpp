@@ -177,13 +177,16 @@ at::Tensor mix_in_place(TrainSetup& setup, Batch& batch, int64_t step, int64_t m
 }
 
 /// The epoch's evaluation. With --ema-decay the EMA weights are the run's result (as timm's train.py
-/// ranks its checkpoints by them); the raw weights' accuracy is printed beside it.
-EvalResult evaluate_run(TrainSetup& setup, const Dataset& test, bool progress) {
+/// ranks its checkpoints by them); the raw weights' accuracy is printed beside it. --tta applies to the
+/// final evaluation only (the run's result; 2-6x the forward passes of the per-epoch ones).
+EvalResult evaluate_run(TrainSetup& setup, const Dataset& test, bool progress, bool final) {
   const TrainConfig& config = setup.config;
-  const EvalResult model = evaluate(*setup.model, test, config.data.batch_size, config.data.workers, setup.eval);
+  EvalOptions options = setup.eval;
+  if (!final) options.tta = "off";
+  const EvalResult model = evaluate(*setup.model, test, config.data.batch_size, config.data.workers, options);
   if (!setup.ema) return model;
   if (setup.group) setup.ema->sync(*setup.group);  // each rank averaged its own BatchNorm statistics
-  const EvalResult ema = evaluate(setup.ema->module(), test, config.data.batch_size, config.data.workers, setup.eval);
+  const EvalResult ema = evaluate(setup.ema->module(), test, config.data.batch_size, config.data.workers, options);
   if (progress && setup.main_rank())
     std::printf("ema: test accuracy %.2f%% (loss %.4f); without EMA %.2f%% (loss %.4f)\n", 100.0 * ema.accuracy,
                 ema.loss, 100.0 * model.accuracy, model.loss);
@@ -221,6 +224,7 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
+  const auto started = Clock::now();
   config_validate(config);
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
   const DistEnv dist_env = dist_env_detect();
@@ -294,7 +298,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
 
     // --- each epoch end: evaluate, report, checkpoint ---
     if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
-    summary.test = evaluate_run(setup, data.test, control.progress);
+    summary.test = evaluate_run(setup, data.test, control.progress, position.epoch + 1 == config.run.epochs);
     log.epoch(position, epoch, summary.test, epoch_train_s);
     checkpoint.offer_best(summary.test.accuracy);
     ++position.epoch;
@@ -302,9 +306,10 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     checkpoint.save();
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
-    summary.test = evaluate_run(setup, data.test, control.progress);
+    summary.test = evaluate_run(setup, data.test, control.progress, /*final=*/true);
   profiler.finish();
   summary_fill(summary, setup, train_seconds, images_trained);
+  summary.elapsed_seconds = seconds_since(started);
   expect_accuracy(config, summary);
   return summary;
 }

@@ -25,6 +25,7 @@ struct TrainSummary {
   bool stopped = false;   // ended early by TrainControl::should_stop
   int64_t skipped_steps = 0;  // optimizer steps skipped for inf/nan (AMP scaler or --nan-policy skip)
   double train_seconds = 0.0;
+  double elapsed_seconds = 0.0;  // from the start of train() (data loading) to the end of the final evaluation
   double img_per_s = 0.0; // training images per second, whole run, all ranks together
   // Distributed runs (DistributedDataParallel's counters, this rank):
   int64_t world_size = 1;
