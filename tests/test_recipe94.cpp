@@ -2,6 +2,8 @@
 // and tta.json from tools/make_recipe94_golden.py): torchvision's RandomErasing boxes, airbench's test-time
 // augmentation; and that they reach every path a batch takes (loader threads, device-resident data).
 #include "test_support.h"
+#include "fastloop/core/config.h"
+#include "fastloop/core/errors.h"
 #include "fastloop/data/augment.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/random_erasing.h"
@@ -173,4 +175,25 @@ TEST(Tta, LogitsEqualAirbenchsInferOnALinearModelInEitherLayout) {
     }
   }
   EXPECT_THROW(tta_logits(model, x, "sideways"), c10::Error);
+}
+
+TEST(Recipe94Config, BadProbabilityOrTtaModeIsRefusedByName) {
+  TrainConfig config;
+  config.data.random_erasing = 1.5;
+  try {
+    config_validate(config);
+    ADD_FAILURE() << "--random-erasing 1.5 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--random-erasing"), std::string::npos) << e.what();
+  }
+  const test::TempDir tmp;
+  const std::string recipe = tmp.path() + "/tta.toml";
+  std::ofstream(recipe) << "[data]\ntta = \"sideways\"\n";
+  TrainConfig from_file;
+  try {
+    config_load_toml(from_file, recipe);
+    ADD_FAILURE() << "tta = sideways was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("flip-translate"), std::string::npos) << e.what();
+  }
 }

@@ -57,6 +57,7 @@ def evaluate(
     batch_size: Optional[int] = None,
     workers: int = 1,
     fold_bn: bool = False,
+    tta: Optional[str] = None,
 ) -> Dict[str, Any]: ...
 
 def model_info(checkpoint: str) -> Dict[str, Any]: ...

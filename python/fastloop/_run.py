@@ -69,6 +69,7 @@ def evaluate(
     batch_size: Optional[int] = None,
     workers: int = 1,
     fold_bn: bool = False,
+    tta: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Runs what ``fastloop eval --checkpoint`` runs: the checkpoint's model on a test split.
 
@@ -78,12 +79,15 @@ def evaluate(
         batch_size: None: the checkpoint's.
         workers: loader threads.
         fold_bn: fold each BatchNorm into the conv before it (same results, one pass less).
+        tta: test-time augmentation, ``"off"``, ``"flip"`` or ``"flip-translate"``; None: the checkpoint's.
 
     Returns:
         ``accuracy`` (fraction), ``loss``, ``samples``, ``seconds``, ``model``, ``data`` and ``classes``.
     """
     sys.stdout.flush()
-    return _C.evaluate(os.fspath(checkpoint), data or "", batch_size or 0, workers, fold_bn)
+    if tta not in (None, "off", "flip", "flip-translate"):
+        raise ValueError(f"tta={tta!r} is not one of 'off', 'flip', 'flip-translate' (or None: the checkpoint's)")
+    return _C.evaluate(os.fspath(checkpoint), data or "", batch_size or 0, workers, fold_bn, tta or "")
 
 
 def model_info(checkpoint: str) -> Dict[str, Any]:

@@ -114,16 +114,18 @@ void run_bind(py::module_& module) {
              "`fastloop train`: a recipe (or none), then fields by key, then the run; returns its summary");
   module.def(
       "evaluate",
-      [](const std::string& checkpoint, const std::string& data, int64_t batch_size, int64_t workers, bool fold_bn) {
+      [](const std::string& checkpoint, const std::string& data, int64_t batch_size, int64_t workers, bool fold_bn,
+         const std::string& tta) {
         EvalRequest request;
         request.checkpoint = checkpoint;
         request.data = data;
         request.batch_size = batch_size;
         request.workers = workers;
         request.fold_bn = fold_bn;
+        request.tta = tta;
         return evaluate_call(request);
       },
-      py::arg("checkpoint"), py::arg("data"), py::arg("batch_size"), py::arg("workers"), py::arg("fold_bn"),
+      py::arg("checkpoint"), py::arg("data"), py::arg("batch_size"), py::arg("workers"), py::arg("fold_bn"), py::arg("tta"),
       "`fastloop eval --checkpoint`: accuracy and loss on the test split");
 }
 

@@ -94,6 +94,19 @@ def test_evaluate_equals_the_cli_eval(cli, tmp_path):
         fastloop.evaluate(str(tmp_path / "nothing.ckpt"))
 
 
+def test_evaluate_with_tta_equals_the_cli_and_the_runs_final_evaluation(cli, tmp_path):
+    summary = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path), "data.tta": "flip"})
+    result = fastloop.evaluate(summary["checkpoint"])  # the checkpoint's --tta: flip
+    assert result["accuracy"] == summary["test_accuracy"] and result["loss"] == pytest.approx(summary["test_loss"])
+    done = run([cli, "eval", "--checkpoint", summary["checkpoint"], "--tta", "flip-translate"])
+    shifted = fastloop.evaluate(summary["checkpoint"], tta="flip-translate")
+    assert f"test accuracy {100 * shifted['accuracy']:.2f}% (loss {shifted['loss']:.4f}" in done.stdout
+    plain = fastloop.evaluate(summary["checkpoint"], tta="off")
+    assert len({plain["loss"], result["loss"], shifted["loss"]}) == 3, "each mode averages other logits"
+    with pytest.raises(ValueError, match="sideways"):
+        fastloop.evaluate(summary["checkpoint"], tta="sideways")
+
+
 def test_model_info_carries_the_class_names_and_transform(tmp_path, image_folder):
     summary = fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", image_size=40, batch_size=12,
                              max_steps=2, threads=2, checkpoint_dir=str(tmp_path), mean="0.5,0.4,0.3")
