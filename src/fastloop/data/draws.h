@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace fastloop {
 
@@ -29,5 +30,16 @@ class Draws {
 
 /// Python 3's round(): ties to even, as torchvision's int(round(...)).
 inline int64_t py_round(double v) { return static_cast<int64_t>(std::nearbyint(v)); }
+
+/// One try of torchvision's box sampling (RandomResizedCrop and RandomErasing alike): a target area of
+/// `area` * U(scale_min, scale_max) pixels and an aspect ratio exp(U(log ratio_min, log ratio_max)), drawn in
+/// that order; returns {round(sqrt(target * ratio)), round(sqrt(target / ratio))} (RandomResizedCrop reads
+/// them as width, height; RandomErasing as height, width).
+inline std::pair<int64_t, int64_t> box_sides_draw(Draws& draws, double area, double scale_min, double scale_max,
+                                                  double ratio_min, double ratio_max) {
+  const double target = area * draws.uniform(scale_min, scale_max);
+  const double ratio = std::exp(draws.uniform(std::log(ratio_min), std::log(ratio_max)));
+  return {py_round(std::sqrt(target * ratio)), py_round(std::sqrt(target / ratio))};
+}
 
 } // namespace fastloop

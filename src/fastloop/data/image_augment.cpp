@@ -164,10 +164,7 @@ CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, in
   Draws draws(hash_mix(seed ^ kCropSalt, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index)));
   const double area = static_cast<double>(height * width);
   for (int t = 0; t < kCropTries; ++t) {
-    const double target_area = area * draws.uniform(kScaleMin, kScaleMax);
-    const double aspect = std::exp(draws.uniform(std::log(kRatioMin), std::log(kRatioMax)));
-    const int64_t w = py_round(std::sqrt(target_area * aspect));
-    const int64_t h = py_round(std::sqrt(target_area / aspect));
+    const auto [w, h] = box_sides_draw(draws, area, kScaleMin, kScaleMax, kRatioMin, kRatioMax);
     if (0 < w && w <= width && 0 < h && h <= height) {
       const int64_t top = draws.below(height - h + 1);
       return {top, draws.below(width - w + 1), h, w};

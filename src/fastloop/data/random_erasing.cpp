@@ -8,8 +8,6 @@
 
 #include <ATen/ATen.h>
 
-#include <cmath>
-
 namespace fastloop {
 namespace {
 
@@ -25,10 +23,7 @@ PixelRect random_erasing_box(double p, int64_t height, int64_t width, uint64_t s
   if (!(draws.uniform(0.0, 1.0) < p)) return {};
   const double area = static_cast<double>(height * width);
   for (int t = 0; t < kEraseTries; ++t) {
-    const double erase_area = area * draws.uniform(kEraseAreaMin, kEraseAreaMax);
-    const double aspect = std::exp(draws.uniform(std::log(kEraseRatioMin), std::log(kEraseRatioMax)));
-    const int64_t h = py_round(std::sqrt(erase_area * aspect));
-    const int64_t w = py_round(std::sqrt(erase_area / aspect));
+    const auto [h, w] = box_sides_draw(draws, area, kEraseAreaMin, kEraseAreaMax, kEraseRatioMin, kEraseRatioMax);
     if (!(h < height && w < width)) continue;
     const int64_t top = draws.below(height - h + 1);
     return {top, draws.below(width - w + 1), h, w};
