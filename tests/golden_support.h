@@ -13,7 +13,7 @@
 namespace fastloop::test {
 
 inline const std::string kImageGoldenDir = FASTLOOP_TEST_DIR "/golden/images/";
-inline const std::string kTorchScriptDir = FASTLOOP_TEST_DIR "/golden/torchscript/";
+inline const std::string kTorchScriptDir = FASTLOOP_GOLDEN_DIR "/torchscript/";  // tools/make_test_goldens.py
 
 /// tests/golden/torchscript/FAMILY.json (tools/make_torchscript_golden.py).
 inline nlohmann::json torchscript_golden(const std::string& family) {

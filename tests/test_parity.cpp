@@ -75,7 +75,7 @@ void expect_samples(const std::vector<double>& actual, const json& expected, dou
 }
 
 void check_parity(const std::string& file) {
-  std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/") + file);
+  std::ifstream in(std::string(FASTLOOP_GOLDEN_DIR "/") + file);  // tools/make_test_goldens.py, at build time
   ASSERT_TRUE(in) << "missing tests/golden/" << file << "; run tools/make_golden.py";
   const json golden = json::parse(in);
   const json& o = golden["model"];

@@ -5,6 +5,7 @@ Run with the project venv (its torch is the LibTorch the C++ side links):
 The parity files record, for fixed formula weights and inputs in train mode: logits, label-smoothed
 cross-entropy, BN running-stat norms, every gradient, and one SGD and one AdamW step (norms + samples).
 """
+import argparse
 import json
 import pathlib
 import sys
@@ -114,6 +115,11 @@ def parity_record(options, side):
 
 
 def main():
+    global GOLDEN
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=pathlib.Path, default=GOLDEN,
+                        help="folder to write to (default tests/golden; the build writes its own, see tests/CMakeLists.txt)")
+    GOLDEN = parser.parse_args().out
     torch.set_num_threads(1)  # the C++ test runs single-threaded too: same reduction order
     GOLDEN.mkdir(parents=True, exist_ok=True)
     models = []
@@ -129,7 +135,7 @@ def main():
     for name, data in files.items():
         path = GOLDEN / name
         path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-        print(f"{path.relative_to(GOLDEN.parent.parent)}: {path.stat().st_size / 1024:.0f} KiB")
+        print(f"{path}: {path.stat().st_size / 1024:.0f} KiB")
     for m in models:
         print(f"{m['name']:>12} {m['stem']:>8} in={m['in_channels']} classes={m['num_classes']:>4}: "
               f"{m['parameters']:,} parameters")

@@ -167,10 +167,14 @@ def write_bad_modules():
 
 
 def main():
+    global OUT
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bad-only", action="store_true", help="write only the modules the checks must refuse")
     parser.add_argument("--twin", help="write fastloop's resnet18 (CIFAR stem, 10 classes) scripted to this file")
+    parser.add_argument("--out", type=pathlib.Path, default=OUT,
+                        help="folder to write to (default tests/golden/torchscript; the build writes its own)")
     args = parser.parse_args()
+    OUT = args.out
     if args.twin:  # the bench's `--models resnet18,torchscript:FILE`: same architecture and names as built in
         torch.jit.save(torch.jit.script(make_model("resnet18", "cifar", 3, 10)), args.twin)
         print(f"wrote {args.twin}")
@@ -182,7 +186,7 @@ def main():
     write_bad_modules()
     total = sum(p.stat().st_size for p in OUT.iterdir())
     for p in sorted(OUT.iterdir()):
-        print(f"{p.relative_to(OUT.parent.parent.parent)}: {p.stat().st_size / 1024:.0f} KiB")
+        print(f"{p}: {p.stat().st_size / 1024:.0f} KiB")
     print(f"total {total / 1024:.0f} KiB")
 
 
