@@ -218,8 +218,6 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 
 }  // namespace
 
-std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }
-
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   config_validate(config);
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
