@@ -8,6 +8,7 @@
 #include "fastloop/bench/device_probe.h"
 #include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/models/flops.h"
 #include "fastloop/train/cycle.h"
@@ -233,6 +234,20 @@ CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
   for (size_t i = 0; i < reps.size(); ++i)
     repetition_pair(i, plan.peers, [&] { run.eval_rep(reps[i]); }, [](CellPeer& peer) { peer.eval_rep(); });
   return std::move(run.times());
+}
+
+Comparison comparison_of(const BenchCell& cell, std::string name, const CellPeer& peer) {
+  Comparison c;
+  c.name = std::move(name);
+  c.status = peer.status();
+  c.train_img_per_s_reps = peer.train_reps();
+  c.eval_img_per_s_reps = peer.eval_reps();
+  if (c.status != "ok") return c;
+  c.train_img_per_s = median(peer.train_reps());
+  c.eval_img_per_s = median(peer.eval_reps());
+  c.train = pair_ratio(cell.train_img_per_s_reps, peer.train_reps());
+  c.eval = pair_ratio(cell.eval_img_per_s_reps, peer.eval_reps());
+  return c;
 }
 
 } // namespace fastloop
