@@ -37,6 +37,9 @@ BenchField comparison_field(const ComparisonKey& k, Part part) {
     return BenchField{std::string(train ? "train" : "eval") + "_vs_" + key + suffix, "", "", false, true, about,
                       [m, train, get](C c) -> BenchValue { return get(train ? (c.*m).train : (c.*m).eval); }};
   };
+  auto value = [&](const char* suffix, const char* unit, const std::string& about, auto get) {
+    return BenchField{key + suffix, unit, "", false, true, about, [m, get](C c) { return get(c.*m); }};
+  };
   const auto median = [](const PairRatio& r) { return ratio(r.median); };
   const auto min = [](const PairRatio& r) { return ratio(r.min); };
   const auto max = [](const PairRatio& r) { return ratio(r.max); };
@@ -44,20 +47,20 @@ BenchField comparison_field(const ComparisonKey& k, Part part) {
   const std::string noise = "the pairs spread wider than the ratio's distance from 1: noise, not an effect";
   switch (part) {
     case Part::status:
-      return {key + "_status", "", "", false, true, who + ": \"\" (not run), ok, n/a: reason or failed: reason",
-              [m](C c) -> BenchValue { return (c.*m).status; }};
+      return value("_status", "", who + ": \"\" (not run), ok, n/a: reason or failed: reason",
+                   [](const Comparison& x) -> BenchValue { return x.status; });
     case Part::train:
-      return {key + "_train_img_per_s", "img/s", "", false, true, who + " on the same cell, lower median",
-              [m](C c) -> BenchValue { return (c.*m).train_img_per_s; }};
+      return value("_train_img_per_s", "img/s", who + " on the same cell, lower median",
+                   [](const Comparison& x) -> BenchValue { return x.train_img_per_s; });
     case Part::eval:
-      return {key + "_eval_img_per_s", "img/s", "", false, true, who + " on the same cell, lower median",
-              [m](C c) -> BenchValue { return (c.*m).eval_img_per_s; }};
+      return value("_eval_img_per_s", "img/s", who + " on the same cell, lower median",
+                   [](const Comparison& x) -> BenchValue { return x.eval_img_per_s; });
     case Part::train_reps:
-      return {key + "_train_img_per_s_reps", "img/s", "", false, true, who + "'s repetitions",
-              [m](C c) -> BenchValue { return (c.*m).train_img_per_s_reps; }};
+      return value("_train_img_per_s_reps", "img/s", who + "'s repetitions",
+                   [](const Comparison& x) -> BenchValue { return x.train_img_per_s_reps; });
     case Part::eval_reps:
-      return {key + "_eval_img_per_s_reps", "img/s", "", false, true, who + "'s repetitions",
-              [m](C c) -> BenchValue { return (c.*m).eval_img_per_s_reps; }};
+      return value("_eval_img_per_s_reps", "img/s", who + "'s repetitions",
+                   [](const Comparison& x) -> BenchValue { return x.eval_img_per_s_reps; });
     case Part::train_vs:
       return pair(true, "", "this cell ÷ " + who + " (training img/s), lower median over interleaved pairs of "
                             "repetitions; empty: not measured", median);
