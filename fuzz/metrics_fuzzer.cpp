@@ -2,8 +2,8 @@
 // page drawn from whatever parses (plot_html): any bytes must parse or throw InputError, never crash or
 // escape with another exception type.
 #include "fastloop/core/errors.h"
-#include "fastloop/train/metrics_read.h"
-#include "fastloop/train/plot.h"
+#include "fastloop/report/metrics_read.h"
+#include "fastloop/report/plot.h"
 
 #include <cstdint>
 #include <string>

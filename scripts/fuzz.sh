@@ -29,7 +29,7 @@ case "$target" in
   safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
   config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
   # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
-  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/train/metrics_read.cpp src/fastloop/train/plot.cpp
+  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/report/metrics_read.cpp src/fastloop/report/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/idx.cpp); max_len=4096; torch=1 ;;
   # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).

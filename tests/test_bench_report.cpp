@@ -75,7 +75,7 @@ BenchResult hand_built_result() {
   na.model = "resnet18";
   na.row = "amp";
   na.status = "n/a: fp16 autocast needs CUDA, this is cpu";
-  na.python_status = "n/a: fp16 autocast needs CUDA, this is cpu";
+  na.python.status = "n/a: fp16 autocast needs CUDA, this is cpu";
   r.cells.push_back(na);
   na.model = "mobilenet_v2";
   r.cells.push_back(na);
@@ -83,15 +83,15 @@ BenchResult hand_built_result() {
   r.cells.push_back(cell("mobilenet_v2", "channels-last", 900.0, 4000.0, 0.9));
   for (auto& c : r.cells) {
     if (c.status != "ok") continue;
-    c.python_status = "ok";
-    c.python_train_img_per_s = c.train_img_per_s / 1.4;
-    c.python_eval_img_per_s = c.eval_img_per_s / 1.1;
-    c.train_vs_python = {1.4, 1.35, 1.5, false};  // interleaved pairs: median, min, max
-    c.eval_vs_python = {1.1, 0.95, 1.2, true};     // the pairs spread wider than 1.1 is from 1
+    c.python.status = "ok";
+    c.python.train_img_per_s = c.train_img_per_s / 1.4;
+    c.python.eval_img_per_s = c.eval_img_per_s / 1.1;
+    c.python.train = {1.4, 1.35, 1.5, false};  // interleaved pairs: median, min, max
+    c.python.eval = {1.1, 0.95, 1.2, true};     // the pairs spread wider than 1.1 is from 1
   }
-  r.cells.back().python_status = "n/a: a reason, with a comma";
-  r.cells.back().python_train_img_per_s = r.cells.back().python_eval_img_per_s = 0.0;
-  r.cells.back().train_vs_python = r.cells.back().eval_vs_python = {};
+  r.cells.back().python.status = "n/a: a reason, with a comma";
+  r.cells.back().python.train_img_per_s = r.cells.back().python.eval_img_per_s = 0.0;
+  r.cells.back().python.train = r.cells.back().python.eval = {};
   // An evaluation-only row: no training numbers, and no mobilenet_v2 cell at all (shown as "-").
   BenchCell eval_only = cell("resnet18", "no-grad", 1.0, 5712.0, 0.0);
   eval_only.eval_only = true;
@@ -100,9 +100,9 @@ BenchResult hand_built_result() {
   eval_only.split = {};
   eval_only.mfu = 0.0;
   eval_only.peak_memory_bytes = eval_only.eval_peak_memory_bytes;
-  eval_only.python_status = "ok";
-  eval_only.python_eval_img_per_s = 5712.0 / 1.2;
-  eval_only.eval_vs_python = {1.2, 1.15, 1.25, false};
+  eval_only.python.status = "ok";
+  eval_only.python.eval_img_per_s = 5712.0 / 1.2;
+  eval_only.python.eval = {1.2, 1.15, 1.25, false};
   r.cells.push_back(eval_only);
   r.train_images = 50000;
   r.test_images = 10000;
@@ -160,7 +160,7 @@ TEST(BenchReport, MarkdownHasEnvironmentSeedTableSpeedupsAndNaCells) {
 
 TEST(BenchReport, MarkdownLeavesOutThePyTorchTableWhenThePeerDidNotRun) {
   auto r = hand_built_result();
-  for (auto& c : r.cells) c.python_status.clear();
+  for (auto& c : r.cells) c.python.status.clear();
   r.environment.pytorch_version.clear();
   EXPECT_EQ(fastloop::bench_markdown(r).find("PyTorch"), std::string::npos);
   EXPECT_EQ(fastloop::bench_html(r).find("vs-pytorch"), std::string::npos);
@@ -223,8 +223,8 @@ TEST(BenchReport, JsonParsesAndKeepsEnvironmentConfigRowsAndEveryCellField) {
     EXPECT_EQ(c["peak_memory_kind"], want.peak_memory_kind);
     EXPECT_EQ(c["forward_flops"], want.forward_flops);
     EXPECT_EQ(c["mfu"], want.mfu);
-    EXPECT_EQ(c["python_status"], want.python_status);
-    EXPECT_EQ(c["python_train_img_per_s"], want.python_train_img_per_s);
+    EXPECT_EQ(c["python_status"], want.python.status);
+    EXPECT_EQ(c["python_train_img_per_s"], want.python.train_img_per_s);
   }
   EXPECT_NEAR(json["cells"][0]["train_vs_python"].get<double>(), 1.4, 1e-12);
   EXPECT_NEAR(json["cells"][0]["train_vs_python_min"].get<double>(), 1.35, 1e-12);
@@ -242,7 +242,7 @@ TEST(BenchReport, CsvAndJsonCarryEveryFieldOfTheOneListUnderOneName) {
   auto r = hand_built_result();
   r.cells[0].nproc = 2;  // a multi-rank cell: its DDP fields go in the JSON too
   r.cells[0].buckets = 3;
-  r.cells[0].python_train_img_per_s_reps = {1700.0, 1750.0};
+  r.cells[0].python.train_img_per_s_reps = {1700.0, 1750.0};
   const auto& fields = fastloop::bench_cell_fields();
   std::istringstream csv(fastloop::bench_csv(r));
   std::string header, line;

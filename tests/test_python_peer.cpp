@@ -5,6 +5,7 @@
 #include "fastloop/bench/python_peer.h"
 
 #include "fastloop/bench/cell_timer.h"
+#include "fastloop/bench/grid.h"
 #include "fastloop/data/source.h"
 #include "test_support.h"
 
@@ -111,16 +112,16 @@ TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
   BenchCell bench;
   bench.train_img_per_s_reps = {100.0, 40.0};  // pairs 2.0 and 0.8: they disagree more than 0.8 differs from 1
   bench.eval_img_per_s_reps = {168.0, 176.0};  // pairs 2.1 and 2.2: a clear effect
-  peer_cell_fill(bench, cell);
-  EXPECT_EQ(bench.python_status, "ok");
-  EXPECT_DOUBLE_EQ(bench.python_train_img_per_s, 50.0);
-  EXPECT_DOUBLE_EQ(bench.train_vs_python.median, 0.8);
-  EXPECT_DOUBLE_EQ(bench.train_vs_python.max, 2.0);
-  EXPECT_TRUE(bench.train_vs_python.noisy);
-  EXPECT_DOUBLE_EQ(bench.eval_vs_python.median, 2.1);
-  EXPECT_DOUBLE_EQ(bench.eval_vs_python.min, 2.1);
-  EXPECT_DOUBLE_EQ(bench.eval_vs_python.max, 2.2);
-  EXPECT_FALSE(bench.eval_vs_python.noisy);
+  bench.python = comparison_of(bench, "PyTorch", cell);
+  EXPECT_EQ(bench.python.status, "ok");
+  EXPECT_DOUBLE_EQ(bench.python.train_img_per_s, 50.0);
+  EXPECT_DOUBLE_EQ(bench.python.train.median, 0.8);
+  EXPECT_DOUBLE_EQ(bench.python.train.max, 2.0);
+  EXPECT_TRUE(bench.python.train.noisy);
+  EXPECT_DOUBLE_EQ(bench.python.eval.median, 2.1);
+  EXPECT_DOUBLE_EQ(bench.python.eval.min, 2.1);
+  EXPECT_DOUBLE_EQ(bench.python.eval.max, 2.2);
+  EXPECT_FALSE(bench.python.eval.noisy);
 
   PeerCell broken(peer, "small_cnn", "broken");  // a failing cell stays in its cell; the peer goes on
   broken.train_begin(), broken.train_rep();
@@ -154,15 +155,15 @@ TEST(BenchPythonPeer, BenchPeerScriptRunsATinyGridInterleavedWithFastloop) {
   ASSERT_EQ(r.cells.size(), 3u);
   EXPECT_EQ(r.environment.pytorch_version.rfind("2.", 0), 0u) << r.environment.pytorch_version;
   const BenchCell& baseline = r.cells[0];
-  ASSERT_EQ(baseline.python_status, "ok");
-  EXPECT_EQ(baseline.python_train_img_per_s_reps.size(), 2u);
-  EXPECT_EQ(baseline.python_eval_img_per_s_reps.size(), 2u);
-  EXPECT_GT(baseline.train_vs_python.median, 0.0);
-  EXPECT_LE(baseline.train_vs_python.min, baseline.train_vs_python.max);
+  ASSERT_EQ(baseline.python.status, "ok");
+  EXPECT_EQ(baseline.python.train_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(baseline.python.eval_img_per_s_reps.size(), 2u);
+  EXPECT_GT(baseline.python.train.median, 0.0);
+  EXPECT_LE(baseline.python.train.min, baseline.python.train.max);
   const BenchCell& no_grad = r.cells[1];  // an evaluation-only row: the peer starts at evaluation
-  ASSERT_EQ(no_grad.python_status, "ok");
-  EXPECT_TRUE(no_grad.python_train_img_per_s_reps.empty());
-  EXPECT_EQ(no_grad.python_eval_img_per_s_reps.size(), 2u);
+  ASSERT_EQ(no_grad.python.status, "ok");
+  EXPECT_TRUE(no_grad.python.train_img_per_s_reps.empty());
+  EXPECT_EQ(no_grad.python.eval_img_per_s_reps.size(), 2u);
   EXPECT_EQ(r.cells[2].status.rfind("n/a", 0), 0u) << r.cells[2].status;  // CUDA only: not sent to the peer
-  EXPECT_EQ(r.cells[2].python_status, "");
+  EXPECT_EQ(r.cells[2].python.status, "");
 }

@@ -103,18 +103,18 @@ TEST(TorchScript, BenchTwinTimesTheBuiltInModelBetweenTheScriptedCellsRepetition
   ASSERT_EQ(result.cells.size(), 2u);
   const BenchCell& train = result.cells[0];
   ASSERT_EQ(train.status, "ok");
-  EXPECT_EQ(train.twin, "small_cnn");
-  ASSERT_EQ(train.twin_train_img_per_s_reps.size(), 2u);
-  ASSERT_EQ(train.twin_eval_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(train.twin.name, "small_cnn");
+  ASSERT_EQ(train.twin.train_img_per_s_reps.size(), 2u);
+  ASSERT_EQ(train.twin.eval_img_per_s_reps.size(), 2u);
   std::vector<double> pairs;
-  for (size_t i = 0; i < 2; ++i) pairs.push_back(train.train_img_per_s_reps[i] / train.twin_train_img_per_s_reps[i]);
-  EXPECT_DOUBLE_EQ(train.train_vs_twin.median, std::min(pairs[0], pairs[1])) << "the lower median of the pairs";
-  EXPECT_DOUBLE_EQ(train.train_vs_twin.max, std::max(pairs[0], pairs[1]));
-  EXPECT_GT(train.eval_vs_twin.median, 0.0);
+  for (size_t i = 0; i < 2; ++i) pairs.push_back(train.train_img_per_s_reps[i] / train.twin.train_img_per_s_reps[i]);
+  EXPECT_DOUBLE_EQ(train.twin.train.median, std::min(pairs[0], pairs[1])) << "the lower median of the pairs";
+  EXPECT_DOUBLE_EQ(train.twin.train.max, std::max(pairs[0], pairs[1]));
+  EXPECT_GT(train.twin.eval.median, 0.0);
   const BenchCell& eval_only = result.cells[1];
   ASSERT_EQ(eval_only.status, "ok");
-  EXPECT_TRUE(eval_only.twin_train_img_per_s_reps.empty());
-  EXPECT_EQ(eval_only.twin_eval_img_per_s_reps.size(), 2u);
+  EXPECT_TRUE(eval_only.twin.train_img_per_s_reps.empty());
+  EXPECT_EQ(eval_only.twin.eval_img_per_s_reps.size(), 2u);
   EXPECT_NE(bench_markdown(result).find("Scripted ÷ built-in (--twin small_cnn)"), std::string::npos);
   EXPECT_NE(bench_csv(result).find("train_vs_twin"), std::string::npos);
 
@@ -137,24 +137,24 @@ TEST(TorchScript, BenchTwinWithThePeerIsAlsoTimedInEagerPyTorch) {
   const BenchResult result = bench_run(o);
   ASSERT_EQ(result.cells.size(), 3u);
   for (const BenchCell& cell : result.cells) {
-    EXPECT_EQ(cell.python_status, "ok") << cell.row << ": the same .pt in PyTorch";
-    EXPECT_EQ(cell.eager_status, "ok") << cell.row << ": small_cnn eagerly in PyTorch";
+    EXPECT_EQ(cell.python.status, "ok") << cell.row << ": the same .pt in PyTorch";
+    EXPECT_EQ(cell.eager.status, "ok") << cell.row << ": small_cnn eagerly in PyTorch";
   }
   const BenchCell& train = result.cells[0];
   ASSERT_EQ(train.status, "ok");
-  ASSERT_EQ(train.eager_status, "ok") << "small_cnn eagerly in PyTorch, the peer's second slot";
-  ASSERT_EQ(train.eager_train_img_per_s_reps.size(), 2u);
-  ASSERT_EQ(train.eager_eval_img_per_s_reps.size(), 2u);
-  EXPECT_EQ(train.python_train_img_per_s_reps.size(), 2u) << "both peer cells ran every repetition";
+  ASSERT_EQ(train.eager.status, "ok") << "small_cnn eagerly in PyTorch, the peer's second slot";
+  ASSERT_EQ(train.eager.train_img_per_s_reps.size(), 2u);
+  ASSERT_EQ(train.eager.eval_img_per_s_reps.size(), 2u);
+  EXPECT_EQ(train.python.train_img_per_s_reps.size(), 2u) << "both peer cells ran every repetition";
   std::vector<double> pairs;
-  for (size_t i = 0; i < 2; ++i) pairs.push_back(train.train_img_per_s_reps[i] / train.eager_train_img_per_s_reps[i]);
-  EXPECT_DOUBLE_EQ(train.train_vs_eager.median, std::min(pairs[0], pairs[1]));
-  EXPECT_DOUBLE_EQ(train.train_vs_eager.max, std::max(pairs[0], pairs[1]));
+  for (size_t i = 0; i < 2; ++i) pairs.push_back(train.train_img_per_s_reps[i] / train.eager.train_img_per_s_reps[i]);
+  EXPECT_DOUBLE_EQ(train.eager.train.median, std::min(pairs[0], pairs[1]));
+  EXPECT_DOUBLE_EQ(train.eager.train.max, std::max(pairs[0], pairs[1]));
   const BenchCell& eval_only = result.cells[1];
-  ASSERT_EQ(eval_only.eager_status, "ok");
-  EXPECT_TRUE(eval_only.eager_train_img_per_s_reps.empty());
-  EXPECT_EQ(eval_only.eager_eval_img_per_s_reps.size(), 2u);
-  EXPECT_GT(eval_only.eval_vs_eager.median, 0.0);
+  ASSERT_EQ(eval_only.eager.status, "ok");
+  EXPECT_TRUE(eval_only.eager.train_img_per_s_reps.empty());
+  EXPECT_EQ(eval_only.eager.eval_img_per_s_reps.size(), 2u);
+  EXPECT_GT(eval_only.eager.eval.median, 0.0);
   EXPECT_NE(bench_markdown(result).find("Scripted ÷ PyTorch eager (--twin small_cnn in Python)"), std::string::npos);
   EXPECT_NE(bench_csv(result).find("train_vs_eager"), std::string::npos);
 }

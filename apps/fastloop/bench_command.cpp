@@ -4,6 +4,7 @@
 // llama-bench.
 #include "commands.h"
 
+#include "fastloop/bench/bench_flags.h"
 #include "fastloop/bench/dist_cell.h"
 #include "fastloop/bench/grid.h"
 #include "fastloop/bench/loader_bench.h"
@@ -92,35 +93,13 @@ struct GridFlags {
 constexpr int64_t kCpuBatchSize = 16, kCpuSteps = 3, kCpuEvalSteps = 3, kCpuWarmup = 1;
 
 void grid_flags_add(CLI::App& app, GridFlags& flags) {
-  auto& o = flags.options;
-  app.add_option("--models", o.models, "comma-separated models")->delimiter(',')->capture_default_str();
+  bench_flags_add(app, flags.options);  // the BenchOptions fields, from the bench's one flag table
   app.add_option("--rows", flags.rows, "comma-separated rows, or all: " + [] {
         std::string names;
         for (const auto& n : bench_row_names()) names += (names.empty() ? "" : ",") + n;
         return names;
       }())->delimiter(',')->capture_default_str();
-  app.add_option("--repeat", o.repeat, "repetitions per cell; median and min/max over them")->capture_default_str();
-  app.add_option("--steps", o.steps, "timed training steps per repetition (CPU default 3)")->capture_default_str();
-  app.add_option("--eval-steps", o.eval_steps, "timed evaluation batches per repetition (CPU default 3)")->capture_default_str();
-  app.add_option("--warmup", o.warmup, "untimed steps before each cell's timing (CPU default 1)")->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "images per step (seed 001: 128; CPU default 16)")->capture_default_str();
-  app.add_option("--data", o.data, "synthetic[:CxHxW[:N]] | cifar10:DIR | fashion-mnist[:DIR] | imagefolder:DIR | shards:...")->capture_default_str();
-  app.add_option("--image-size", o.image_size, "image folders and shards: side of the square crop the models see (pixels)")
-      ->check(CLI::Range(8, 4096))->capture_default_str();
-  app.add_option("--stem", o.stem, "auto: imagenet on image folders and shards (small_cnn: cifar, its only stem), "
-                 "cifar on in-memory data; or cifar | imagenet for every model")
-      ->check(CLI::IsMember({"auto", "cifar", "imagenet"}))->capture_default_str();
-  app.add_option("--device", o.device, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-  app.add_option("--threads", o.threads, "intra-op threads; 0: the usable cores")->capture_default_str();
-  app.add_flag("--full", o.full, "seed 001's run: 5 epochs of CIFAR-10 per cell (first excluded), batch 128");
-  app.add_flag("--compare-python", o.compare_python, "also run the same cells in PyTorch (tools/bench_peer.py)");
-  app.add_option("--twin", o.twin,
-                 "a built-in model timed alternately with each torchscript:FILE cell of the same row (its scripted twin)");
-  app.add_option("--python", o.python, "interpreter for the peer (default $FASTLOOP_PYTHON or ./.venv/bin/python)");
   app.add_option("--peer", flags.peer, "the PyTorch peer script")->capture_default_str();
-  app.add_option("--nproc", o.nproc, "comma-separated rank counts: every cell runs once per count, as DDP ranks "
-                 "(processes) on this machine that split its cores (CUDA: one GPU each)")->delimiter(',')->capture_default_str();
-  app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size of the multi-rank cells (MiB)")->capture_default_str();
   app.add_option("--out", flags.out, "write PREFIX.md, PREFIX.csv, PREFIX.json and PREFIX.html");
   app.add_option("--rank-cell", flags.rank_cell, "internal: one rank of a multi-rank cell, rank 0 writes FILE")->group("");
 }

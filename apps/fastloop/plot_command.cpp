@@ -3,7 +3,7 @@
 #include "commands.h"
 
 #include "fastloop/core/out_file.h"
-#include "fastloop/train/plot.h"
+#include "fastloop/report/plot.h"
 
 #include <cstdio>
 #include <memory>

@@ -51,8 +51,7 @@ Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe
   app->add_option("--out", flags->out, "recipe to write; the trial table goes next to it as .md and .json")
       ->capture_default_str();
   return {app, [flags, &config] {
-            config_validate(config);
-            TuneOptions options;
+            TuneOptions options;  // tune_run() validates options.base before any trial
             options.base = config;
             options.budget_s = flags->budget_s;
             options.max_trials = flags->trials;

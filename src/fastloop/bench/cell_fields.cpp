@@ -6,16 +6,81 @@ namespace fastloop {
 
 namespace {
 
+using C = const BenchCell&;
+
 BenchValue ratio(double value) {
   if (value > 0.0) return value;
   return std::monostate{};
 }
 
-}  // namespace
+/// A comparison's fields are named from its key: KEY_status, KEY_train_img_per_s, train_vs_KEY, …
+struct ComparisonKey {
+  const char* key;                    // "python", "twin", "eager"
+  const char* who;                    // for the descriptions: "the PyTorch peer", …
+  Comparison BenchCell::*member;
+};
+constexpr ComparisonKey kPython{"python", "the PyTorch peer", &BenchCell::python};
+constexpr ComparisonKey kTwin{"twin", "the --twin", &BenchCell::twin};
+constexpr ComparisonKey kEager{"eager", "the twin in eager PyTorch", &BenchCell::eager};
 
-const std::vector<BenchField>& bench_cell_fields() {
-  using C = const BenchCell&;
-  static const std::vector<BenchField> fields = {
+enum class Part { status, train, eval, train_vs, train_vs_min, train_vs_max, train_vs_noisy, eval_vs, eval_vs_min,
+                  eval_vs_max, eval_vs_noisy, train_reps, eval_reps };
+/// The column order of the comparisons added after the PyTorch peer (whose columns grew in two steps).
+const std::vector<Part> kLaterOrder{Part::train, Part::eval, Part::train_vs, Part::train_vs_min, Part::train_vs_max,
+                                    Part::train_vs_noisy, Part::eval_vs, Part::eval_vs_min, Part::eval_vs_max,
+                                    Part::eval_vs_noisy, Part::train_reps, Part::eval_reps};
+
+BenchField comparison_field(const ComparisonKey& k, Part part) {
+  const auto m = k.member;
+  const std::string key = k.key, who = k.who;
+  auto pair = [&](bool train, const char* suffix, const std::string& about, auto get) {
+    return BenchField{std::string(train ? "train" : "eval") + "_vs_" + key + suffix, "", "", false, true, about,
+                      [m, train, get](C c) -> BenchValue { return get(train ? (c.*m).train : (c.*m).eval); }};
+  };
+  auto value = [&](const char* suffix, const char* unit, const std::string& about, auto get) {
+    return BenchField{key + suffix, unit, "", false, true, about, [m, get](C c) { return get(c.*m); }};
+  };
+  const auto median = [](const PairRatio& r) { return ratio(r.median); };
+  const auto min = [](const PairRatio& r) { return ratio(r.min); };
+  const auto max = [](const PairRatio& r) { return ratio(r.max); };
+  const auto noisy = [](const PairRatio& r) -> BenchValue { return r.noisy; };
+  const std::string noise = "the pairs spread wider than the ratio's distance from 1: noise, not an effect";
+  switch (part) {
+    case Part::status:
+      return value("_status", "", who + ": \"\" (not run), ok, n/a: reason or failed: reason",
+                   [](const Comparison& x) -> BenchValue { return x.status; });
+    case Part::train:
+      return value("_train_img_per_s", "img/s", who + " on the same cell, lower median",
+                   [](const Comparison& x) -> BenchValue { return x.train_img_per_s; });
+    case Part::eval:
+      return value("_eval_img_per_s", "img/s", who + " on the same cell, lower median",
+                   [](const Comparison& x) -> BenchValue { return x.eval_img_per_s; });
+    case Part::train_reps:
+      return value("_train_img_per_s_reps", "img/s", who + "'s repetitions",
+                   [](const Comparison& x) -> BenchValue { return x.train_img_per_s_reps; });
+    case Part::eval_reps:
+      return value("_eval_img_per_s_reps", "img/s", who + "'s repetitions",
+                   [](const Comparison& x) -> BenchValue { return x.eval_img_per_s_reps; });
+    case Part::train_vs:
+      return pair(true, "", "this cell ÷ " + who + " (training img/s), lower median over interleaved pairs of "
+                            "repetitions; empty: not measured", median);
+    case Part::eval_vs: return pair(false, "", "the same for evaluation", median);
+    case Part::train_vs_min: return pair(true, "_min", "slowest interleaved pair", min);
+    case Part::train_vs_max: return pair(true, "_max", "fastest interleaved pair", max);
+    case Part::train_vs_noisy: return pair(true, "_noisy", noise, noisy);
+    case Part::eval_vs_min: return pair(false, "_min", "slowest interleaved pair (evaluation)", min);
+    case Part::eval_vs_max: return pair(false, "_max", "fastest interleaved pair (evaluation)", max);
+    case Part::eval_vs_noisy: return pair(false, "_noisy", noise + " (evaluation)", noisy);
+  }
+  return {};
+}
+
+void comparison_fields(std::vector<BenchField>& fields, const ComparisonKey& k, const std::vector<Part>& parts) {
+  for (Part part : parts) fields.push_back(comparison_field(k, part));
+}
+
+std::vector<BenchField> fields_make() {
+  std::vector<BenchField> fields = {
       {"model", "", "", false, true, "registry name", [](C c) -> BenchValue { return c.model; }},
       {"row", "", "", false, true, "bench row (the technique switched on)", [](C c) -> BenchValue { return c.row; }},
       {"nproc", "ranks", "", false, true, "processes; img/s are of all ranks together",
@@ -77,83 +142,30 @@ const std::vector<BenchField>& bench_cell_fields() {
        [](C c) -> BenchValue { return c.nproc_speedup; }},
       {"scaling_efficiency", "", "ddp", true, true, "nproc_speedup per device added (÷ N on CUDA, ÷ 1 on the CPU)",
        [](C c) -> BenchValue { return c.scaling_efficiency; }},
-      {"python_status", "", "", false, true, "the PyTorch peer: \"\" (not run), ok or n/a: reason",
-       [](C c) -> BenchValue { return c.python_status; }},
-      {"python_train_img_per_s", "img/s", "", false, true, "the peer on the same cell, lower median",
-       [](C c) -> BenchValue { return c.python_train_img_per_s; }},
-      {"python_eval_img_per_s", "img/s", "", false, true, "the peer on the same cell, lower median",
-       [](C c) -> BenchValue { return c.python_eval_img_per_s; }},
-      {"train_vs_python", "", "", false, true,
-       "fastloop ÷ PyTorch training img/s, lower median over interleaved pairs of repetitions; empty: not measured",
-       [](C c) { return ratio(c.train_vs_python.median); }},
-      {"eval_vs_python", "", "", false, true, "the same for evaluation",
-       [](C c) { return ratio(c.eval_vs_python.median); }},
+  };
+  comparison_fields(fields, kPython, {Part::status, Part::train, Part::eval, Part::train_vs, Part::eval_vs});
+  fields.insert(fields.end(), {
       {"train_img_per_s_reps", "img/s", "", false, true, "every repetition in the order they ran",
        [](C c) -> BenchValue { return c.train_img_per_s_reps; }},
       {"eval_img_per_s_reps", "img/s", "", false, true, "every repetition in the order they ran",
        [](C c) -> BenchValue { return c.eval_img_per_s_reps; }},
-      {"python_train_img_per_s_reps", "img/s", "", false, true, "the peer's repetitions",
-       [](C c) -> BenchValue { return c.python_train_img_per_s_reps; }},
-      {"python_eval_img_per_s_reps", "img/s", "", false, true, "the peer's repetitions",
-       [](C c) -> BenchValue { return c.python_eval_img_per_s_reps; }},
-      {"train_vs_python_min", "", "", false, true, "slowest interleaved pair: fastloop ÷ PyTorch",
-       [](C c) { return ratio(c.train_vs_python.min); }},
-      {"train_vs_python_max", "", "", false, true, "fastest interleaved pair",
-       [](C c) { return ratio(c.train_vs_python.max); }},
-      {"train_vs_python_noisy", "", "", false, true,
-       "the pairs spread wider than the ratio's distance from 1: noise, not an effect",
-       [](C c) -> BenchValue { return c.train_vs_python.noisy; }},
-      {"eval_vs_python_min", "", "", false, true, "slowest interleaved pair (evaluation)",
-       [](C c) { return ratio(c.eval_vs_python.min); }},
-      {"eval_vs_python_max", "", "", false, true, "fastest interleaved pair (evaluation)",
-       [](C c) { return ratio(c.eval_vs_python.max); }},
-      {"eval_vs_python_noisy", "", "", false, true, "as train_vs_python_noisy, for evaluation",
-       [](C c) -> BenchValue { return c.eval_vs_python.noisy; }},
-      {"twin", "", "", false, true, "--twin: the built-in model timed alternately with this torchscript:FILE cell",
-       [](C c) -> BenchValue { return c.twin; }},
-      {"twin_train_img_per_s", "img/s", "", false, true, "the twin on the same row, lower median",
-       [](C c) -> BenchValue { return c.twin_train_img_per_s; }},
-      {"twin_eval_img_per_s", "img/s", "", false, true, "the twin on the same row, lower median",
-       [](C c) -> BenchValue { return c.twin_eval_img_per_s; }},
-      {"train_vs_twin", "", "", false, true, "this cell ÷ the twin (training), lower median over interleaved pairs",
-       [](C c) { return ratio(c.train_vs_twin.median); }},
-      {"train_vs_twin_min", "", "", false, true, "slowest pair", [](C c) { return ratio(c.train_vs_twin.min); }},
-      {"train_vs_twin_max", "", "", false, true, "fastest pair", [](C c) { return ratio(c.train_vs_twin.max); }},
-      {"train_vs_twin_noisy", "", "", false, true, "as train_vs_python_noisy",
-       [](C c) -> BenchValue { return c.train_vs_twin.noisy; }},
-      {"eval_vs_twin", "", "", false, true, "this cell ÷ the twin (evaluation)",
-       [](C c) { return ratio(c.eval_vs_twin.median); }},
-      {"eval_vs_twin_min", "", "", false, true, "slowest pair", [](C c) { return ratio(c.eval_vs_twin.min); }},
-      {"eval_vs_twin_max", "", "", false, true, "fastest pair", [](C c) { return ratio(c.eval_vs_twin.max); }},
-      {"eval_vs_twin_noisy", "", "", false, true, "as eval_vs_python_noisy",
-       [](C c) -> BenchValue { return c.eval_vs_twin.noisy; }},
-      {"twin_train_img_per_s_reps", "img/s", "", false, true, "the twin's repetitions",
-       [](C c) -> BenchValue { return c.twin_train_img_per_s_reps; }},
-      {"twin_eval_img_per_s_reps", "img/s", "", false, true, "the twin's repetitions",
-       [](C c) -> BenchValue { return c.twin_eval_img_per_s_reps; }},
-      {"eager_status", "", "", false, true, "--twin with --compare-python: the twin in eager PyTorch, as python_status",
-       [](C c) -> BenchValue { return c.eager_status; }},
-      {"eager_train_img_per_s", "img/s", "", false, true, "the twin in eager PyTorch on the same row, lower median",
-       [](C c) -> BenchValue { return c.eager_train_img_per_s; }},
-      {"eager_eval_img_per_s", "img/s", "", false, true, "the twin in eager PyTorch on the same row, lower median",
-       [](C c) -> BenchValue { return c.eager_eval_img_per_s; }},
-      {"train_vs_eager", "", "", false, true, "this cell ÷ the twin in eager PyTorch (training), over interleaved pairs",
-       [](C c) { return ratio(c.train_vs_eager.median); }},
-      {"train_vs_eager_min", "", "", false, true, "slowest pair", [](C c) { return ratio(c.train_vs_eager.min); }},
-      {"train_vs_eager_max", "", "", false, true, "fastest pair", [](C c) { return ratio(c.train_vs_eager.max); }},
-      {"train_vs_eager_noisy", "", "", false, true, "as train_vs_python_noisy",
-       [](C c) -> BenchValue { return c.train_vs_eager.noisy; }},
-      {"eval_vs_eager", "", "", false, true, "this cell ÷ the twin in eager PyTorch (evaluation)",
-       [](C c) { return ratio(c.eval_vs_eager.median); }},
-      {"eval_vs_eager_min", "", "", false, true, "slowest pair", [](C c) { return ratio(c.eval_vs_eager.min); }},
-      {"eval_vs_eager_max", "", "", false, true, "fastest pair", [](C c) { return ratio(c.eval_vs_eager.max); }},
-      {"eval_vs_eager_noisy", "", "", false, true, "as eval_vs_python_noisy",
-       [](C c) -> BenchValue { return c.eval_vs_eager.noisy; }},
-      {"eager_train_img_per_s_reps", "img/s", "", false, true, "eager PyTorch's repetitions",
-       [](C c) -> BenchValue { return c.eager_train_img_per_s_reps; }},
-      {"eager_eval_img_per_s_reps", "img/s", "", false, true, "eager PyTorch's repetitions",
-       [](C c) -> BenchValue { return c.eager_eval_img_per_s_reps; }},
-  };
+  });
+  comparison_fields(fields, kPython, {Part::train_reps, Part::eval_reps, Part::train_vs_min, Part::train_vs_max,
+                                      Part::train_vs_noisy, Part::eval_vs_min, Part::eval_vs_max, Part::eval_vs_noisy});
+  fields.push_back({"twin", "", "", false, true, "--twin: the built-in model timed alternately with this torchscript:FILE cell",
+                    [](C c) -> BenchValue { return c.twin.name; }});
+  comparison_fields(fields, kTwin, kLaterOrder);
+  fields.push_back({"eager_status", "", "", false, true, "--twin with --compare-python: the twin in eager PyTorch, as python_status",
+                    [](C c) -> BenchValue { return c.eager.status; }});
+  comparison_fields(fields, kEager, kLaterOrder);
+  return fields;
+}
+
+
+}  // namespace
+
+const std::vector<BenchField>& bench_cell_fields() {
+  static const std::vector<BenchField> fields = fields_make();
   return fields;
 }
 

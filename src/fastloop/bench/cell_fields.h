@@ -3,9 +3,10 @@
 // field added here appears in both under one name.
 #pragma once
 
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,13 +18,13 @@ namespace fastloop {
 using BenchValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<double>>;
 
 struct BenchField {
-  const char* name;           // CSV column and JSON key
+  std::string name;           // CSV column and JSON key
   const char* unit;           // "img/s", "s", "bytes", …; "" for labels, counts and ratios
   const char* group;          // the JSON object it sits in: "" (the cell itself), "split" or "ddp"
   bool multi_rank_only;       // JSON leaves it out of 1-rank cells (CSV rows keep every column)
   bool in_csv;                // false: JSON only (a duplicate kept for readers of earlier results)
-  const char* about;          // what it measures
-  BenchValue (*get)(const BenchCell&);
+  std::string about;          // what it measures
+  std::function<BenchValue(const BenchCell&)> get;
 };
 
 /// Every field in CSV column order (JSON keys follow the same order within their object).

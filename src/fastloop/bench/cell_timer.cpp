@@ -8,9 +8,10 @@
 #include "fastloop/bench/device_probe.h"
 #include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/models/flops.h"
-#include "fastloop/train/stepper.h"
+#include "fastloop/train/cycle.h"
 
 #include <ATen/ATen.h>
 
@@ -33,10 +34,7 @@ bool loader_delivers(const CellPlan& plan) {
 class CellBatchStream {
  public:
   CellBatchStream(const Dataset& dataset, const LoaderOptions& options) : loader_(dataset, options) {
-    if (loader_.batches_per_epoch() == 0)
-      throw InputError("--batch-size " + std::to_string(options.batch_size) + " is larger than the " +
-                       std::to_string(dataset.size()) + " images of the split");
-    loader_.start_epoch(0);
+    loader_.start_epoch(0);  // run_length() has checked that an epoch has a batch
   }
   Batch next() {
     auto batch = loader_.next();
@@ -66,14 +64,11 @@ int64_t all_ranks(const CellPlan& plan, int64_t images) { return plan.group ? im
 
 }  // namespace
 
-/// Trains optimizer steps with the trainer's Stepper, counting the schedule's clock.
+/// Trains optimizer steps with the trainer's cycle (mixup, skip policy and all), counting the schedule's clock.
 class CellTrainer {
  public:
-  CellTrainer(TrainSetup& setup, const CellPlan& plan, const Dataset& train, int64_t total_steps,
-              int64_t steps_per_epoch)
-      : plan_(plan), stream_(train, setup.train_loader),
-        stepper_(setup, LrSchedule(setup.config.schedule, setup.config.optim.lr, total_steps, steps_per_epoch),
-                 /*announce=*/false) {}
+  CellTrainer(TrainSetup& setup, const CellPlan& plan, const Dataset& train, const RunLength& length)
+      : plan_(plan), stream_(train, setup.train_loader), cycle_(setup, length, /*announce=*/false) {}
 
   /// One optimizer step of `accumulate` batches; returns its images (this rank's).
   int64_t step(PhaseRecorder* recorder) {
@@ -88,20 +83,21 @@ class CellTrainer {
         batch.labels = (pin ? batch.labels.pin_memory() : batch.labels).to(plan_.device);
         phase_mark(recorder, &TimeSplit::copy);
       }
-      stepper_.micro_step(batch.images, batch.labels, m, micro_batches, recorder);
+      cycle_.micro_step(batch, position_.step, m, micro_batches, recorder);
       images += batch.labels.size(0);
     }
-    stepper_.optimizer_step(step_++, recorder);
+    cycle_.optimizer_step(position_, {}, recorder);
+    ++position_.step;
     return images;
   }
 
-  const Stepper& stepper() const { return stepper_; }
+  const Stepper& stepper() const { return cycle_.stepper(); }
 
  private:
   const CellPlan& plan_;
   CellBatchStream stream_;
-  Stepper stepper_;
-  int64_t step_ = 0;
+  TrainCycle cycle_;
+  TrainPosition position_;  // the schedule's clock (the bench's batches run on across epochs)
 };
 
 namespace {
@@ -123,14 +119,14 @@ CellRun::CellRun(const CellPlan& plan, const DatasetSplits& data)
   times_.forward_flops =
       model_forward_flops(*setup_.model, {data.train.channels(), data.train.height(), data.train.width()});
   times_.buckets = setup_.ddp ? setup_.ddp->bucket_count() : 0;
-  const int64_t batches = loader_batches_per_epoch(data.train.size(), setup_.train_loader);
-  const int64_t epoch_steps = (batches + plan.config.perf.accumulate - 1) / plan.config.perf.accumulate;
-  steps_ = plan.steps > 0 ? plan.steps : epoch_steps;
-  warmup_ = plan.steps > 0 ? plan.warmup : plan.warmup * epoch_steps;
   split_inline_ = !plan.device.is_cuda();  // CUDA: a separate marked repetition, no syncs when timed
-  if (plan.train)
-    trainer_ = std::make_unique<CellTrainer>(setup_, plan, data.train,
-                                             warmup_ + steps_ * (plan.repeat + (split_inline_ ? 0 : 1)), epoch_steps);
+  if (!plan.train) return;  // an eval-only row
+  RunLength length =
+      run_length(plan.config, loader_batches_per_epoch(data.train.size(), setup_.train_loader), data.train.size());
+  steps_ = plan.steps > 0 ? plan.steps : length.steps_per_epoch;
+  warmup_ = plan.steps > 0 ? plan.warmup : plan.warmup * length.steps_per_epoch;
+  length.total_steps = warmup_ + steps_ * (plan.repeat + (split_inline_ ? 0 : 1));  // the schedule's span
+  trainer_ = std::make_unique<CellTrainer>(setup_, plan, data.train, length);
 }
 
 CellRun::~CellRun() = default;
@@ -238,6 +234,20 @@ CellTimes cell_run(const CellPlan& plan, const DatasetSplits& data) {
   for (size_t i = 0; i < reps.size(); ++i)
     repetition_pair(i, plan.peers, [&] { run.eval_rep(reps[i]); }, [](CellPeer& peer) { peer.eval_rep(); });
   return std::move(run.times());
+}
+
+Comparison comparison_of(const BenchCell& cell, std::string name, const CellPeer& peer) {
+  Comparison c;
+  c.name = std::move(name);
+  c.status = peer.status();
+  c.train_img_per_s_reps = peer.train_reps();
+  c.eval_img_per_s_reps = peer.eval_reps();
+  if (c.status != "ok") return c;
+  c.train_img_per_s = median(peer.train_reps());
+  c.eval_img_per_s = median(peer.eval_reps());
+  c.train = pair_ratio(cell.train_img_per_s_reps, peer.train_reps());
+  c.eval = pair_ratio(cell.eval_img_per_s_reps, peer.eval_reps());
+  return c;
 }
 
 } // namespace fastloop

@@ -3,7 +3,7 @@
 // The bench re-implements nothing of a step, so its figures are figures about `fastloop train`.
 #pragma once
 
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 #include "fastloop/core/config.h"
 #include "fastloop/data/dataset.h"
 #include "fastloop/models/classifier.h"
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace fastloop {
@@ -31,7 +32,20 @@ class CellPeer {
   virtual void train_rep() = 0;    // one timed training repetition (fastloop has done one)
   virtual void eval_begin() = 0;   // switch to evaluation and warm up
   virtual void eval_rep() = 0;     // one timed evaluation repetition
+
+  /// "ok", or "n/a: why" / "failed: why" when it could not run the cell (fastloop's side goes on).
+  const std::string& status() const { return status_; }
+  /// Its images/s per timed repetition, in the order they ran.
+  const std::vector<double>& train_reps() const { return train_reps_; }
+  const std::vector<double>& eval_reps() const { return eval_reps_; }
+
+ protected:
+  std::string status_ = "ok";
+  std::vector<double> train_reps_, eval_reps_;
 };
+
+/// `peer`'s figures beside `cell`'s (whose repetitions are filled): its medians and the pair ratios.
+Comparison comparison_of(const BenchCell& cell, std::string name, const CellPeer& peer);
 
 /// What a row runs for one model, resolved: the settings and the measuring schedule.
 struct CellPlan {

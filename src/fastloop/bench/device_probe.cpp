@@ -4,6 +4,7 @@
 #include "fastloop/core/compat.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/shell.h"
+#include "fastloop/core/stats.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -93,8 +94,7 @@ GemmPeak device_gemm_peak(c10::Device device, c10::ScalarType dtype) {
     if (i > 0) rates.push_back(2.0 * n * n * n / s / 1e9);  // the first call is warm-up
   }
   at::globalContext().setAllowTF32CuBLAS(tf32);
-  std::sort(rates.begin(), rates.end());
-  peak.gflops = rates[rates.size() / 2];
+  peak.gflops = median(rates);
   peak.method = name + " 8192x8192x8192 matmul on " + gpu_name(device) + (dtype == at::kFloat ? ", TF32 off" : "") +
                 ", median of 5";
   return peak;

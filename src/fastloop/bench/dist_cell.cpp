@@ -1,6 +1,8 @@
 // Multi-rank bench cells: launched ranks, their measurements handed back through a JSON file.
 #include "fastloop/bench/dist_cell.h"
 
+#include "fastloop/bench/bench_flags.h"
+
 #include "fastloop/bench/rows.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
@@ -63,13 +65,6 @@ CellTimes times_from_json(const Json& j) {
   return times;
 }
 
-std::string number(double value) {
-  std::ostringstream s;
-  s.precision(17);
-  s << value;
-  return s.str();
-}
-
 }  // namespace
 
 CellTimes dist_cell_launch(const BenchOptions& options, const std::string& model, const std::string& row,
@@ -78,16 +73,10 @@ CellTimes dist_cell_launch(const BenchOptions& options, const std::string& model
   const std::string out = (std::filesystem::temp_directory_path() /
                            ("fastloop-bench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json"))
                               .string();
-  std::vector<std::string> command = {
-      options.cli,   "bench",         "--models",     model,
-      "--rows",      row,             "--repeat",     std::to_string(options.repeat),
-      "--steps",     std::to_string(options.steps),   "--eval-steps", std::to_string(options.eval_steps),
-      "--warmup",    std::to_string(options.warmup),  "--batch-size", std::to_string(options.batch_size),
-      "--data",      options.data,    "--image-size", std::to_string(options.image_size),
-      "--stem",      options.stem,    "--device",     options.device,
-      "--threads",   std::to_string(threads),         "--bucket-mb",  number(options.bucket_mb),
-      "--rank-cell", out};
-  if (options.full) command.push_back("--full");
+  std::vector<std::string> command = {options.cli, "bench",   "--models",          model,
+                                      "--rows",    row,       "--threads", std::to_string(threads)};
+  for (auto& arg : bench_rank_args(options)) command.push_back(std::move(arg));  // the grid's flag table
+  command.insert(command.end(), {"--rank-cell", out});
   const int code = launch_ranks(LaunchOptions().nproc_per_node(nproc).master_port(0).announce(false), command);
   if (code != 0) {
     std::filesystem::remove(out);

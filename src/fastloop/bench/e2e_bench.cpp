@@ -1,8 +1,11 @@
 // bench e2e: fastloop train in this process, the PyTorch peer as a child process, one pair at a time.
 #include "fastloop/bench/e2e_bench.h"
 
+#include "fastloop/bench/report_tables.h"
+
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/train/trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -30,11 +33,6 @@ void peer_check(const TrainConfig& c) {
   refuse(c.data.source.rfind("cifar10", 0) != 0 && c.data.source.rfind("mnist", 0) != 0 &&
              c.data.source.rfind("fashion-mnist", 0) != 0 && c.data.source.rfind("synthetic", 0) != 0,
          "on fashion-mnist, mnist, cifar10 or synthetic data");
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];  // the lower median: one pair's value
 }
 
 E2eRun fastloop_run(const TrainConfig& config) {
@@ -99,9 +97,9 @@ E2eBenchResult e2e_bench_run(const E2eBenchOptions& options) {
     result.pairs.push_back(pair);
   }
   if (!ratios.empty()) {
-    result.ratio_median = median_of(ratios);
-    result.ratio_min = *std::min_element(ratios.begin(), ratios.end());
-    result.ratio_max = *std::max_element(ratios.begin(), ratios.end());
+    result.ratio_median = median(ratios);
+    const Spread s = spread(ratios);
+    result.ratio_min = s.min, result.ratio_max = s.max;
   }
   return result;
 }
@@ -115,14 +113,14 @@ std::string e2e_bench_markdown(const E2eBenchResult& result) {
      << c.run.epochs << " epochs" << (c.run.max_steps ? " (max " + std::to_string(c.run.max_steps) + " steps)" : "")
      << ", amp " << c.perf.amp << ", channels_last " << (c.perf.channels_last ? "on" : "off") << ", "
      << c.data.workers << " loader workers, " << c.run.threads << " threads (0: all cores)\n\n";
-  md << "| pair | fastloop img/s | PyTorch img/s | fastloop ÷ PyTorch | fastloop acc | PyTorch acc |\n"
-     << "|---|---|---|---|---|---|\n";
+  ReportTable pairs{"", "", {"pair", "fastloop img/s", "PyTorch img/s", "fastloop ÷ PyTorch", "fastloop acc", "PyTorch acc"}, {}};
   for (size_t i = 0; i < result.pairs.size(); ++i) {
     const E2ePair& p = result.pairs[i];
-    std::snprintf(line, sizeof line, "| %zu | %.1f | %.1f | %.3f | %.2f%% | %.2f%% |\n", i + 1, p.fastloop.img_per_s,
-                  p.python.img_per_s, p.ratio, 100 * p.fastloop.test_accuracy, 100 * p.python.test_accuracy);
-    md << line;
+    pairs.rows.push_back({std::to_string(i + 1), report_fixed(p.fastloop.img_per_s, 1), report_fixed(p.python.img_per_s, 1),
+                          report_fixed(p.ratio, 3), report_fixed(100 * p.fastloop.test_accuracy, 2) + "%",
+                          report_fixed(100 * p.python.test_accuracy, 2) + "%"});
   }
+  md << report_markdown(pairs);
   if (result.ratio_median > 0) {
     std::snprintf(line, sizeof line, "\nfastloop ÷ PyTorch: median %.3f, min %.3f, max %.3f over %zu interleaved pairs\n",
                   result.ratio_median, result.ratio_min, result.ratio_max, result.pairs.size());

@@ -10,6 +10,7 @@
 #include "fastloop/bench/twin_peer.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/core/text.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
@@ -30,15 +31,6 @@ namespace fastloop {
 namespace {
 
 constexpr int64_t kCudaMinSteps = 50;  // per repetition on CUDA (issue 16: >= 50 steps or >= 1 s)
-
-/// The lower median: the middle element, or the lower of the two middle ones, so every reported number
-/// is one repetition's and the time split belongs to the same repetition as the images/s.
-size_t lower_median_index(const std::vector<double>& values) {
-  std::vector<size_t> order(values.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
-  return order[(order.size() - 1) / 2];
-}
 
 void options_check(const BenchOptions& o) {
   const auto valid_rows = bench_row_names();
@@ -119,19 +111,19 @@ void cell_fill(BenchCell& cell, const CellPlan& plan, const CellTimes& times, co
   cell.eval_img_per_s_reps = eval_rates;  // the raw values beside the median, so a reader can recompute it
   if (plan.train) {
     cell.train_img_per_s_reps = train_rates;
-    const auto& rep = times.repetitions[lower_median_index(train_rates)];
+    const auto& rep = times.repetitions[median_index(train_rates)];  // the split is this repetition's too
+    const Spread s = spread(train_rates);
     cell.train_img_per_s = rep.train_img_per_s;
-    cell.train_img_per_s_min = *std::min_element(train_rates.begin(), train_rates.end());
-    cell.train_img_per_s_max = *std::max_element(train_rates.begin(), train_rates.end());
+    cell.train_img_per_s_min = s.min, cell.train_img_per_s_max = s.max;
     cell.train_s = static_cast<double>(result.train_images) / cell.train_img_per_s;
     cell.split = rep.split;
     cell.allreduces_per_step = rep.allreduces_per_step;
     cell.comm_span_s = rep.comm_span_s;
     if (rep.comm_span_s > 0.0) cell.comm_hidden_fraction = std::clamp(1.0 - rep.comm_exposed_s / rep.comm_span_s, 0.0, 1.0);
   }
-  cell.eval_img_per_s = times.repetitions[lower_median_index(eval_rates)].eval_img_per_s;
-  cell.eval_img_per_s_min = *std::min_element(eval_rates.begin(), eval_rates.end());
-  cell.eval_img_per_s_max = *std::max_element(eval_rates.begin(), eval_rates.end());
+  const Spread s = spread(eval_rates);
+  cell.eval_img_per_s = times.repetitions[median_index(eval_rates)].eval_img_per_s;
+  cell.eval_img_per_s_min = s.min, cell.eval_img_per_s_max = s.max;
   cell.test_s = static_cast<double>(result.test_images) / cell.eval_img_per_s;
   cell.peak_memory_bytes = plan.train ? times.train_peak_bytes : times.eval_peak_bytes;
   cell.eval_peak_memory_bytes = times.eval_peak_bytes;
@@ -165,11 +157,13 @@ void ratios_fill(std::vector<BenchCell>& cells, c10::Device device) {
   }
 }
 
-/// "  ÷ WHAT 1.02× (0.98–1.05, noise)", or "" when the ratio was not measured.
-std::string ratio_text(const std::string& what, const PairRatio& r) {
-  if (r.median <= 0.0) return "";
+/// "  ÷ WHAT 1.02× (0.98–1.05, noise)" (training's ratio, or evaluation's on an eval-only row); "  WHAT
+/// n/a: why" when it could not run; "" when it did not run.
+std::string ratio_text(const Comparison& c, bool eval_only) {
+  const PairRatio& r = eval_only ? c.eval : c.train;
+  if (r.median <= 0.0) return c.ran() && c.status != "ok" ? "  " + c.name + " " + c.status : "";
   char text[96];
-  std::snprintf(text, sizeof text, "  ÷ %s %.2f× (%.2f–%.2f%s)", what.c_str(), r.median, r.min, r.max,
+  std::snprintf(text, sizeof text, "  ÷ %s %.2f× (%.2f–%.2f%s)", c.name.c_str(), r.median, r.min, r.max,
                 r.noisy ? ", noise" : "");
   return text;
 }
@@ -184,11 +178,8 @@ void cell_print(const BenchCell& cell, double seconds) {
   }
   char train[48] = "train (eval-only row)";
   if (!cell.eval_only) std::snprintf(train, sizeof train, "train %8.1f img/s", cell.train_img_per_s);
-  const bool e = cell.eval_only;  // the ratios shown: training's, or evaluation's on an eval-only row
-  std::string vs = ratio_text("PyTorch", e ? cell.eval_vs_python : cell.train_vs_python);
-  if (vs.empty() && !cell.python_status.empty() && cell.python_status != "ok") vs = "  PyTorch " + cell.python_status;
-  vs += ratio_text(cell.twin, e ? cell.eval_vs_twin : cell.train_vs_twin);
-  vs += ratio_text("eager " + cell.twin, e ? cell.eval_vs_eager : cell.train_vs_eager);
+  std::string vs;
+  for (const Comparison* c : {&cell.python, &cell.twin, &cell.eager}) vs += ratio_text(*c, cell.eval_only);
   std::fprintf(stderr, "bench %s %-16s %s  eval %.1f img/s%s  (%.0f s)\n", name.c_str(), cell.row.c_str(), train,
                cell.eval_img_per_s, vs.c_str(), seconds);
 }
@@ -233,9 +224,11 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
       cell.status = std::string("failed: ") + e.what();
     }
   }
-  if (peer_cell && cell.status == "ok") peer_cell_fill(cell, *peer_cell);
-  if (twin && cell.status == "ok") twin_cell_fill(cell, *twin);
-  if (eager_cell && cell.status == "ok") eager_cell_fill(cell, *eager_cell);
+  if (cell.status == "ok") {
+    if (peer_cell) cell.python = comparison_of(cell, "PyTorch", *peer_cell);
+    if (twin) cell.twin = comparison_of(cell, options.twin, *twin);
+    if (eager_cell) cell.eager = comparison_of(cell, "eager " + options.twin, *eager_cell);
+  }
   if (options.progress) cell_print(cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - cell_start).count());
   return cell;
 }
@@ -284,8 +277,10 @@ BenchResult bench_run(const BenchOptions& options) {
     for (const auto& row : result.options.rows) {
       for (const int64_t nproc : options.nproc) {
         BenchCell cell = cell_measure(result, model, row, nproc, device, threads, data, peer.get());
-        if (options.compare_python && cell.python_status.empty() && cell.status == "ok")  // not the cells fastloop could not run
-          cell.python_status = !peer_failure.empty() ? peer_failure : "n/a: distributed cells are not compared";
+        if (options.compare_python && !cell.python.ran() && cell.status == "ok") {  // not the cells fastloop could not run
+          cell.python.name = "PyTorch";
+          cell.python.status = !peer_failure.empty() ? peer_failure : "n/a: distributed cells are not compared";
+        }
         result.cells.push_back(std::move(cell));
         if (options.on_cell) {
           ratios_fill(result.cells, device);

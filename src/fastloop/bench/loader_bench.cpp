@@ -2,12 +2,15 @@
 // repeated; wall time gives img/s, std::clock() (process CPU, every thread) the CPU cost per image.
 #include "fastloop/bench/loader_bench.h"
 
+#include "fastloop/bench/report_tables.h"
+
 #include "fastloop/bench/train_step_rate.h"
 
 #include "fastloop/core/clock.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/data/augment.h"
 #include "fastloop/data/loader.h"
 #include "fastloop/data/source.h"
@@ -32,11 +35,6 @@ namespace fastloop {
 
 namespace {
 
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -108,12 +106,6 @@ std::vector<bool> augment_values(const std::string& augment) {
   if (augment == "off") return {false};
   if (augment == "both") return {false, true};
   throw InputError("--augment: '" + augment + "' is not one of: both, on, off");
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
 }
 
 }  // namespace
@@ -200,10 +192,10 @@ std::string loader_bench_verdict(const LoaderBenchResult& r) {
   std::ostringstream v;
   v << "Keeps up with " << o.step_model << " training at " << o.image_size << "x" << o.image_size << "? "
     << o.step_model << "'s training step (fastloop's train_step, fp32, batch " << o.step_batch << ", " << r.step_device
-    << ") runs at " << fixed(need, 1) << " img/s; the loader's best training-transform cell gives " << fixed(best->img_per_s, 0)
-    << " img/s with " << best->workers << " workers, " << fixed(best->img_per_s / need, 1) << "x that rate: "
-    << (best->img_per_s >= need ? "it keeps up" : "it does NOT keep up") << ". Feeding " << fixed(need, 1)
-    << " img/s costs " << fixed(cores_to_feed, 2) << " of the " << r.cores << " cores (" << fixed(best->cpu_us_per_img, 0)
+    << ") runs at " << report_fixed(need, 1) << " img/s; the loader's best training-transform cell gives " << report_fixed(best->img_per_s, 0)
+    << " img/s with " << best->workers << " workers, " << report_fixed(best->img_per_s / need, 1) << "x that rate: "
+    << (best->img_per_s >= need ? "it keeps up" : "it does NOT keep up") << ". Feeding " << report_fixed(need, 1)
+    << " img/s costs " << report_fixed(cores_to_feed, 2) << " of the " << r.cores << " cores (" << report_fixed(best->cpu_us_per_img, 0)
     << " µs of CPU per image)";
   if (r.step_device == "cpu") v << ", which the model's step, running on the same cores, then lacks";
   v << ".\n";
@@ -261,21 +253,23 @@ std::string loader_bench_markdown(const LoaderBenchResult& r) {
   if (!r.pytorch_version.empty())
     md << "; PyTorch peer: torch " << r.pytorch_version << " DataLoader + torchvision transforms on PIL images"
        << (r.encoded ? " (ImageFolder, " : " (") << o.python_batches << " batches per cell, tools/loader_peer.py)";
-  md << ".\n\n| workers | augment | fastloop img/s | CPU µs/img | img/s per core | PyTorch img/s | PyTorch CPU µs/img | ratio |\n"
-     << "|---:|:---:|---:|---:|---:|---:|---:|---:|\n";
+  ReportTable rates{"", "", {"workers", "augment", "fastloop img/s", "CPU µs/img", "img/s per core", "PyTorch img/s",
+                            "PyTorch CPU µs/img", "ratio"}, {}};
   for (const auto& row : r.rows) {
     const bool peer = row.pytorch_img_per_s > 0;
-    md << "| " << row.workers << " | " << (row.augment ? "on" : "off") << " | " << fixed(row.img_per_s, 0) << " | "
-       << fixed(row.cpu_us_per_img, 1) << " | " << fixed(1e6 / row.cpu_us_per_img, 0) << " | "
-       << (peer ? fixed(row.pytorch_img_per_s, 0) : "-") << " | "
-       << (peer && row.pytorch_cpu_us_per_img > 0 ? fixed(row.pytorch_cpu_us_per_img, 0) : "-") << " | "
-       << (peer ? fixed(row.img_per_s / row.pytorch_img_per_s, 1) + "x" : "-") << " |\n";
+    rates.rows.push_back({std::to_string(row.workers), row.augment ? "on" : "off", report_fixed(row.img_per_s, 0),
+                          report_fixed(row.cpu_us_per_img, 1), report_fixed(1e6 / row.cpu_us_per_img, 0),
+                          peer ? report_fixed(row.pytorch_img_per_s, 0) : "-",
+                          peer && row.pytorch_cpu_us_per_img > 0 ? report_fixed(row.pytorch_cpu_us_per_img, 0) : "-",
+                          peer ? report_fixed(row.img_per_s / row.pytorch_img_per_s, 1) + "x" : "-"});
   }
-  md << "\nbatch_assemble alone, one thread, augmented " << (r.encoded ? std::to_string(o.image_size) : "32") << "x"
-     << (r.encoded ? std::to_string(o.image_size) : "32") << "x3 images:\n\n| output | layout | µs/img |\n|---|---|---:|\n";
+  md << ".\n\n" << report_markdown(rates);
+  const std::string side = r.encoded ? std::to_string(o.image_size) : "32";
+  ReportTable assemble{"", "", {"output", "layout", "µs/img"}, {}};
   for (const auto& a : r.assemble)
-    md << "| " << a.dtype << " | " << (a.channels_last ? "channels_last" : "NCHW") << " | " << fixed(a.us_per_img, 2)
-       << " |\n";
+    assemble.rows.push_back({a.dtype, a.channels_last ? "channels_last" : "NCHW", report_fixed(a.us_per_img, 2)});
+  md << "\nbatch_assemble alone, one thread, augmented " << side << "x" << side << "x3 images:\n\n"
+     << report_markdown(assemble);
   const std::string verdict = loader_bench_verdict(r);
   if (!verdict.empty()) md << "\n" << verdict;
   return md.str();

@@ -144,45 +144,4 @@ void PeerCell::eval_begin() {
 }
 void PeerCell::eval_rep() { next("eval_rep", &eval_reps_); }
 
-double lower_median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[(values.size() - 1) / 2];
-}
-
-/// ours[i] ÷ theirs[i] over the pairs both sides measured.
-PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>& theirs) {
-  std::vector<double> ratios;
-  for (size_t i = 0; i < std::min(ours.size(), theirs.size()); ++i)
-    if (ours[i] > 0.0 && theirs[i] > 0.0) ratios.push_back(ours[i] / theirs[i]);
-  PairRatio r;
-  if (ratios.empty()) return r;
-  r.median = lower_median(ratios);
-  r.min = *std::min_element(ratios.begin(), ratios.end());
-  r.max = *std::max_element(ratios.begin(), ratios.end());
-  r.noisy = r.max - r.min > std::abs(r.median - 1.0);
-  return r;
-}
-
-void eager_cell_fill(BenchCell& cell, const PeerCell& eager) {
-  cell.eager_status = eager.status();
-  if (eager.status() != "ok") return;
-  cell.eager_train_img_per_s_reps = eager.train_reps();
-  cell.eager_eval_img_per_s_reps = eager.eval_reps();
-  cell.eager_train_img_per_s = lower_median(eager.train_reps());
-  cell.eager_eval_img_per_s = lower_median(eager.eval_reps());
-  cell.train_vs_eager = pair_ratio(cell.train_img_per_s_reps, eager.train_reps());
-  cell.eval_vs_eager = pair_ratio(cell.eval_img_per_s_reps, eager.eval_reps());
-}
-
-void peer_cell_fill(BenchCell& cell, const PeerCell& peer) {
-  cell.python_status = peer.status();
-  cell.python_train_img_per_s_reps = peer.train_reps();
-  cell.python_eval_img_per_s_reps = peer.eval_reps();
-  if (peer.status() != "ok") return;
-  cell.python_train_img_per_s = lower_median(peer.train_reps());
-  cell.python_eval_img_per_s = lower_median(peer.eval_reps());
-  cell.train_vs_python = pair_ratio(cell.train_img_per_s_reps, peer.train_reps());
-  cell.eval_vs_python = pair_ratio(cell.eval_img_per_s_reps, peer.eval_reps());
-}
-
 } // namespace fastloop

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "fastloop/bench/cell_timer.h"
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <memory>
 #include <string>
@@ -49,29 +49,14 @@ class PeerCell : public CellPeer {
   void eval_begin() override;
   void eval_rep() override;
 
-  const std::string& status() const { return status_; }  // "ok", "n/a: why" or "failed: why"
-  const std::vector<double>& train_reps() const { return train_reps_; }
-  const std::vector<double>& eval_reps() const { return eval_reps_; }
-
  private:
   void begin();                                             // the "cell" request, once
   std::string next(const std::string& expected, std::vector<double>* rates);  // one "next" request
 
   PythonPeer& peer_;
-  std::string model_, row_, status_ = "ok";
+  std::string model_, row_;
   int slot_ = 0;
   bool begun_ = false;
-  std::vector<double> train_reps_, eval_reps_;
 };
-
-/// The lower median (the middle value, or the lower of the two middle ones); 0 for none.
-double lower_median(std::vector<double> values);
-/// ours[i] ÷ theirs[i] over the pairs both sides measured: median, min–max and whether noise hides it.
-PairRatio pair_ratio(const std::vector<double>& ours, const std::vector<double>& theirs);
-
-/// The peer's figures and the pair ratios of a finished cell (python_* fields of BenchCell).
-void peer_cell_fill(BenchCell& cell, const PeerCell& peer);
-/// The eager_* fields of a torchscript:FILE cell from the peer's cell of its --twin in eager PyTorch.
-void eager_cell_fill(BenchCell& cell, const PeerCell& eager);
 
 } // namespace fastloop

@@ -63,24 +63,29 @@ nlohmann::ordered_json json_value(const T& v) { return v; }
 
 }  // namespace
 
+std::string report_markdown(const ReportTable& t) {
+  std::ostringstream md;
+  if (!t.title.empty()) md << "## " << t.title << "\n\n" << t.note << "\n\n";
+  md << "|";
+  for (const auto& h : t.header) md << " " << h << " |";
+  md << "\n|";
+  for (size_t i = 0; i < t.header.size(); ++i) md << (i == 0 ? "---|" : "---:|");
+  md << "\n";
+  for (const auto& row : t.rows) {
+    md << "|";
+    for (const auto& cell : row) md << " " << markdown_cell(cell) << " |";
+    md << "\n";
+  }
+  return md.str();
+}
+
 std::string bench_markdown(const BenchResult& result) {
   std::ostringstream md;
   md << "# fastloop bench\n\n| environment | |\n|---|---|\n";
   for (const auto& [key, value] : report_environment(result))
     md << "| " << key << " | " << (key == "command" ? "`" + value + "`" : value) << " |\n";
   md << "\n" << report_settings(result) << "\n";
-  for (const auto& t : report_tables(result)) {
-    md << "\n## " << t.title << "\n\n" << t.note << "\n\n|";
-    for (const auto& h : t.header) md << " " << h << " |";
-    md << "\n|";
-    for (size_t i = 0; i < t.header.size(); ++i) md << (i == 0 ? "---|" : "---:|");
-    md << "\n";
-    for (const auto& row : t.rows) {
-      md << "|";
-      for (const auto& cell : row) md << " " << markdown_cell(cell) << " |";
-      md << "\n";
-    }
-  }
+  for (const auto& t : report_tables(result)) md << "\n" << report_markdown(t);
   const auto rows = report_row_descriptions(result);
   if (!rows.empty()) {
     md << "\n## Rows\n\n";

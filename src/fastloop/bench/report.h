@@ -3,7 +3,7 @@
 // with SVG charts. Each starts with the environment the numbers were measured in.
 #pragma once
 
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <string>
 #include <vector>

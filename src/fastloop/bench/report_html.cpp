@@ -163,28 +163,20 @@ std::string bench_html(const BenchResult& result) {
                       [](const BenchCell& c) { return report_ok(c) ? c.train_speedup : 0.0; }, status);
   html << ratio_chart(grid, "speedup-eval", "Evaluation speedup against the baseline row",
                       [](const BenchCell& c) { return report_ok(c) ? c.eval_speedup : 0.0; }, status);
-  if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return !c.python_status.empty(); })) {
+  if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return c.python.ran(); })) {
+    auto peer_status = [](const BenchCell& c, bool train) {
+      if (!report_ok(c)) return c.status;
+      if (train && c.eval_only) return std::string("evaluation-only row");
+      return c.python.status.empty() || c.python.status == "ok" ? std::string("not measured") : c.python.status;
+    };
     html << ratio_chart(
         grid, "vs-pytorch", "Training img/s, fastloop ÷ PyTorch (median of interleaved pairs)",
-        [](const BenchCell& c) {
-          return report_ok(c) ? c.train_vs_python.median : 0.0;
-        },
-        [](const BenchCell& c) {
-          if (!report_ok(c)) return c.status;
-          if (c.eval_only) return std::string("evaluation-only row");
-          return c.python_status.empty() || c.python_status == "ok" ? std::string("not measured") : c.python_status;
-        });
-  }
-  if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return !c.python_status.empty(); })) {
+        [](const BenchCell& c) { return report_ok(c) ? c.python.train.median : 0.0; },
+        [&](const BenchCell& c) { return peer_status(c, true); });
     html << ratio_chart(
         grid, "vs-pytorch-eval", "Evaluation img/s, fastloop ÷ PyTorch (median of interleaved pairs)",
-        [](const BenchCell& c) {
-          return report_ok(c) ? c.eval_vs_python.median : 0.0;
-        },
-        [](const BenchCell& c) {
-          if (!report_ok(c)) return c.status;
-          return c.python_status.empty() || c.python_status == "ok" ? std::string("not measured") : c.python_status;
-        });
+        [](const BenchCell& c) { return report_ok(c) ? c.python.eval.median : 0.0; },
+        [&](const BenchCell& c) { return peer_status(c, false); });
   }
   html << split_chart(result);
   for (const auto& t : report_tables(result)) html_table(html, t);

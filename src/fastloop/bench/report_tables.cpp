@@ -43,29 +43,13 @@ std::string pair_text(const PairRatio& r, double their_img_per_s) {
 }
 
 // "train 1.05× (…) [img/s] · eval …" for a comparison's status and its two ratios; "-" when not run.
-std::string comparison_text(const std::string& status, const PairRatio& train, double train_img_per_s,
-                            const PairRatio& eval, double eval_img_per_s) {
-  if (status.empty()) return "-";
-  if (status != "ok") return status;
+std::string comparison_text(const Comparison& c) {
+  if (!c.ran()) return "-";
+  if (c.status != "ok") return c.status;
   std::string out;
-  if (train.median > 0.0) out += "train " + pair_text(train, train_img_per_s);
-  if (eval.median > 0.0) out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(eval, eval_img_per_s);
+  if (c.train.median > 0.0) out += "train " + pair_text(c.train, c.train_img_per_s);
+  if (c.eval.median > 0.0) out += std::string(out.empty() ? "" : " · ") + "eval " + pair_text(c.eval, c.eval_img_per_s);
   return out.empty() ? "-" : out;
-}
-
-std::string python_text(const BenchCell& c) {
-  return comparison_text(c.python_status, c.train_vs_python, c.python_train_img_per_s, c.eval_vs_python,
-                         c.python_eval_img_per_s);
-}
-
-std::string twin_text(const BenchCell& c) {
-  return comparison_text(c.twin.empty() ? "" : "ok", c.train_vs_twin, c.twin_train_img_per_s, c.eval_vs_twin,
-                         c.twin_eval_img_per_s);
-}
-
-std::string eager_text(const BenchCell& c) {
-  return comparison_text(c.eager_status, c.train_vs_eager, c.eager_train_img_per_s, c.eval_vs_eager,
-                         c.eager_eval_img_per_s);
 }
 
 // Rows × columns with `text` of each ok cell; n/a cells show their status, missing cells "-".
@@ -79,6 +63,51 @@ ReportTable grid_table(const ReportGrid& grid, std::string title, std::string no
     t.rows.push_back(std::move(line));
   }
   return t;
+}
+
+// Milliseconds per step by phase, a row per measured cell.
+ReportTable split_table(const BenchResult& result) {
+  ReportTable split{"Where a training step's time goes",
+                    "Milliseconds per training step, median over repetitions (on CUDA one extra marked repetition: the timed ones run without syncs inside).",
+                    {"model", "row"},
+                    {}};
+  for (const char* name : kSplitNames) split.header.push_back(name);
+  split.header.push_back("total");
+  for (const auto& c : result.cells) {
+    if (!report_ok(c) || c.split.total() <= 0.0) continue;
+    std::vector<std::string> line{report_column(c), c.row};
+    for (double v : split_values(c.split)) line.push_back(report_fixed(1e3 * v, 1));
+    line.push_back(report_fixed(1e3 * c.split.total(), 1));
+    split.rows.push_back(std::move(line));
+  }
+  return split;
+}
+
+// The multi-rank cells: img/s against one rank, buckets, communication and its overlap.
+ReportTable scaling_table(const BenchResult& result) {
+  ReportTable scaling{
+      "Scaling over ranks",
+      "DDP ranks on this machine (Gloo on the CPU, NCCL on CUDA), batch per rank as above. vs 1 rank: img/s ÷ the "
+      "same model and row with one rank; efficiency: that per device added (÷ N on CUDA, a GPU per rank; ÷ 1 on "
+      "the CPU, where the ranks split the same cores). Per step: bucket all-reduces, the time communication went "
+      "on (first all-reduce launched to last finished) and the part the optimizer step waited for; hidden = 1 − "
+      "waited ÷ communicating: the share overlapped with backward.",
+      {"model", "row", "ranks", "threads/rank", "img/s", "vs 1 rank", "efficiency", "buckets", "all-reduces/step",
+       "communicating ms/step", "waited ms/step", "hidden"},
+      {}};
+  for (const auto& c : result.cells) {
+    if (!report_ok(c) || c.nproc <= 1) continue;
+    const bool train = c.train_img_per_s > 0.0;
+    auto ms = [&](double s) { return train ? report_fixed(1e3 * s, 1) : std::string("-"); };
+    scaling.rows.push_back({c.model, c.row, std::to_string(c.nproc), std::to_string(c.threads),
+                            report_grouped(train ? c.train_img_per_s : c.eval_img_per_s) + (train ? "" : " (eval)"),
+                            report_ratio(c.nproc_speedup),
+                            c.scaling_efficiency > 0.0 ? report_fixed(100.0 * c.scaling_efficiency, 0) + "%" : "-",
+                            std::to_string(c.buckets), train ? report_fixed(c.allreduces_per_step, 1) : "-",
+                            ms(c.comm_span_s), ms(c.split.communication),
+                            train && c.comm_span_s > 0.0 ? report_fixed(100.0 * c.comm_hidden_fraction, 0) + "%" : "-"});
+  }
+  return scaling;
 }
 
 }  // namespace
@@ -191,22 +220,7 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
         std::string eval = rate_text(c.eval_img_per_s, c.eval_img_per_s_min, c.eval_img_per_s_max, c.eval_speedup);
         return c.eval_only ? "eval " + eval : "train " + train + " · eval " + eval;
       }));
-
-  ReportTable split{"Where a training step's time goes",
-                    "Milliseconds per training step, median over repetitions (on CUDA one extra marked repetition: the timed ones run without syncs inside).",
-                    {"model", "row"},
-                    {}};
-  for (const char* name : kSplitNames) split.header.push_back(name);
-  split.header.push_back("total");
-  for (const auto& c : result.cells) {
-    if (!report_ok(c) || c.split.total() <= 0.0) continue;
-    std::vector<std::string> line{report_column(c), c.row};
-    for (double v : split_values(c.split)) line.push_back(report_fixed(1e3 * v, 1));
-    line.push_back(report_fixed(1e3 * c.split.total(), 1));
-    split.rows.push_back(std::move(line));
-  }
-  tables.push_back(std::move(split));
-
+  tables.push_back(split_table(result));
   tables.push_back(grid_table(
       grid, "Peak memory and model FLOP utilization",
       "Peak memory of training (evaluation in brackets): CUDA max allocated, or the process's peak RSS on CPU. MFU = forward FLOPs × 3 × train img/s ÷ peak GEMM.",
@@ -219,62 +233,30 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
         return out;
       }));
 
-  const bool distributed = std::any_of(result.cells.begin(), result.cells.end(),
-                                       [](const BenchCell& c) { return c.nproc > 1; });
-  if (distributed) {
-    ReportTable scaling{
-        "Scaling over ranks",
-        "DDP ranks on this machine (Gloo on the CPU, NCCL on CUDA), batch per rank as above. vs 1 rank: img/s ÷ the "
-        "same model and row with one rank; efficiency: that per device added (÷ N on CUDA, a GPU per rank; ÷ 1 on "
-        "the CPU, where the ranks split the same cores). Per step: bucket all-reduces, the time communication went "
-        "on (first all-reduce launched to last finished) and the part the optimizer step waited for; hidden = 1 − "
-        "waited ÷ communicating: the share overlapped with backward.",
-        {"model", "row", "ranks", "threads/rank", "img/s", "vs 1 rank", "efficiency", "buckets", "all-reduces/step",
-         "communicating ms/step", "waited ms/step", "hidden"},
-        {}};
-    for (const auto& c : result.cells) {
-      if (!report_ok(c) || c.nproc <= 1) continue;
-      const bool train = c.train_img_per_s > 0.0;
-      auto ms = [&](double s) { return train ? report_fixed(1e3 * s, 1) : std::string("-"); };
-      scaling.rows.push_back({c.model, c.row, std::to_string(c.nproc), std::to_string(c.threads),
-                              report_grouped(train ? c.train_img_per_s : c.eval_img_per_s) + (train ? "" : " (eval)"),
-                              report_ratio(c.nproc_speedup),
-                              c.scaling_efficiency > 0.0 ? report_fixed(100.0 * c.scaling_efficiency, 0) + "%" : "-",
-                              std::to_string(c.buckets), train ? report_fixed(c.allreduces_per_step, 1) : "-",
-                              ms(c.comm_span_s), ms(c.split.communication),
-                              train && c.comm_span_s > 0.0 ? report_fixed(100.0 * c.comm_hidden_fraction, 0) + "%" : "-"});
-    }
-    tables.push_back(std::move(scaling));
-  }
-
-  const bool compared = std::any_of(result.cells.begin(), result.cells.end(),
-                                    [](const BenchCell& c) { return !c.python_status.empty(); });
-  if (compared) {
-    tables.push_back(grid_table(
-        grid, "fastloop ÷ PyTorch",
-        "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py), their repetitions interleaved "
-        "(A B B A): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
-        "spread wider than its distance from 1×: the machine's noise, not an effect.",
-        python_text));
-  }
-  const bool twinned = std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return !c.twin.empty(); });
-  if (twinned) {
-    tables.push_back(grid_table(
-        grid, "Scripted ÷ built-in (--twin " + result.options.twin + ")",
-        "img/s of each torchscript:FILE cell ÷ the built-in twin's on the same row, their repetitions interleaved "
-        "(A B B A, with the PyTorch peer's when it runs): median and min–max over the pairs; the twin's img/s in "
-        "brackets. ~ marks a ratio whose pairs spread wider than its distance from 1×.",
-        twin_text));
-  }
-  const bool eager = std::any_of(result.cells.begin(), result.cells.end(),
-                                 [](const BenchCell& c) { return !c.eager_status.empty(); });
-  if (eager) {
-    tables.push_back(grid_table(
-        grid, "Scripted ÷ PyTorch eager (--twin " + result.options.twin + " in Python)",
-        "img/s of each torchscript:FILE cell ÷ the built-in twin's architecture run eagerly in PyTorch "
-        "(tools/bench_peer.py, the twin's own row), their repetitions interleaved with the others': median and "
-        "min–max over the pairs; eager PyTorch's img/s in brackets. ~ as above.",
-        eager_text));
+  if (std::any_of(result.cells.begin(), result.cells.end(), [](const BenchCell& c) { return c.nproc > 1; }))
+    tables.push_back(scaling_table(result));
+  const std::string twin = "--twin " + result.options.twin;
+  const struct {
+    Comparison BenchCell::*member;
+    std::string title, note;
+  } comparisons[] = {
+      {&BenchCell::python, "fastloop ÷ PyTorch",
+       "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py), their repetitions interleaved "
+       "(A B B A): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
+       "spread wider than its distance from 1×: the machine's noise, not an effect."},
+      {&BenchCell::twin, "Scripted ÷ built-in (" + twin + ")",
+       "img/s of each torchscript:FILE cell ÷ the built-in twin's on the same row, their repetitions interleaved "
+       "(A B B A, with the PyTorch peer's when it runs): median and min–max over the pairs; the twin's img/s in "
+       "brackets. ~ marks a ratio whose pairs spread wider than its distance from 1×."},
+      {&BenchCell::eager, "Scripted ÷ PyTorch eager (" + twin + " in Python)",
+       "img/s of each torchscript:FILE cell ÷ the built-in twin's architecture run eagerly in PyTorch "
+       "(tools/bench_peer.py, the twin's own row), their repetitions interleaved with the others': median and "
+       "min–max over the pairs; eager PyTorch's img/s in brackets. ~ as above."}};
+  for (const auto& k : comparisons) {
+    const auto member = k.member;
+    if (std::none_of(result.cells.begin(), result.cells.end(), [&](const BenchCell& c) { return (c.*member).ran(); }))
+      continue;
+    tables.push_back(grid_table(grid, k.title, k.note, [&](const BenchCell& c) { return comparison_text(c.*member); }));
   }
   return tables;
 }

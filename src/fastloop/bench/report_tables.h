@@ -1,8 +1,9 @@
 // Internal to the bench printers: the tables of a result as text cells, built once and rendered by the
-// markdown printer (report.cpp) and the HTML printer (report_html.cpp) alike, plus shared formatting.
+// markdown printer (report.cpp) and the HTML printer (report_html.cpp) alike, plus shared formatting and
+// the markdown table that the loader and e2e reports print theirs with too.
 #pragma once
 
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ std::string report_settings(const BenchResult& result);
 std::vector<ReportTable> report_tables(const BenchResult& result);
 /// "row: what it switches" lines split into (row, description).
 std::vector<std::pair<std::string, std::string>> report_row_descriptions(const BenchResult& result);
+
+/// The table in markdown, as every bench printer writes one (grid, loader, e2e): "## title" and the note
+/// when the table has a title, then the header, the first column left-aligned and the others right.
+std::string report_markdown(const ReportTable& table);
 
 bool report_ok(const BenchCell& cell);           // status "ok": the cell has numbers
 std::string report_fixed(double value, int digits);

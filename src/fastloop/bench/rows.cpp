@@ -8,6 +8,8 @@
 // --image-size and the models get the imagenet stem (bench_stem).
 #include "fastloop/bench/rows.h"
 
+#include "fastloop/bench/grid.h"  // bench_row_names()
+
 #include "fastloop/core/errors.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "fastloop/bench/cell_timer.h"
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <optional>
 #include <string>

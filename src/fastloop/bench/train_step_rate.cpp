@@ -2,6 +2,7 @@
 #include "fastloop/bench/train_step_rate.h"
 
 #include "fastloop/core/config.h"
+#include "fastloop/core/stats.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/step.h"
@@ -33,8 +34,7 @@ StepRate train_step_rate(const std::string& model_name, int64_t image_size, int6
     train_step(*model, *optimizer, images, labels, 0.0).item<float>();  // item(): waits for the device
     if (s > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(seconds.begin(), seconds.end());
-  return {static_cast<double>(batch) / seconds[seconds.size() / 2], device.str()};
+  return {static_cast<double>(batch) / median(seconds), device.str()};
 }
 
 } // namespace fastloop

@@ -1,8 +1,6 @@
 // The --twin peer: a built-in model's cell run a repetition at a time between a scripted cell's.
 #include "fastloop/bench/twin_peer.h"
 
-#include "fastloop/bench/python_peer.h"
-
 namespace fastloop {
 
 TwinPeer::TwinPeer(CellPlan plan, const DatasetSplits& data, std::string model)
@@ -35,16 +33,6 @@ void TwinPeer::eval_rep() {
   RepetitionTimes rep;
   run().eval_rep(rep);
   eval_reps_.push_back(rep.eval_img_per_s);
-}
-
-void twin_cell_fill(BenchCell& cell, const TwinPeer& twin) {
-  cell.twin = twin.model();
-  cell.twin_train_img_per_s_reps = twin.train_reps();
-  cell.twin_eval_img_per_s_reps = twin.eval_reps();
-  if (!twin.train_reps().empty()) cell.twin_train_img_per_s = lower_median(twin.train_reps());
-  if (!twin.eval_reps().empty()) cell.twin_eval_img_per_s = lower_median(twin.eval_reps());
-  cell.train_vs_twin = pair_ratio(cell.train_img_per_s_reps, twin.train_reps());
-  cell.eval_vs_twin = pair_ratio(cell.eval_img_per_s_reps, twin.eval_reps());
 }
 
 } // namespace fastloop

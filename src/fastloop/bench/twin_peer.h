@@ -4,7 +4,7 @@
 #pragma once
 
 #include "fastloop/bench/cell_timer.h"
-#include "fastloop/bench/grid.h"
+#include "fastloop/bench/result.h"
 
 #include <memory>
 #include <string>
@@ -24,8 +24,6 @@ class TwinPeer : public CellPeer {
   void eval_rep() override;
 
   const std::string& model() const { return model_; }
-  const std::vector<double>& train_reps() const { return train_reps_; }
-  const std::vector<double>& eval_reps() const { return eval_reps_; }
 
  private:
   CellRun& run();
@@ -35,10 +33,6 @@ class TwinPeer : public CellPeer {
   std::string model_;
   std::unique_ptr<CellRun> run_;
   bool trained_ = false;
-  std::vector<double> train_reps_, eval_reps_;
 };
-
-/// The twin's figures and the pair ratios of a finished cell (twin_* fields of BenchCell).
-void twin_cell_fill(BenchCell& cell, const TwinPeer& twin);
 
 } // namespace fastloop

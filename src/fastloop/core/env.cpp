@@ -1,6 +1,7 @@
 // Machine, process and build facts, read from /proc, sched_getaffinity and at::show_config().
 #include "fastloop/core/env.h"
 
+#include "fastloop/core/stats.h"
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
@@ -106,8 +107,7 @@ double cpu_gemm_gflops(int64_t n, bool bf16) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rates.push_back(2.0 * static_cast<double>(n * n * n) / s / 1e9);
   }
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
+  return median(rates);
 }
 
 } // namespace fastloop

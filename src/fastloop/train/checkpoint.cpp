@@ -248,4 +248,6 @@ void Checkpoint::restore_ema(torch::nn::Module& module) {
   }
 }
 
+std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }
+
 } // namespace fastloop

@@ -21,6 +21,9 @@ struct TrainPosition {
 
 class GradScaler;
 
+/// The checkpoint file a run writes in `dir` (--checkpoint-dir) and --resume reads.
+std::string checkpoint_path_in(const std::string& dir);
+
 /// `model_info_json`: models/model_info.h's JSON (class names, evaluation transform); "" writes none.
 /// `ema`: the weights' moving average (--ema-decay), kept as a second model archive ("ema").
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,

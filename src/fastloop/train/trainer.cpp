@@ -9,10 +9,10 @@
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/train/best_checkpoints.h"
+#include "fastloop/train/cycle.h"
 #include "fastloop/train/faults.h"
 #include "fastloop/train/profile.h"
 #include "fastloop/train/runtime.h"
-#include "fastloop/train/stepper.h"
 #include "fastloop/train/tensorboard_log.h"
 
 #include <ATen/ATen.h>
@@ -37,26 +37,6 @@ struct Tally {
   double img_per_s() const { return static_cast<double>(images) / seconds_since(start); }
   void reset() { loss_sum.zero_(), batches = images = 0, data_wait = 0.0, start = Clock::now(); }
 };
-
-/// The run's counts: batches per epoch, accumulation cycles and optimizer steps.
-struct RunLength {
-  int64_t batches = 0, accumulate = 1, steps_per_epoch = 0, total_steps = 0;
-  int64_t cycle_start(int64_t batch) const { return batch / accumulate * accumulate; }
-  int64_t cycle_length(int64_t batch) const { return std::min(accumulate, batches - cycle_start(batch)); }
-};
-
-RunLength run_length(const TrainConfig& config, const Loader& loader, int64_t train_size) {
-  RunLength length;
-  length.batches = loader.batches_per_epoch();
-  if (length.batches == 0)
-    throw InputError("--batch-size " + std::to_string(config.data.batch_size) + " is larger than the " +
-                     std::to_string(train_size) + " training samples of " + config.data.source);
-  length.accumulate = config.perf.accumulate;
-  length.steps_per_epoch = (length.batches + length.accumulate - 1) / length.accumulate;  // a partial cycle steps too
-  length.total_steps = config.run.epochs * length.steps_per_epoch;
-  if (config.run.max_steps > 0) length.total_steps = std::min(length.total_steps, config.run.max_steps);
-  return length;
-}
 
 /// The run's checkpoint: written by the main rank alone, with the config and world size it ran with; the
 /// last one written is named by the messages of runs that cannot go on.
@@ -138,44 +118,6 @@ class RunLog {
   Clock::time_point start_ = Clock::now();
 };
 
-/// The micro-step, with out-of-memory (CUDA's OutOfMemoryError, the CPU allocator's refusal) explained.
-/// `targets`: the batch's labels, or mixup's soft targets.
-at::Tensor micro_step_or_explain(Stepper& stepper, const Batch& batch, const at::Tensor& targets, int64_t micro,
-                                 int64_t cycle_length, const TrainConfig& config) {
-  try {
-    return stepper.micro_step(batch.images, targets, micro, cycle_length);
-  } catch (const c10::Error& e) {
-    if (!is_out_of_memory(e)) throw;
-    throw RunError(out_of_memory_message(config, batch.images, e.what_without_backtrace()));
-  }
-}
-
-/// --nan-policy and --max-skipped-steps, applied after each optimizer step.
-class SkipPolicy {
- public:
-  explicit SkipPolicy(const TrainConfig& config) : config_(config) {}
-  void after(const CycleResult& cycle, const TrainPosition& position, const SavedCheckpoint& last_saved,
-             bool amp_scaler, TrainSummary& summary) {
-    if (!cycle.finite && config_.run.nan_policy == "stop") throw RunError(nonfinite_loss_message(position, last_saved));
-    consecutive_ = cycle.stepped ? 0 : consecutive_ + 1;
-    summary.skipped_steps += cycle.stepped ? 0 : 1;
-    if (config_.run.max_skipped_steps > 0 && consecutive_ >= config_.run.max_skipped_steps)
-      throw RunError(skipped_steps_message(position, consecutive_, amp_scaler, last_saved));
-  }
-
- private:
-  const TrainConfig& config_;
-  int64_t consecutive_ = 0;  // optimizer steps skipped in a row (inf/nan)
-};
-
-/// --mixup/--cutmix: mixes the batch in place and returns its soft targets; otherwise its labels.
-at::Tensor mix_in_place(TrainSetup& setup, Batch& batch, int64_t step, int64_t micro) {
-  if (!setup.mixup.enabled()) return batch.labels;
-  const MixParams params =
-      setup.mixup.draw(step, micro, setup.rank(), batch.images.size(2), batch.images.size(3));
-  return setup.mixup.apply(batch.images, batch.labels, params);
-}
-
 /// The epoch's evaluation. With --ema-decay the EMA weights are the run's result (as timm's train.py
 /// ranks its checkpoints by them); the raw weights' accuracy is printed beside it. --tta applies to the
 /// final evaluation only (the run's result; 2-6x the forward passes of the per-epoch ones).
@@ -221,8 +163,6 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 
 }  // namespace
 
-std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }
-
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const auto started = Clock::now();
   config_validate(config);
@@ -234,9 +174,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   Loader loader(data.train, setup.train_loader);
   if (data.test.size() == 0 && setup.main_rank())
     std::printf("%s has no test split (no val/ folder, no val shards): evaluation is skipped\n", config.data.source.c_str());
-  const RunLength length = run_length(config, loader, data.train.size());
-  Stepper stepper(setup, LrSchedule(config.schedule, config.optim.lr, length.total_steps, length.steps_per_epoch),
-                  setup.main_rank());
+  const RunLength length = run_length(config, loader.batches_per_epoch(), data.train.size());
+  TrainCycle cycles(setup, length, setup.main_rank());
   TrainPosition& position = setup.position;
   RunCheckpoint checkpoint(setup);
   StepProfiler profiler(setup.main_rank() ? config.run.profile : "", config.run.profile_steps, device,
@@ -246,7 +185,6 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   TrainSummary summary;
   double train_seconds = 0.0;
   int64_t images_trained = 0;
-  SkipPolicy skip_policy(config);
   bool done = position.step >= length.total_steps;
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
   // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
@@ -262,18 +200,17 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       if (!batch) break;
 
       // --- the micro-step: forward and backward of one batch of the cycle ---
-      const int64_t micro = position.batch - length.cycle_start(position.batch);
+      const int64_t micro = length.micro(position.batch);
       const int64_t cycle_length = length.cycle_length(position.batch);
-      const at::Tensor targets = mix_in_place(setup, *batch, position.step, micro);
-      const at::Tensor loss = micro_step_or_explain(stepper, *batch, targets, micro, cycle_length, config);
+      const at::Tensor loss = cycles.micro_step(*batch, position.step, micro, cycle_length);
       const int64_t images = batch->labels.size(0) * setup.world_size();
       interval.add(loss, images), epoch.add(loss, images), images_trained += images;
       ++position.batch;
       if (micro + 1 < cycle_length) continue;
 
       // --- the end of a cycle: the optimizer step ---
-      const CycleResult cycle = stepper.optimizer_step(position.step);
-      skip_policy.after(cycle, position, checkpoint.last(), setup.scaler.enabled(), summary);
+      const CycleResult cycle = cycles.optimizer_step(position, checkpoint.last());
+      summary.skipped_steps = cycles.skipped_steps();
       ++position.step;
       profiler.step_done(position.step);
       done = position.step >= length.total_steps;

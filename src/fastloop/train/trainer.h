@@ -38,7 +38,4 @@ struct TrainSummary {
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control = {});
 
-/// The checkpoint file a run writes in `dir` and --resume reads.
-std::string checkpoint_path_in(const std::string& dir);
-
 } // namespace fastloop

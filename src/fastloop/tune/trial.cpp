@@ -1,6 +1,7 @@
 // One timed trial.
 #include "fastloop/tune/trial.h"
 
+#include "fastloop/core/stats.h"
 #include "fastloop/train/faults.h"
 #include "fastloop/train/trainer.h"
 
@@ -46,8 +47,7 @@ TrialResult trial_run(TrainConfig config, const TrialOptions& options) {
     // The first step's time is set-up; warm-up steps are dropped as well (warmup_steps >= 1).
     for (size_t i = static_cast<size_t>(std::max<int64_t>(1, options.warmup_steps)); i < step_ends.size(); ++i)
       times.push_back(step_ends[i] - step_ends[i - 1]);
-    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-    result.step_s = times[times.size() / 2];
+    result.step_s = median(times);
     const double images = static_cast<double>(config.data.batch_size * config.perf.accumulate);
     result.img_per_s = result.step_s > 0 ? images / result.step_s : 0.0;
     result.ok = true;

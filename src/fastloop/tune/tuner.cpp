@@ -91,143 +91,184 @@ int64_t tune_winner(const std::vector<TuneTrial>& trials) {
   return winner;
 }
 
-TuneResult tune_run(const TuneOptions& given, const std::function<void(const TuneTrial&)>& on_trial) {
-  config_validate(given.base);
-  TuneOptions options = given;
-  if (options.base.run.threads == 0) options.base.run.threads = usable_cores();  // what 0 means, spelled out
-  for (int64_t b : options.batch_sizes)
-    if (b < 8 || b % 8 != 0)
-      throw InputError("--batch-sizes: " + std::to_string(b) + " is not a multiple of 8 (tensor cores and vector units want them)");
-  const auto start = std::chrono::steady_clock::now();
-  const bool cuda = options.base.perf.device == "cuda" || (options.base.perf.device == "auto" && torch::cuda::is_available());
-  TuneResult result;
-  TrainConfig best_config = options.base;
-  best_config.perf.mode = "manual";
-  const double base_lr = options.base.optim.lr;
-  const int64_t base_batch = options.base.data.batch_size;
-  double best_img_per_s = 0.0, baseline_loss = 0.0;
-  std::set<std::pair<std::string, std::string>> pruned;
-  bool out_of_budget = false;
+namespace {
 
-  auto run = [&](const std::string& key, const std::string& value, const TrainConfig& config) -> TuneTrial& {
+/// A search in progress: the trials so far, the best configuration and the options pruned. tune_run()
+/// calls its phases in order: the baseline, up to two passes over the dimensions, the explanation.
+class Search {
+ public:
+  Search(TuneOptions options, const std::function<void(const TuneTrial&)>& on_trial)
+      : options_(std::move(options)), on_trial_(on_trial), best_config_(options_.base) {
+    best_config_.perf.mode = "manual";
+    cuda_ = options_.base.perf.device == "cuda" || (options_.base.perf.device == "auto" && torch::cuda::is_available());
+    dims_ = dimensions(options_, cuda_);
+  }
+
+  /// The configuration as given: the reference speed and first-step loss of every later trial.
+  void baseline() {
+    TuneTrial& baseline = run("", "", best_config_);  // a reference only until the next run()
+    if (!baseline.result.ok)
+      throw InputError("tune: the configuration to start from fails: " + baseline.result.failure + "; fix it first");
+    baseline.verdict = TrialVerdict::baseline;
+    best_img_per_s_ = baseline.result.img_per_s;
+    baseline_loss_ = baseline.result.first_loss;
+    if (on_trial_) on_trial_(baseline);
+  }
+
+  /// Every value of every dimension not yet tried next to the best; true when one was kept.
+  bool pass() {
+    bool improved = false;
+    for (const auto& dim : dims_) {
+      for (const auto& value : dim.values) {
+        if (value == config_field_text(best_config_, dim.key) || pruned_.count({dim.key, value})) continue;
+        if (!budget_left()) {
+          out_of_budget_ = true;
+          return improved;
+        }
+        TrainConfig candidate = best_config_;
+        config_field_set(candidate, dim.key, value);
+        if (dim.key == "data.batch_size")
+          candidate.optim.lr = options_.base.optim.lr * static_cast<double>(candidate.data.batch_size) /
+                               static_cast<double>(options_.base.data.batch_size);
+        TuneTrial& trial = run(dim.key, value, candidate);
+        improved |= judge(trial);
+        if (on_trial_) on_trial_(trial);
+      }
+    }
+    return improved;
+  }
+
+  bool out_of_budget() const { return out_of_budget_; }
+
+  /// The winner, one choice per dimension with its reason, and the notes on what was not searched.
+  TuneResult finish() {
+    result_.winner = tune_winner(result_.trials);
+    for (const auto& dim : dims_) result_.choices.push_back(choice(dim));
+    const TuneTrial& winner = result_.best();
+    const int64_t base_batch = options_.base.data.batch_size;
+    if (winner.config.data.batch_size != base_batch) {
+      char text[160];
+      std::snprintf(text, sizeof(text), "batch size %lld instead of %lld: the learning rate was scaled linearly to %g",
+                    static_cast<long long>(winner.config.data.batch_size), static_cast<long long>(base_batch),
+                    winner.config.optim.lr);
+      result_.notes.push_back(text);
+    }
+    result_.notes.push_back("not searched: --accumulate (with BatchNorm, micro-batches see other batch statistics: "
+                            "results change beyond 1e-5) and --tf32 (fp32 matmuls rounded to 10-bit mantissas)");
+    if (!cuda_) result_.notes.push_back("not searched on a CPU: --cudnn-benchmark and --cuda-graph (CUDA only)");
+    if (options_.batch_sizes.empty()) result_.notes.push_back("batch size kept: pass --batch-sizes LIST or auto to search it");
+    if (out_of_budget_) result_.notes.push_back("the budget ran out before every option was tried");
+    result_.seconds = seconds_since(start_);
+    return std::move(result_);
+  }
+
+ private:
+  TuneTrial& run(const std::string& key, const std::string& value, const TrainConfig& config) {
     TuneTrial trial;
-    trial.index = static_cast<int64_t>(result.trials.size());
+    trial.index = static_cast<int64_t>(result_.trials.size());
     trial.key = key;
     trial.value = value;
     trial.change = key.empty() ? "baseline" : key + "=" + value;
     trial.config = config;
-    trial.result = trial_run(config, options.trial);
-    result.trials.push_back(trial);
-    return result.trials.back();
-  };
-  auto budget_left = [&] {
-    if (options.max_trials > 0 && static_cast<int64_t>(result.trials.size()) >= options.max_trials) return false;
-    if (options.budget_s <= 0) return true;
+    trial.result = trial_run(config, options_.trial);
+    result_.trials.push_back(trial);
+    return result_.trials.back();
+  }
+
+  bool budget_left() const {
+    if (options_.max_trials > 0 && static_cast<int64_t>(result_.trials.size()) >= options_.max_trials) return false;
+    if (options_.budget_s <= 0) return true;
     // A trial is not started when the last one's length would overrun the budget.
-    const double last = result.trials.empty() ? 0.0 : result.trials.back().result.seconds;
-    return seconds_since(start) + last <= options.budget_s;
-  };
-
-  {
-    TuneTrial& baseline = run("", "", best_config);  // a reference only until the next run()
-    if (!baseline.result.ok)
-      throw InputError("tune: the configuration to start from fails: " + baseline.result.failure + "; fix it first");
-    baseline.verdict = TrialVerdict::baseline;
-    best_img_per_s = baseline.result.img_per_s;
-    baseline_loss = baseline.result.first_loss;
-    if (on_trial) on_trial(baseline);
+    const double last = result_.trials.empty() ? 0.0 : result_.trials.back().result.seconds;
+    return seconds_since(start_) + last <= options_.budget_s;
   }
 
-  const auto dims = dimensions(options, cuda);
-  for (int pass = 0; pass < 2 && !out_of_budget; ++pass) {
-    bool improved = false;
-    for (const auto& dim : dims) {
-      for (const auto& value : dim.values) {
-        if (value == config_field_text(best_config, dim.key) || pruned.count({dim.key, value})) continue;
-        if (!budget_left()) {
-          out_of_budget = true;
-          break;
-        }
-        TrainConfig candidate = best_config;
-        config_field_set(candidate, dim.key, value);
-        if (dim.key == "data.batch_size")
-          candidate.optim.lr = base_lr * static_cast<double>(candidate.data.batch_size) / static_cast<double>(base_batch);
-        TuneTrial& trial = run(dim.key, value, candidate);
-        const double ratio = trial.result.ok ? trial.result.img_per_s / best_img_per_s : 0.0;
-        const double loss_change = std::abs(trial.result.first_loss - baseline_loss) / std::max(std::abs(baseline_loss), 1e-12);
-        // Compared with the starting configuration, every setting that differs from it may contribute
-        // its own tolerance (bf16 kept earlier allows 1e-2 for all later combinations with it).
-        double tolerance = 0.0;
-        for (const auto& d : dims)
-          if (config_field_text(candidate, d.key) != config_field_text(options.base, d.key))
-            tolerance = std::max(tolerance, d.tolerance);
-        if (!trial.result.ok) {
-          trial.verdict = TrialVerdict::failed;
-          trial.reason = trial.result.failure;
-          pruned.insert({dim.key, value});
-        } else if (!(loss_change <= tolerance)) {
-          char text[160];
-          std::snprintf(text, sizeof(text), "first-step loss changed by %.2g relative (tolerance %.0g)", loss_change,
-                        tolerance);
-          trial.verdict = TrialVerdict::rejected;
-          trial.reason = text;
-          pruned.insert({dim.key, value});
-        } else if (ratio >= kKeepGain) {
-          trial.verdict = TrialVerdict::kept;
-          trial.reason = percent(ratio) + " vs the best so far";
-          best_config = candidate;
-          best_img_per_s = trial.result.img_per_s;
-          improved = true;
-        } else if (ratio < kPruneLoss) {
-          trial.verdict = TrialVerdict::pruned_slower;
-          trial.reason = percent(ratio) + " vs the best so far";
-          pruned.insert({dim.key, value});
-        } else {
-          trial.verdict = TrialVerdict::not_faster;
-          trial.reason = percent(ratio) + " vs the best so far";
-        }
-        if (on_trial) on_trial(trial);
-      }
-      if (out_of_budget) break;
+  /// The trial's verdict against the best so far; true when it becomes the best.
+  bool judge(TuneTrial& trial) {
+    const double ratio = trial.result.ok ? trial.result.img_per_s / best_img_per_s_ : 0.0;
+    const double loss_change =
+        std::abs(trial.result.first_loss - baseline_loss_) / std::max(std::abs(baseline_loss_), 1e-12);
+    // Compared with the starting configuration, every setting that differs from it may contribute
+    // its own tolerance (bf16 kept earlier allows 1e-2 for all later combinations with it).
+    double tolerance = 0.0;
+    for (const auto& d : dims_)
+      if (config_field_text(trial.config, d.key) != config_field_text(options_.base, d.key))
+        tolerance = std::max(tolerance, d.tolerance);
+    const std::pair<std::string, std::string> option{trial.key, trial.value};
+    if (!trial.result.ok) {
+      trial.verdict = TrialVerdict::failed;
+      trial.reason = trial.result.failure;
+      pruned_.insert(option);
+    } else if (!(loss_change <= tolerance)) {
+      char text[160];
+      std::snprintf(text, sizeof(text), "first-step loss changed by %.2g relative (tolerance %.0g)", loss_change,
+                    tolerance);
+      trial.verdict = TrialVerdict::rejected;
+      trial.reason = text;
+      pruned_.insert(option);
+    } else if (ratio >= kKeepGain) {
+      trial.verdict = TrialVerdict::kept;
+      trial.reason = percent(ratio) + " vs the best so far";
+      best_config_ = trial.config;
+      best_img_per_s_ = trial.result.img_per_s;
+      return true;
+    } else {
+      trial.verdict = ratio < kPruneLoss ? TrialVerdict::pruned_slower : TrialVerdict::not_faster;
+      trial.reason = percent(ratio) + " vs the best so far";
+      if (ratio < kPruneLoss) pruned_.insert(option);
     }
-    if (!improved) break;  // a second pass only re-tries options next to a changed best
+    return false;
   }
 
-  result.winner = tune_winner(result.trials);
-  const TuneTrial& winner = result.best();
-  for (const auto& dim : dims) {
+  /// The winner's value of `dim` and why: what it gained, and what the other values it tried got.
+  TuneChoice choice(const Dimension& dim) const {
+    const TuneTrial& winner = result_.best();
+    const double base = result_.trials[0].result.img_per_s;
     const std::string value = config_field_text(winner.config, dim.key);
     std::string reason;
-    if (value == config_field_text(options.base, dim.key)) {
+    if (value == config_field_text(options_.base, dim.key)) {
       reason = "kept as given: no alternative tried was faster";
     } else {
       char text[200];
       std::snprintf(text, sizeof(text), "%s: %.0f img/s vs %.0f at the baseline (%s)", dim.why.c_str(),
-                    winner.result.img_per_s, result.trials[0].result.img_per_s,
-                    percent(winner.result.img_per_s / result.trials[0].result.img_per_s).c_str());
+                    winner.result.img_per_s, base, percent(winner.result.img_per_s / base).c_str());
       reason = text;
     }
     std::vector<std::string> lost;
-    for (const auto& trial : result.trials)
+    for (const auto& trial : result_.trials)
       if (trial.key == dim.key && trial.verdict != TrialVerdict::kept)
         lost.push_back(trial.value + " " + tune_verdict_text(trial));
     for (size_t i = 0; i < lost.size(); ++i) reason += (i ? "; " : "; tried ") + lost[i];
-    result.choices.push_back({dim.key, value, reason});
+    return {dim.key, value, reason};
   }
-  if (winner.config.data.batch_size != base_batch) {
-    char text[160];
-    std::snprintf(text, sizeof(text), "batch size %lld instead of %lld: the learning rate was scaled linearly to %g",
-                  static_cast<long long>(winner.config.data.batch_size), static_cast<long long>(base_batch),
-                  winner.config.optim.lr);
-    result.notes.push_back(text);
-  }
-  result.notes.push_back("not searched: --accumulate (with BatchNorm, micro-batches see other batch statistics: "
-                         "results change beyond 1e-5) and --tf32 (fp32 matmuls rounded to 10-bit mantissas)");
-  if (!cuda) result.notes.push_back("not searched on a CPU: --cudnn-benchmark and --cuda-graph (CUDA only)");
-  if (options.batch_sizes.empty()) result.notes.push_back("batch size kept: pass --batch-sizes LIST or auto to search it");
-  if (out_of_budget) result.notes.push_back("the budget ran out before every option was tried");
-  result.seconds = seconds_since(start);
-  return result;
+
+  TuneOptions options_;
+  const std::function<void(const TuneTrial&)>& on_trial_;
+  Clock::time_point start_ = Clock::now();
+  bool cuda_ = false;
+  std::vector<Dimension> dims_;
+  TuneResult result_;
+  TrainConfig best_config_;
+  double best_img_per_s_ = 0.0, baseline_loss_ = 0.0;
+  std::set<std::pair<std::string, std::string>> pruned_;
+  bool out_of_budget_ = false;
+};
+
+}  // namespace
+
+TuneResult tune_run(const TuneOptions& given, const std::function<void(const TuneTrial&)>& on_trial) {
+  config_validate(given.base);
+  for (int64_t b : given.batch_sizes)
+    if (b < 8 || b % 8 != 0)
+      throw InputError("--batch-sizes: " + std::to_string(b) + " is not a multiple of 8 (tensor cores and vector units want them)");
+  TuneOptions options = given;
+  if (options.base.run.threads == 0) options.base.run.threads = usable_cores();  // what 0 means, spelled out
+  Search search(std::move(options), on_trial);
+  search.baseline();
+  // A second pass only re-tries options next to a changed best.
+  for (int pass = 0; pass < 2 && !search.out_of_budget(); ++pass)
+    if (!search.pass()) break;
+  return search.finish();
 }
 
 } // namespace fastloop

@@ -3,7 +3,7 @@
 // rate and images/s, each against optimizer steps and against time.
 #pragma once
 
-#include "fastloop/train/metrics_read.h"
+#include "fastloop/report/metrics_read.h"
 
 #include <string>
 #include <vector>

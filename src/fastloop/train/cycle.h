@@ -1,0 +1,54 @@
+// The micro-batch cycle of training, in one place for `fastloop train`'s loop and the bench's cells: the
+// run's length (batches, accumulation cycles, optimizer steps; the batch-size check) and LR schedule
+// derived once, and per batch mixup and the micro-step (out of memory explained), at each cycle's end the
+// optimizer step with --nan-policy and --max-skipped-steps. The callers add only their once-in-a-while blocks.
+#pragma once
+
+#include "fastloop/data/loader.h"
+#include "fastloop/train/faults.h"
+#include "fastloop/train/stepper.h"
+
+#include <cstdint>
+
+namespace fastloop {
+
+/// The run's counts: batches per epoch, accumulation cycles and optimizer steps.
+struct RunLength {
+  int64_t batches = 0, accumulate = 1, steps_per_epoch = 0, total_steps = 0;
+  int64_t cycle_start(int64_t batch) const { return batch / accumulate * accumulate; }
+  int64_t micro(int64_t batch) const { return batch - cycle_start(batch); }
+  /// A partial cycle at an epoch's end steps too, with the batches it has.
+  int64_t cycle_length(int64_t batch) const { return std::min(accumulate, batches - cycle_start(batch)); }
+};
+
+/// The length of `config.run.epochs` epochs (capped by --max-steps) of `batches_per_epoch` batches.
+/// Throws InputError when the batch is larger than the split's `train_size` samples (no batch at all).
+RunLength run_length(const TrainConfig& config, int64_t batches_per_epoch, int64_t train_size);
+
+/// One run's cycles over its TrainSetup: the trainer's Stepper on the schedule of `length`.
+class TrainCycle {
+ public:
+  /// `announce`: print one line when --cuda-graph captures or why it does not.
+  TrainCycle(TrainSetup& setup, const RunLength& length, bool announce);
+
+  /// Micro-batch `micro` of a cycle of `cycle_length` in optimizer step `step`: mixup (--mixup/--cutmix,
+  /// in place), forward and backward. Returns the loss, detached. Out of memory is a RunError saying
+  /// what to lower.
+  at::Tensor micro_step(Batch& batch, int64_t step, int64_t micro, int64_t cycle_length,
+                        PhaseRecorder* recorder = nullptr);
+
+  /// The cycle's optimizer step `position.step`, then --nan-policy stop and --max-skipped-steps (RunError
+  /// naming `last_saved`, the checkpoint to go back to).
+  CycleResult optimizer_step(const TrainPosition& position, const SavedCheckpoint& last_saved = {},
+                             PhaseRecorder* recorder = nullptr);
+
+  int64_t skipped_steps() const { return skipped_; }  // optimizer steps skipped for inf/nan
+  const Stepper& stepper() const { return stepper_; }
+
+ private:
+  TrainSetup& setup_;
+  Stepper stepper_;
+  int64_t skipped_ = 0, consecutive_ = 0;  // skipped in all, and in a row
+};
+
+} // namespace fastloop
