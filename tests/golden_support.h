@@ -22,6 +22,13 @@ inline nlohmann::json torchscript_golden(const std::string& family) {
   return nlohmann::json::parse(in);
 }
 
+/// tests/golden/recipe/NAME (tools/make_recipe_golden.py and make_recipe94_golden.py: machine-independent).
+inline nlohmann::json recipe_golden(const std::string& name) {
+  std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/recipe/") + name);
+  EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tools/make_recipe_golden.py and make_recipe94_golden.py";
+  return nlohmann::json::parse(in);
+}
+
 /// Sets LibTorch's intra-op threads for a scope and restores them.
 class ThreadCount {
  public:

@@ -115,9 +115,11 @@ int64_t tensor_constants(const torch::jit::Graph& graph) {
   return n;
 }
 
-class ExportModels : public testing::TestWithParam<std::string> {};
-
 }  // namespace
+
+// Outside the anonymous namespace: in a unity batch the TEST_P classes deriving from it would otherwise
+// have a base of internal linkage in an "included" file (GCC's -Wsubobject-linkage).
+class ExportModels : public testing::TestWithParam<std::string> {};
 
 TEST_P(ExportModels, TorchScriptLoadsInLibTorchWithFastloopsLogitsAndItsInfo) {
   const TrainedRun& run = trained(GetParam());

@@ -1,6 +1,7 @@
 // The Fashion-MNIST 94% recipe's ingredients against their references (tests/golden/recipe/random_erasing.json
 // and tta.json from tools/make_recipe94_golden.py): torchvision's RandomErasing boxes, airbench's test-time
 // augmentation; and that they reach every path a batch takes (loader threads, device-resident data).
+#include "golden_support.h"
 #include "test_support.h"
 #include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"
@@ -22,11 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-json recipe94_golden(const std::string& name) {
-  std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/recipe/") + name);
-  EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tools/make_recipe94_golden.py";
-  return json::parse(in);
-}
+json recipe94_golden(const std::string& name) { return test::recipe_golden(name); }
 
 Dataset erasing_dataset(int64_t n, int64_t c, int64_t h, int64_t w) {
   Dataset d;

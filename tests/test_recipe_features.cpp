@@ -2,6 +2,7 @@
 // PyTorch itself, and timm's definitions copied into that script): one-cycle momentum, gradient clipping,
 // timm's weight-decay groups, the weights' EMA, mixup and cutmix; then, on tiny CPU runs, that they train,
 // resume bitwise, keep the best checkpoints, export the EMA and fail below --expect-test-acc.
+#include "golden_support.h"
 #include "test_support.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/models/registry.h"
@@ -30,11 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-json golden(const std::string& name) {
-  std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/recipe/") + name);
-  EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tools/make_recipe_golden.py";
-  return json::parse(in);
-}
+json golden(const std::string& name) { return test::recipe_golden(name); }
 
 at::Tensor from_json(const json& values, at::IntArrayRef shape) {
   return torch::tensor(values.get<std::vector<double>>(), torch::kFloat64).to(torch::kFloat32).reshape(shape);

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <utility>
 
 namespace fastloop {
 
@@ -62,6 +64,38 @@ std::string route_source_address(const std::string& host, int64_t port) {
   freeaddrinfo(found);
   return address;
 }
+/// LibTorch's log at errors only while one lives, in any thread: its store client logs a failed read as a
+/// warning with a C++ stack trace, and when rank 0 (the store's host) is gone that happens both in the probe
+/// of lost_ranks() and in the heartbeat thread, while the caller reports the loss in one message. The level
+/// is process-wide, so overlapping scopes count: the first saves it, the last restores it.
+class LibTorchErrorsOnly {
+ public:
+  LibTorchErrorsOnly() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (depth()++ == 0) saved() = std::exchange(FLAGS_caffe2_log_level, 2);  // 0 info, 1 warning, 2 error
+  }
+  ~LibTorchErrorsOnly() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--depth() == 0) FLAGS_caffe2_log_level = saved();
+  }
+  LibTorchErrorsOnly(const LibTorchErrorsOnly&) = delete;
+  LibTorchErrorsOnly& operator=(const LibTorchErrorsOnly&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& depth() {
+    static int d = 0;
+    return d;
+  }
+  static int& saved() {
+    static int s = 0;
+    return s;
+  }
+};
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupOptions options)
@@ -145,7 +179,10 @@ ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupO
     const auto period = millis(options_.heartbeat_s());
     try {
       while (!stop_) {
-        heartbeat_store_->add(heartbeat_key(env_.rank), 1);
+        {
+          const LibTorchErrorsOnly quiet;  // a lost store host is reported by the next collective
+          heartbeat_store_->add(heartbeat_key(env_.rank), 1);
+        }
         std::this_thread::sleep_for(period);
       }
     } catch (const std::exception&) {
@@ -163,11 +200,7 @@ std::vector<int64_t> ProcessGroup::lost_ranks() {
   // A rank is lost when its heartbeat counter does not move for 4 heartbeat periods. When rank 0, the
   // store's host, is gone, LibTorch's store client logs the failed read as a warning with a C++ stack
   // trace: errors only while probing, since the caller reports the loss in one message.
-  struct ErrorsOnly {
-    int saved = FLAGS_caffe2_log_level;
-    ErrorsOnly() { FLAGS_caffe2_log_level = 2; }  // 0 info, 1 warning, 2 error
-    ~ErrorsOnly() { FLAGS_caffe2_log_level = saved; }
-  } quiet;
+  const LibTorchErrorsOnly quiet;
   std::vector<int64_t> before(static_cast<size_t>(env_.world_size)), lost;
   try {
     for (int64_t r = 0; r < env_.world_size; ++r) before[r] = store_->add(heartbeat_key(r), 0);
