@@ -5,6 +5,7 @@
 
 #include "fastloop/cli/eval_run.h"
 #include "fastloop/core/out_file.h"
+#include "fastloop/train/tta.h"
 
 #include <cstdio>
 #include <memory>
@@ -34,7 +35,7 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--std", flags->std, "image folders / shards: per-channel std R,G,B (default: the checkpoint's)");
   app->add_option("--workers", flags->workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
   app->add_option("--tta", flags->tta, "test-time augmentation: off, flip, flip-translate (default: the checkpoint's)")
-      ->check(CLI::IsMember({"off", "flip", "flip-translate"}));
+      ->check(CLI::IsMember(tta_modes()));
   app->add_flag("--fold-bn", flags->fold_bn, "fold each BatchNorm into the conv before it (same results, one pass less)");
   app->add_option("--threads", flags->threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
   app->add_option("--out", *out, "also write FILE.json: accuracy, loss, per-class accuracy, confusion matrix");

@@ -23,10 +23,10 @@ SampleDraw augment_draw(const AugmentOptions& options, uint64_t seed, int64_t ep
     draw.oy = static_cast<int64_t>(r % static_cast<uint64_t>(2 * pad + 1));
     draw.ox = static_cast<int64_t>((r >> 16) % static_cast<uint64_t>(2 * pad + 1));
   }
-  // Alternating: the flip of epoch 0, inverted in every odd epoch, so each image is seen both ways in turn.
-  const uint64_t flip_bits = options.alternate_flip ? hash_mix(seed, 0, static_cast<uint64_t>(index)) : r;
-  const bool flip_bit = (flip_bits >> 40) & 1u;
-  draw.flip = options.flip && (options.alternate_flip ? flip_bit != static_cast<bool>(epoch & 1) : flip_bit);
+  draw.flip = flip_decide(options, epoch, [&](int64_t e) {
+    const uint64_t bits = e == epoch ? r : hash_mix(seed, static_cast<uint64_t>(e), static_cast<uint64_t>(index));
+    return static_cast<bool>((bits >> 40) & 1u);
+  });
   return draw;
 }
 

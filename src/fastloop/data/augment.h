@@ -29,6 +29,15 @@ struct SampleDraw {
 /// threaded loader and the device-resident mode so both produce the same batches.
 SampleDraw augment_draw(const AugmentOptions& options, uint64_t seed, int64_t epoch, int64_t index);
 
+/// Whether sample `index` is flipped in `epoch`, given `coin(e)`, its random flip of epoch e: off without
+/// options.flip; with options.alternate_flip the epoch-0 coin, inverted in every odd epoch (each image is
+/// seen both ways in turn); else the epoch's own coin. The one rule of the array and the encoded paths.
+template <typename Coin>
+bool flip_decide(const AugmentOptions& options, int64_t epoch, Coin coin) {
+  if (!options.flip) return false;
+  return options.alternate_flip ? coin(0) != static_cast<bool>(epoch & 1) : coin(epoch);
+}
+
 /// Per channel, the normalized value of each uint8 pixel: lut[c * 256 + v] = (v / 255 - mean[c]) / std[c].
 std::vector<float> normalize_lut(const Dataset& dataset);
 

@@ -80,7 +80,7 @@ bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& 
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
-  const bool flip = options.flip && random_flip(seed, epoch, index);
+  const bool flip = flip_decide(options, epoch, [&](int64_t e) { return random_flip(seed, e, index); });
   work.pixels.resize(static_cast<size_t>(S * S * 3));
   const PixelRect all_out{0, 0, S, S};
   if (options.crop) {

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace fastloop {
@@ -24,7 +25,8 @@ const std::vector<std::string>& tta_modes() {
 
 at::Tensor tta_logits(ClassifierImpl& model, const at::Tensor& images, const std::string& mode) {
   if (mode == "off") return logits_of(model, images);
-  TORCH_CHECK(mode == "flip" || mode == "flip-translate", "test-time augmentation '", mode,
+  const auto& modes = tta_modes();
+  TORCH_CHECK(std::find(modes.begin(), modes.end(), mode) != modes.end(), "test-time augmentation '", mode,
               "' is not one of off, flip, flip-translate");
   const at::Tensor mirror = mirror_logits(model, images);
   if (mode == "flip") return mirror;
