@@ -131,9 +131,12 @@ class Loader:
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
         self._epoch = self.epoch
         self._epoch_set = False
-        self._impl.start(self._epoch)
         self._iteration += 1
-        return _LoaderIterator(self, self._iteration)
+        # The iterator exists before the workers do: whatever ends it (its end, a break, an exception, a
+        # Ctrl-C right after start) stops them. A Ctrl-C during start stops them and raises.
+        iterator = _LoaderIterator(self, self._iteration)
+        self._impl.start(self._epoch)
+        return iterator
 
     def close(self) -> None:
         """Stops the worker threads (an iteration in progress ends); iterating again restarts them."""

@@ -78,8 +78,11 @@ class SplitLoader {
   int64_t num_classes() const { return num_classes_; }
 
   void start(int64_t epoch) {
-    py::gil_scoped_release release;
-    loader_->start_epoch(epoch);
+    {
+      py::gil_scoped_release release;
+      loader_->start_epoch(epoch);
+    }
+    stop_on_interrupt();
   }
 
   /// The next (images, labels), or None at the end of the epoch.
@@ -89,16 +92,14 @@ class SplitLoader {
         py::gil_scoped_release release;
         if (loader_->wait_next(std::chrono::milliseconds(50))) break;
       }
-      if (PyErr_CheckSignals() != 0) {  // Ctrl-C: KeyboardInterrupt, after the workers have stopped
-        stop();
-        throw py::error_already_set();
-      }
+      stop_on_interrupt();
     }
     std::optional<Batch> batch;
     {
       py::gil_scoped_release release;
       batch = loader_->next();
     }
+    stop_on_interrupt();  // a Ctrl-C that came while the batch was handed over
     if (!batch) return std::nullopt;
     return std::make_pair(std::move(batch->images), std::move(batch->labels));
   }
@@ -109,6 +110,13 @@ class SplitLoader {
   }
 
  private:
+  /// Ctrl-C (or another signal whose handler raises): the workers stop, then KeyboardInterrupt is raised.
+  void stop_on_interrupt() {
+    if (PyErr_CheckSignals() == 0) return;
+    stop();
+    throw py::error_already_set();
+  }
+
   static TrainConfig config_of(const SplitLoaderArgs& args) {
     TrainConfig config;
     config.data.source = args.source;
