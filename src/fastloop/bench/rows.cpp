@@ -10,6 +10,7 @@
 
 #include "fastloop/bench/grid.h"  // bench_row_names()
 
+#include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/source.h"
 #include "fastloop/models/registry.h"
@@ -165,6 +166,7 @@ CellPlan bench_cell_plan(const BenchOptions& options, const std::string& model, 
   plan.config = baseline_config(options, model, bench_stem(options, model, data), device, threads);
   plan.config.data.crop_pad = data.train.height() >= 32 ? 4 : 2;
   plan.config.dist.bucket_mb = options.bucket_mb;
+  config_validate(plan.config);  // a cell is a run: its config is checked once, here (train_setup relies on it)
   plan.device = device;
   plan.non_blocking = false;
   plan.steps = options.full ? 0 : options.steps;          // 0: whole epochs

@@ -60,14 +60,15 @@ class StopOnSignals {
 }  // namespace
 
 TrainSummary train_run(TrainConfig& config, const std::set<std::string>& given, bool quiet) {
-  config_validate(config);  // before any output or work
-  if (config.perf.mode == "auto") {
-    for (const auto& line : perf_auto_apply(config, perf_hardware_detect(), given))
-      if (!quiet) std::printf("perf auto: %s\n", line.c_str());
-  }
-  if (!quiet && dist_env_detect().rank == 0) std::printf("config %s\n", config_to_json(config).c_str());  // rank 0 reports
+  std::vector<std::string> choices;  // --perf auto's, printed once train() has validated the config
+  if (config.perf.mode == "auto") choices = perf_auto_apply(config, perf_hardware_detect(), given);
   StopOnSignals signals;
   TrainControl control;
+  control.on_start = [&](const TrainConfig& checked) {
+    if (quiet) return;
+    for (const auto& line : choices) std::printf("perf auto: %s\n", line.c_str());
+    if (dist_env_detect().rank == 0) std::printf("config %s\n", config_to_json(checked).c_str());  // rank 0 reports
+  };
   control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
   control.progress = !quiet;
   const TrainSummary summary = train(config, control);

@@ -87,7 +87,6 @@ int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
 
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group) {
-  config_validate(config);
   runtime_apply(config.perf, config.run.threads);
   TrainSetup setup;
   setup.config = config;

@@ -57,6 +57,11 @@ class RunCheckpoint {
       throw InputError("--checkpoint-dir " + setup.config.run.checkpoint_dir + ": cannot create it: " +
                        error.message() + "; give a writable folder");
   }
+  /// --checkpoint-every N: a save after every Nth optimizer step.
+  void step_done() {
+    const int64_t every = setup_.config.run.checkpoint_every;
+    if (every > 0 && setup_.position.step % every == 0) save();
+  }
   void save() {
     if (setup_.checkpoint.empty() || !setup_.main_rank()) return;
     save_to(setup_.checkpoint);
@@ -88,8 +93,10 @@ class RunLog {
       : config_(setup.config), control_(control), progress_(control.progress && setup.main_rank()),
         metrics_(setup.main_rank() ? setup.config.run.metrics : ""),
         tensorboard_(setup.main_rank() ? setup.config.run.tensorboard : "", setup.position.step), scaler_(setup.scaler) {}
-  /// A log interval's report (its loss, rate and loader wait); starts the next interval.
-  void step(const TrainPosition& p, int64_t batches, Tally& interval, double lr) {
+  /// After an optimizer step: at the end of a log interval (every --log-every steps, an epoch's last batch,
+  /// the run's last step), the interval's report (its loss, rate and loader wait); starts the next interval.
+  void step_done(const TrainPosition& p, int64_t batches, Tally& interval, double lr, bool last) {
+    if (p.step % config_.run.log_every != 0 && p.batch != batches && !last) return;
     const StepReport report{p.epoch, config_.run.epochs, p.batch, batches, p.step, interval.mean_loss(),
                             interval.img_per_s(), seconds_since(start_), lr, interval.data_wait};
     progress_.step(report);
@@ -147,6 +154,17 @@ void expect_accuracy(const TrainConfig& config, const TrainSummary& summary) {
   throw RunError(message);
 }
 
+void no_test_split_report(const std::string& source) {
+  std::printf("%s has no test split (no val/ folder, no val shards): evaluation is skipped\n", source.c_str());
+}
+
+/// --bad-image-policy skip: how many images of the epoch were skipped (this rank's share), if any.
+void skipped_images_report(const Loader& loader, int64_t epoch) {
+  if (loader.bad_images_skipped() == 0) return;
+  std::printf("epoch %lld: skipped %lld undecodable images (this rank's share)\n", static_cast<long long>(epoch + 1),
+              static_cast<long long>(loader.bad_images_skipped()));
+}
+
 void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_seconds, int64_t images) {
   summary.position = setup.position;
   summary.train_seconds = train_seconds;
@@ -165,15 +183,15 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const auto started = Clock::now();
-  config_validate(config);
+  config_validate(config);  // the one check of a run's config (train_setup and the CLI rely on it)
+  if (control.on_start) control.on_start(config);
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
   const DistEnv dist_env = dist_env_detect();
   const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
   const DatasetSplits data = data_load(config.data);
   TrainSetup setup = train_setup(config, data.train, device, process_group_join(config.dist, dist_env, device));
   Loader loader(data.train, setup.train_loader);
-  if (data.test.size() == 0 && setup.main_rank())
-    std::printf("%s has no test split (no val/ folder, no val shards): evaluation is skipped\n", config.data.source.c_str());
+  if (data.test.size() == 0 && setup.main_rank()) no_test_split_report(config.data.source);
   const RunLength length = run_length(config, loader.batches_per_epoch(), data.train.size());
   TrainCycle cycles(setup, length, setup.main_rank());
   TrainPosition& position = setup.position;
@@ -217,18 +235,14 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       bool stop = control.should_stop && control.should_stop(position);
       if (setup.group) stop = setup.group->any(stop, "stop request");  // all ranks stop after the same step
 
-      // --- once in a while: report progress ---
-      if (position.step % config.run.log_every == 0 || position.batch == length.batches || done || stop)
-        log.step(position, length.batches, interval, cycle.lr);
-      // --- once in a while: checkpoint ---
-      if (config.run.checkpoint_every > 0 && position.step % config.run.checkpoint_every == 0) checkpoint.save();
+      // --- once in a while: report progress, checkpoint ---
+      log.step_done(position, length.batches, interval, cycle.lr, /*last=*/done || stop);
+      checkpoint.step_done();
       if (stop) checkpoint.save(), summary.stopped = true;
       if (stop || done) break;
     }
     loader.stop();
-    if (loader.bad_images_skipped() > 0 && setup.main_rank())  // --bad-image-policy skip
-      std::printf("epoch %lld: skipped %lld undecodable images (this rank's share)\n",
-                  static_cast<long long>(position.epoch + 1), static_cast<long long>(loader.bad_images_skipped()));
+    if (setup.main_rank()) skipped_images_report(loader, position.epoch);
     const double epoch_train_s = seconds_since(epoch.start);
     train_seconds += epoch_train_s;
     if (summary.stopped) break;
@@ -238,8 +252,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     summary.test = evaluate_run(setup, data.test, control.progress, position.epoch + 1 == config.run.epochs);
     log.epoch(position, epoch, summary.test, epoch_train_s);
     checkpoint.offer_best(summary.test.accuracy);
-    ++position.epoch;
-    position.batch = 0;
+    ++position.epoch, position.batch = 0;
     checkpoint.save();
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy

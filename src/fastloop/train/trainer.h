@@ -17,6 +17,9 @@ struct TrainControl {
   bool progress = true;   // progress bar / lines on stdout
   /// Called with every progress report (each --log-every steps, and at epoch ends and the last step).
   std::function<void(const StepReport&)> on_report;
+  /// Called once the config has passed config_validate, before any work (`fastloop train` prints its
+  /// choices here, so a bad flag's message is the first output).
+  std::function<void(const TrainConfig&)> on_start;
 };
 
 struct TrainSummary {
