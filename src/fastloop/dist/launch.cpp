@@ -106,38 +106,30 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-int launch_ranks(const LaunchOptions& options, std::vector<std::string> command) {
-  if (command.empty())
-    throw InputError("launch needs a command after --, e.g. fastloop launch --nproc-per-node 2 -- train --epochs 1");
-  if (options.node_rank() >= options.nnodes())
-    throw InputError("--node-rank " + std::to_string(options.node_rank()) + " must be below --nnodes " +
-                     std::to_string(options.nnodes()));
-  if (options.master_port() == 0 && options.nnodes() > 1)
-    throw InputError("--master-port 0 (a free port) works on one node only; give every node the same port");
-  const int port = options.master_port() == 0 ? free_port() : static_cast<int>(options.master_port());
-  // A fastloop subcommand runs this same executable; a path runs that program (torchrun --no-python).
-  if (command[0].find('/') == std::string::npos) command.insert(command.begin(), self_executable());
+namespace {
 
-  const int64_t world = options.nnodes() * options.nproc_per_node();
-  if (options.announce())
-    std::fprintf(stderr, "launch: ranks %lld-%lld of %lld on this node, rendezvous %s:%d\n",
-                 static_cast<long long>(options.node_rank() * options.nproc_per_node()),
-                 static_cast<long long>((options.node_rank() + 1) * options.nproc_per_node() - 1),
-                 static_cast<long long>(world), options.master_addr().c_str(), port);
+/// Signals go to the ranks while they run; the caller's handlers come back afterwards.
+struct SignalsForwarded {
+  void (*interrupt)(int) = std::signal(SIGINT, forward_signal);
+  void (*terminate)(int) = std::signal(SIGTERM, forward_signal);
+  void (*pipe)(int) = std::signal(SIGPIPE, SIG_IGN);
+  ~SignalsForwarded() {
+    std::signal(SIGINT, interrupt);
+    std::signal(SIGTERM, terminate);
+    std::signal(SIGPIPE, pipe);
+  }
+};
 
-  // Signals go to the ranks while they run; the caller's handlers come back afterwards.
-  struct SignalsForwarded {
-    void (*interrupt)(int) = std::signal(SIGINT, forward_signal);
-    void (*terminate)(int) = std::signal(SIGTERM, forward_signal);
-    void (*pipe)(int) = std::signal(SIGPIPE, SIG_IGN);
-    ~SignalsForwarded() {
-      std::signal(SIGINT, interrupt);
-      std::signal(SIGTERM, terminate);
-      std::signal(SIGPIPE, pipe);
-    }
-  } forwarded;
+/// This node's ranks, running, and the relays of their stdout and stderr.
+struct LocalRanks {
   std::vector<Rank> ranks;
   std::vector<Relay> relays;
+};
+
+/// Forks this node's ranks with torchrun's environment, each one's output into a relay with its prefix.
+LocalRanks spawn_local_ranks(const LaunchOptions& options, const std::vector<std::string>& command, int port) {
+  const int64_t world = options.nnodes() * options.nproc_per_node();
+  LocalRanks local_ranks;
   for (int64_t local = 0; local < options.nproc_per_node(); ++local) {
     const int64_t rank = options.node_rank() * options.nproc_per_node() + local;
     int out[2], err[2];
@@ -150,61 +142,113 @@ int launch_ranks(const LaunchOptions& options, std::vector<std::string> command)
     const pid_t pid = spawn_rank(command, env, out[1], err[1]);
     close(out[1]);
     close(err[1]);
-    ranks.push_back({rank, pid});
+    local_ranks.ranks.push_back({rank, pid});
     const std::string prefix = "[" + std::to_string(rank) + "] ";
-    relays.push_back({out[0], stdout, "", prefix});
-    relays.push_back({err[0], stderr, "", prefix});
+    local_ranks.relays.push_back({out[0], stdout, "", prefix});
+    local_ranks.relays.push_back({err[0], stderr, "", prefix});
     if (options.announce())
       std::fprintf(stderr, "launch: rank %lld is pid %d\n", static_cast<long long>(rank), static_cast<int>(pid));
   }
+  return local_ranks;
+}
 
+/// Relays output and reaps the ranks until all have ended and their streams closed. The first rank to
+/// fail stops the others (SIGTERM, SIGKILL after --grace-s); its exit code is returned (0: all succeeded).
+class Supervisor {
+ public:
+  Supervisor(LocalRanks& local, double grace_s) : local_(local), grace_(static_cast<int64_t>(grace_s * 1000)) {}
+
+  int run() {
+    size_t running = local_.ranks.size(), open_streams = local_.relays.size();
+    while (running > 0 || open_streams > 0) {
+      if (const int sig = g_forward_signal.exchange(0)) signal_all(sig);
+      open_streams -= relay_output();
+      running -= reap();
+      if (stopping_ && Clock::now() >= kill_at_) signal_all(SIGKILL), stopping_ = false;
+    }
+    if (failed_rank_ >= 0)
+      std::fprintf(stderr, "launch: failed: rank %lld exited with code %d\n", static_cast<long long>(failed_rank_),
+                   failed_code_);
+    return failed_code_;
+  }
+
+ private:
   using Clock = std::chrono::steady_clock;
-  int failed_code = 0;
-  int64_t failed_rank = -1;
-  bool stopping = false;
-  Clock::time_point kill_at{};
-  auto signal_all = [&](int sig) {
-    for (const auto& r : ranks)
+
+  void signal_all(int sig) {
+    for (const auto& r : local_.ranks)
       if (r.running) kill(r.pid, sig);
-  };
-  size_t running = ranks.size(), open_streams = relays.size();
-  while (running > 0 || open_streams > 0) {
-    if (const int sig = g_forward_signal.exchange(0)) signal_all(sig);
+  }
+
+  /// Waits up to 100 ms for output and relays it; returns the number of streams that ended.
+  size_t relay_output() {
     std::vector<pollfd> fds;
     std::vector<size_t> which;
-    for (size_t i = 0; i < relays.size(); ++i)
-      if (relays[i].fd >= 0) fds.push_back({relays[i].fd, POLLIN, 0}), which.push_back(i);
-    if (!fds.empty() && poll(fds.data(), fds.size(), 100) > 0) {
-      for (size_t k = 0; k < fds.size(); ++k)
-        if (fds[k].revents & (POLLIN | POLLHUP | POLLERR))
-          if (!relays[which[k]].pump()) --open_streams;
-    } else if (fds.empty()) {
+    for (size_t i = 0; i < local_.relays.size(); ++i)
+      if (local_.relays[i].fd >= 0) fds.push_back({local_.relays[i].fd, POLLIN, 0}), which.push_back(i);
+    if (fds.empty()) {
       usleep(100 * 1000);
+      return 0;
     }
-    for (auto& r : ranks) {  // each rank by its pid: the caller's other children are not ours to reap
+    size_t ended = 0;
+    if (poll(fds.data(), fds.size(), 100) > 0)
+      for (size_t k = 0; k < fds.size(); ++k)
+        if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) ended += !local_.relays[which[k]].pump();
+    return ended;
+  }
+
+  /// Reaps the ranks that ended (each by its pid: the caller's other children are not ours); returns how many.
+  size_t reap() {
+    size_t ended = 0;
+    for (auto& r : local_.ranks) {
       int status = 0;
       if (!r.running || waitpid(r.pid, &status, WNOHANG) != r.pid) continue;
       r.running = false;
       r.code = exit_code(status);
-      --running;
-      if (r.code != 0 && failed_rank < 0) {
-        failed_rank = r.rank, failed_code = r.code;
-        std::fprintf(stderr, "launch: rank %lld exited with code %d%s; stopping the other ranks\n",
-                     static_cast<long long>(r.rank), r.code,
-                     WIFSIGNALED(status) ? (std::string(" (") + strsignal(WTERMSIG(status)) + ")").c_str() : "");
-        stopping = true;
-        kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.grace_s() * 1000));
-        signal_all(SIGTERM);
-      }
+      ++ended;
+      if (r.code == 0 || failed_rank_ >= 0) continue;
+      failed_rank_ = r.rank, failed_code_ = r.code;
+      std::fprintf(stderr, "launch: rank %lld exited with code %d%s; stopping the other ranks\n",
+                   static_cast<long long>(r.rank), r.code,
+                   WIFSIGNALED(status) ? (std::string(" (") + strsignal(WTERMSIG(status)) + ")").c_str() : "");
+      stopping_ = true;
+      kill_at_ = Clock::now() + std::chrono::milliseconds(grace_);
+      signal_all(SIGTERM);
     }
-    if (stopping && Clock::now() >= kill_at) {
-      signal_all(SIGKILL);
-      stopping = false;
-    }
+    return ended;
   }
-  if (failed_rank >= 0)
-    std::fprintf(stderr, "launch: failed: rank %lld exited with code %d\n", static_cast<long long>(failed_rank), failed_code);
-  return failed_code;
+
+  LocalRanks& local_;
+  const int64_t grace_;  // milliseconds from SIGTERM to SIGKILL
+  int failed_code_ = 0;
+  int64_t failed_rank_ = -1;
+  bool stopping_ = false;
+  Clock::time_point kill_at_{};
+};
+
+}  // namespace
+
+int launch_ranks(const LaunchOptions& options, std::vector<std::string> command) {
+  if (command.empty())
+    throw InputError("launch needs a command after --, e.g. fastloop launch --nproc-per-node 2 -- train --epochs 1");
+  if (options.node_rank() >= options.nnodes())
+    throw InputError("--node-rank " + std::to_string(options.node_rank()) + " must be below --nnodes " +
+                     std::to_string(options.nnodes()));
+  if (options.master_port() == 0 && options.nnodes() > 1)
+    throw InputError("--master-port 0 (a free port) works on one node only; give every node the same port");
+  const int port = options.master_port() == 0 ? free_port() : static_cast<int>(options.master_port());
+  // A fastloop subcommand runs this same executable; a path runs that program (torchrun --no-python).
+  if (command[0].find('/') == std::string::npos) command.insert(command.begin(), self_executable());
+
+  if (options.announce())
+    std::fprintf(stderr, "launch: ranks %lld-%lld of %lld on this node, rendezvous %s:%d\n",
+                 static_cast<long long>(options.node_rank() * options.nproc_per_node()),
+                 static_cast<long long>((options.node_rank() + 1) * options.nproc_per_node() - 1),
+                 static_cast<long long>(options.nnodes() * options.nproc_per_node()), options.master_addr().c_str(),
+                 port);
+  SignalsForwarded forwarded;
+  LocalRanks local = spawn_local_ranks(options, command, port);
+  return Supervisor(local, options.grace_s()).run();
 }
 
 std::string self_executable() {
