@@ -8,8 +8,11 @@
 
 #include <torch/torch.h>
 
+#include <stdlib.h>  // mkdtemp
+
 #include <filesystem>
 #include <iostream>
+#include <string>
 
 // Any Module with forward(images [N, C, H, W]) -> logits [N, classes] derives from ClassifierImpl.
 struct TinyNetImpl : fastloop::ClassifierImpl {
@@ -33,9 +36,13 @@ int main(int argc, char** argv) {
   config.perf.device = "cpu";
   config.run.epochs = 1;
   config.run.threads = 1;
-  config.run.checkpoint_dir = (std::filesystem::temp_directory_path() / "fastloop_consumer_ckpt").string();
+  // Its own fresh folder (two runs at once do not share one), removed at the end.
+  std::string folder = (std::filesystem::temp_directory_path() / "fastloop_consumer_XXXXXX").string();
+  if (mkdtemp(folder.data()) == nullptr) return 1;
+  config.run.checkpoint_dir = folder;
   const fastloop::TrainSummary summary = fastloop::train(config);
   const bool saved = std::filesystem::exists(fastloop::checkpoint_path_in(config.run.checkpoint_dir));
+  std::filesystem::remove_all(folder);
   std::cout << "consumer: tiny_net trained " << summary.position.step << " steps, test accuracy "
             << summary.test.accuracy << (saved ? ", checkpoint written" : ", NO checkpoint") << "\n";
   return summary.position.step == 8 && saved ? 0 : 1;
