@@ -1,35 +1,146 @@
-// Every `build/fastloop` line of the README's "Using it" block runs as written, in order, in a fresh folder
-// that links the repository's recipes/ (ckpt/ and m.jsonl land there): training lines get a short
-// --max-steps, synthetic data 512 images, cifar10:DIR a small CIFAR-10 made here.
+// Every `build/fastloop` or `fastloop` line of the README's ```sh blocks runs as written, in order, in a fresh
+// folder that stands for the repository root (its recipes/, tools/ and .venv linked), or stands in
+// kReadmeNotRun with its reason; every other line of those blocks is another tool's (kReadmeOtherTools).
+// The placeholders a line names (cifar10:DIR, /data/..., photos/, ckpt/last.ckpt, r18.pt, ...) are made
+// here first, and long runs are shortened by flags appended or replaced: readme_shortened() lists them.
 #include "test_support.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fastloop {
 namespace {
 
-/// The lines of the first ```sh block after `heading`, "build/fastloop" ones only, without their comments.
-std::vector<std::string> readme_commands(const std::string& heading) {
+namespace fs = std::filesystem;
+
+/// One command of a ```sh block: its section heading, first line number and text (a line ending in `\`
+/// joined with the next, comments dropped).
+struct ReadmeCommand {
+  std::string section;
+  int line = 0;
+  std::string text;
+};
+
+std::vector<ReadmeCommand> readme_sh_commands() {
   std::ifstream in(FASTLOOP_TEST_DIR "/../README.md");
-  std::vector<std::string> commands;
-  bool in_section = false, in_block = false;
+  std::vector<ReadmeCommand> commands;
+  std::string section, pending;
+  bool in_sh = false, in_fence = false;
+  int number = 0, first = 0;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## ", 0) == 0) in_section = line == heading;
-    if (!in_section) continue;
+    ++number;
+    if (!in_fence && line.rfind("## ", 0) == 0) section = line;
     if (line.rfind("```", 0) == 0) {
-      if (in_block) break;
-      in_block = true;
+      in_sh = !in_fence && line == "```sh";
+      in_fence = !in_fence;
       continue;
     }
-    if (!in_block || line.rfind("build/fastloop ", 0) != 0) continue;
-    commands.push_back(std::regex_replace(line, std::regex("\\s+#.*$"), ""));
+    if (!in_sh) continue;
+    line = std::regex_replace(line, std::regex("(^|\\s+)#.*$"), "");
+    line = std::regex_replace(line, std::regex("^\\s+|\\s+$"), "");
+    const bool continues = !line.empty() && line.back() == '\\';
+    if (continues) line = std::regex_replace(line.substr(0, line.size() - 1), std::regex("\\s+$"), "");
+    if (pending.empty()) first = number;
+    if (!line.empty()) pending += (pending.empty() ? "" : " ") + line;
+    if (continues || pending.empty()) continue;
+    commands.push_back({section, first, pending});
+    pending.clear();
+  }
+  return commands;
+}
+
+bool readme_is_fastloop(const std::string& text) {
+  return std::regex_search(text, std::regex("^(build/)?fastloop( |$)"));
+}
+
+/// The fastloop lines of `heading`'s ```sh blocks.
+std::vector<std::string> readme_commands(const std::string& heading) {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands())
+    if (c.section == heading && readme_is_fastloop(c.text)) commands.push_back(c.text);
+  return commands;
+}
+
+/// How the lines of ```sh blocks that are not fastloop commands start: scripts CI runs, Python, CMake and
+/// other launchers. A line that is neither fails the test, so a new command cannot slip past it.
+const char* const kReadmeOtherTools[] = {"scripts/", "python ", ".venv/bin/python ", "cmake ", "torchrun ", "srun ",
+                                         "sbatch ", "TSAN_OPTIONS=", "CMAKE_PREFIX_PATH=", "FASTLOOP_CMAKE_ARGS="};
+
+/// The fastloop commands of the README the default tests do not run, each with why. `slow` ones run, as the
+/// others do, in Readme.DISABLED_EverySlowCommandRunsAsWritten (--gtest_also_run_disabled_tests, ~3.5 min
+/// on 2 cores): each bench grid first measures the float32 and bf16 GEMM peaks (~15 s where bf16 is emulated).
+/// An entry no longer in the README fails the test, so the table stays true.
+struct ReadmeNotRun {
+  const char* command;
+  const char* reason;
+  bool slow;  // runs in the DISABLED_ test; else never (another machine, a GPU)
+};
+const ReadmeNotRun kReadmeNotRun[] = {
+    {"build/fastloop bench --full --data cifar10:DIR",
+     "slow: 5 whole epochs x 4 repetitions per cell plus the GEMM probe, ~30 s on small_cnn's baseline row alone "
+     "(tests/test_bench_grid.cpp covers --full)", true},
+    {"build/fastloop bench --nproc 1,2 --rows baseline,amp,accumulate,channels-last "
+     "--out bench/results/cpu-2core/scaling",
+     "slow: 8 cells, 4 of them launched as 2 rank processes, plus the GEMM probe, ~30 s (tests/test_dist.cpp runs "
+     "bench --nproc 1,2)", true},
+    {"build/fastloop bench --models resnet18 --rows baseline,amp,channels-last --compare-python --out /tmp/b",
+     "slow: --compare-python starts the PyTorch peer beside each cell, ~40 s at 1 step (the bench loader and e2e "
+     "lines run their peers; tests/test_python_peer.cpp the pairing)",
+     true},
+    {"fastloop bench --models resnet18,torchscript:r18.pt --rows baseline,amp",
+     "slow: a grid of resnet18 and the scripted torchvision resnet18 plus the GEMM probe, ~30 s "
+     "(tests/test_torchscript_runs.cpp trains scripted models)", true},
+    {"fastloop bench --models torchscript:r18.pt --twin resnet18 --compare-python",
+     "slow: 16 rows x (scripted, twin, PyTorch peer's two cells), ~80 s at 1 step (tests/test_python_peer.cpp "
+     "covers the twin's interleaving)", true},
+    {"build/fastloop launch --nnodes 2 --node-rank 0 --nproc-per-node 4 --master-addr 10.0.0.1 --master-port 29500 "
+     "-- train ...",
+     "needs two nodes: rank 0 waits for node 1 at 10.0.0.1 (the one-node launch line runs; tests/test_dist*.cpp "
+     "cover the rendezvous)", false},
+};
+
+const ReadmeNotRun* readme_not_run(const std::string& text) {
+  for (const auto& e : kReadmeNotRun)
+    if (text == e.command) return &e;
+  return nullptr;
+}
+
+/// Commands that start the venv's Python (a PyTorch peer, the ONNX conversion) or read r18.pt, the
+/// module the README's `python -c` line scripts with torchvision.
+bool readme_needs_python(const std::string& text) {
+  return text.find("--compare-python") != std::string::npos ||
+         std::regex_search(text, std::regex("(torchscript:|models )r18\\.pt( |$)")) ||
+         (std::regex_search(text, std::regex(" bench e2e( |$)")) && text.find("--no-python") == std::string::npos) ||
+         std::regex_search(text, std::regex(" --out \\S+\\.onnx( |$)"));
+}
+
+/// The commands outside "Using it" (EveryCommandOfUsingItRunsAsWritten runs those) to run, in README
+/// order: those that start Python (`python`) or the others.
+std::vector<std::string> readme_other_commands(bool python) {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands()) {
+    if (!readme_is_fastloop(c.text) || c.section == "## Using it" || readme_not_run(c.text)) continue;
+    if (readme_needs_python(c.text) == python) commands.push_back(c.text);
+  }
+  return commands;
+}
+
+/// The commands of kReadmeNotRun marked slow, in README order.
+std::vector<std::string> readme_slow_commands() {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands()) {
+    const ReadmeNotRun* e = readme_not_run(c.text);
+    if (e && e->slow) commands.push_back(c.text);
   }
   return commands;
 }
@@ -47,9 +158,203 @@ void cifar_write(const std::string& dir, int per_file) {
   batch(dir + "/test_batch.bin", 50);
 }
 
+/// A Fashion-MNIST of `train` and `test` 28x28 images (uncompressed IDX files), for the default recipe's
+/// lines: its 10,000 test images would take most of a short run's time.
+void readme_fashion_write(const std::string& dir, int train, int test) {
+  auto be32 = [](std::ofstream& out, uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) out.put(static_cast<char>(v >> s));
+  };
+  auto split = [&](const std::string& prefix, int n) {
+    std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+    be32(images, 0x803), be32(images, n), be32(images, 28), be32(images, 28);
+    for (int k = 0; k < n; ++k)
+      for (int i = 0; i < 28 * 28; ++i) images.put(static_cast<char>((k * 7 + i) % 256));
+    std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+    be32(labels, 0x801), be32(labels, n);
+    for (int k = 0; k < n; ++k) labels.put(static_cast<char>(k % 10));
+  };
+  split("train", train);
+  split("t10k", test);
+}
+
+const std::string kReadmeGoldenImages = FASTLOOP_TEST_DIR "/golden/images/";
+const char* const kReadmeImages[] = {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg",
+                                     "rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"};
+
+/// DIR/{train,val}/c0..c4, two of the golden images in each: an image folder of five classes.
+void readme_images_write(const std::string& dir) {
+  for (const char* split : {"train", "val"}) {
+    for (int i = 0; i < 10; ++i) {
+      const char* const classes[] = {"c0", "c1", "c2", "c3", "c4"};
+      const fs::path cls = fs::path(dir) / split / classes[i / 2];
+      fs::create_directories(cls);
+      fs::copy_file(kReadmeGoldenImages + kReadmeImages[i], cls / kReadmeImages[i]);
+    }
+  }
+}
+
+/// The test's stand-in for the repository root and the data its commands name.
+struct ReadmeWorkspace {
+  std::string work, cifar, fashion, images;
+};
+
+ReadmeWorkspace readme_workspace(const test::TempDir& tmp) {
+  ReadmeWorkspace ws{tmp.sub("work"), tmp.sub("cifar10"), tmp.sub("fashion-mnist"), tmp.sub("images")};
+  cifar_write(ws.cifar, 64);  // 320 train images: a batch of 128 twice
+  readme_fashion_write(ws.fashion, 512, 128);
+  readme_images_write(ws.images);
+  for (const char* linked : {"recipes", "tools"})
+    fs::create_directory_symlink(fs::path(FASTLOOP_TEST_DIR).parent_path() / linked, fs::path(ws.work) / linked);
+  if (test::venv_present())  // .venv/bin/python, as in the repository (the peers' default interpreter)
+    fs::create_directory_symlink(fs::path(FASTLOOP_PYTHON).parent_path().parent_path(), fs::path(ws.work) / ".venv");
+  return ws;
+}
+
+/// The README's `python ...` line that writes `what`, run by the venv's Python.
+std::string readme_python_line(const std::string& what) {
+  for (const auto& c : readme_sh_commands())
+    if (c.text.rfind("python ", 0) == 0 && c.text.find(what) != std::string::npos)
+      return std::string(FASTLOOP_PYTHON).append(c.text.substr(6));
+  ADD_FAILURE() << "no README line `python ...` writes " << what;
+  return "false";
+}
+
+/// Runs `args` (fastloop's, shell syntax) in the work folder for a placeholder; fails the test if it fails.
+void readme_make(const ReadmeWorkspace& ws, const std::string& args) {
+  const auto r = test::shell_run("cd " + ws.work + " && " FASTLOOP_CLI " " + args);
+  EXPECT_EQ(r.code, 0) << "making a placeholder: fastloop " << args << "\n" << r.output;
+}
+
+/// Makes what `command` reads but no README line before it writes: data, checkpoints, weights, metrics.
+void readme_prepare(const std::string& command, const ReadmeWorkspace& ws) {
+  const fs::path work(ws.work);
+  auto names = [&](const std::string& what) { return command.find(what) != std::string::npos; };
+  if (names("ckpt/last.ckpt") && !fs::exists(work / "ckpt/last.ckpt"))  // five classes, RGB: predict's files fit
+    readme_make(ws, "train --data imagefolder:" + ws.images + " --image-size 32 --batch-size 5 --max-steps 2 "
+                    "--checkpoint-dir ckpt");
+  const bool r18 =
+      names("runs/r18/last.ckpt") || names("--init-from r18.safetensors") || names("made_in_python.safetensors");
+  if (r18 && !fs::exists(work / "runs/r18/last.ckpt"))
+    readme_make(ws, "train --model resnet18 --data cifar10:" + ws.cifar +
+                        " --batch-size 16 --max-steps 1 --checkpoint-dir runs/r18");
+  if (std::regex_search(command, std::regex("(torchscript:|models )r18\\.pt( |$)")) && !fs::exists(work / "r18.pt")) {
+    const auto r = test::shell_run("cd " + ws.work + " && " + readme_python_line("'r18.pt'"));  // the README's own
+    EXPECT_EQ(r.code, 0) << "making r18.pt with the README's python line\n" << r.output;
+  }
+  if (names("--init-from r18.safetensors") && !fs::exists(work / "r18.safetensors"))
+    readme_make(ws, "export --checkpoint runs/r18/last.ckpt --out r18.safetensors");
+  if (names("made_in_python.safetensors") && !fs::exists(work / "made_in_python.safetensors"))
+    readme_make(ws, "export --checkpoint runs/r18/last.ckpt --out made_in_python.safetensors");
+  if (names("photos/") && !fs::exists(work / "photos")) {
+    fs::create_directories(work / "photos/sub");
+    fs::copy_file(kReadmeGoldenImages + "gray.jpg", work / "photos/gray.jpg");
+    fs::copy_file(kReadmeGoldenImages + "rgb.png", work / "photos/sub/rgb.png");
+  }
+  if (names("more.jpg") && !fs::exists(work / "more.jpg"))
+    fs::copy_file(kReadmeGoldenImages + "rgb.jpg", work / "more.jpg");
+  static const std::regex jsonl("(^| )(\\S+\\.jsonl)");  // metrics a `plot` line reads
+  if (names(" plot "))
+    for (std::sregex_iterator m(command.begin(), command.end(), jsonl), end; m != end; ++m)
+      if (!fs::exists(work / (*m)[2].str()))
+        readme_make(ws, "train --data synthetic:1x12x12:64 --batch-size 16 --max-steps 2 --metrics " + (*m)[2].str());
+  // --out into a folder of the repository (bench/results/...): the same folder, empty, here.
+  static const std::regex out(" --out (\\S+)/[^/ ]+");
+  std::smatch m;
+  if (std::regex_search(command, m, out) && m[1].str()[0] != '/' &&
+      fs::is_directory(fs::path(FASTLOOP_TEST_DIR).parent_path() / m[1].str()))
+    fs::create_directories(work / m[1].str());
+}
+
+/// `command` with each `flag value`: the README's value replaced, else the flag appended.
+std::string readme_flags_set(std::string command, const std::vector<std::pair<std::string, std::string>>& flags) {
+  for (const auto& [flag, value] : flags) {
+    const std::regex given(" " + flag + " \\S+");
+    if (std::regex_search(command, given)) command = std::regex_replace(command, given, " " + flag + " " + value);
+    else command += " " + flag + " " + value;
+  }
+  return command;
+}
+
+/// The command as the test runs it: the CLI built here, the placeholders' data, /tmp/X in the test's
+/// folder, a trailing `...` (your flags) the small CIFAR-10, and long runs short:
+/// - training (train, launch ... -- train, bench e2e): --max-steps 2 (the end of --profile-steps A:B), batch
+///   16 where the line sets none; the default recipe's Fashion-MNIST a small one; an image folder at batch 4
+///   and 32 px;
+/// - bench grids: 1 repetition of 1 step (and 1 eval batch) at batch 2, no warm-up; small_cnn where the line
+///   names no --models; --full on its baseline row;
+/// - bench e2e: 1 pair of runs; bench loader: 2 batches, 1 repetition, 512 images;
+/// - tune: 2 trials of 1 warm-up and 1 timed step, at batch 16; synthetic data of 128 images.
+std::string readme_shortened(std::string command, const ReadmeWorkspace& ws) {
+  auto has = [&](const std::string& what) { return std::regex_search(command, std::regex(what)); };
+  command = std::regex_replace(command, std::regex("^(build/)?fastloop"), FASTLOOP_CLI);
+  command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + ws.cifar);
+  command = std::regex_replace(command, std::regex("imagefolder:/data/\\S+"), "imagefolder:" + ws.images);
+  const std::string tmp = fs::path(ws.work).parent_path().string();
+  command = std::regex_replace(command, std::regex("(^| )/tmp/"), "$1" + tmp + "/tmp_");
+  command = std::regex_replace(command, std::regex(" \\.\\.\\.$"), " --data cifar10:" + ws.cifar);  // "your flags"
+  command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:128$2");
+  const bool bench = has(" bench( |$)"), e2e = has(" bench e2e( |$)"), loader = has(" bench loader( |$)");
+  const bool trains = (has(" train( |$)") || e2e) && !has("--help");
+  if (trains) {
+    if (!has(" --data ") && !has(" --config ")) command += " --data fashion-mnist:" + ws.fashion;
+    std::smatch profile;
+    if (std::regex_search(command, profile, std::regex(" --profile-steps \\d+:(\\d+)"))) {
+      command = readme_flags_set(command, {{"--max-steps", profile[1].str()}, {"--batch-size", "16"}});
+    } else {
+      command = readme_flags_set(command, {{"--max-steps", "2"}});
+    }
+    if (has(" --data imagefolder:"))
+      command = readme_flags_set(command, {{"--batch-size", "4"}, {"--image-size", "32"}});
+    else if (!has(" --batch-size ") && !has(" --config "))
+      command += " --batch-size 16";
+  }
+  if (e2e) command = readme_flags_set(command, {{"--repeat", "1"}});
+  if (loader)
+    command = readme_flags_set(command,
+                               {{"--batches", "2"}, {"--repeats", "1"}, {"--python-batches", "2"}, {"--images", "512"}});
+  if (bench && !e2e && !loader) {
+    command = readme_flags_set(command, {{"--repeat", "1"}, {"--steps", "1"}, {"--eval-steps", "1"}, {"--warmup", "0"}});
+    if (!has(" --full")) command = readme_flags_set(command, {{"--batch-size", "2"}});
+    if (!has(" --models ")) command += " --models small_cnn";
+    if (has(" --full") && !has(" --rows ")) command += " --rows baseline";
+  }
+  if (has(" tune( |$)"))
+    command = readme_flags_set(command,
+                               {{"--batch-size", "16"}, {"--trials", "2"}, {"--tune-warmup", "1"}, {"--tune-steps", "1"}});
+  return command;
+}
+
+/// What a command with `--out PATH` must have written: bench, tune and the other commands' files.
+std::string readme_out_file(const std::string& command) {
+  std::smatch m;
+  if (!std::regex_search(command, m, std::regex(" --out (\\S+)"))) return "";
+  const bool prefix = std::regex_search(command, std::regex(" bench( |$)"));  // PREFIX.md, PREFIX.json, ...
+  return m[1].str() + (prefix ? ".md" : "");
+}
+
+/// Runs `commands` in order in a fresh workspace, each after its placeholders are made.
+void readme_run_in_order(const std::vector<std::string>& commands) {
+  const test::TempDir tmp;
+  const ReadmeWorkspace ws = readme_workspace(tmp);
+  for (const auto& command : commands) {
+    readme_prepare(command, ws);
+    const std::string run = readme_shortened(command, ws);
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = test::shell_run("cd " + ws.work + " && " + run);
+    std::printf("readme: %.1f s  %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                command.c_str());
+    std::fflush(stdout);  // a line per command as it ends: where a run's time goes
+    EXPECT_EQ(r.code, 0) << command << "\nran as: " << run << "\n" << r.output;
+    const std::string out = readme_out_file(run);
+    if (r.code == 0 && !out.empty()) {
+      EXPECT_TRUE(fs::exists(out[0] == '/' ? fs::path(out) : fs::path(ws.work) / out)) << command << ": no " << out;
+    }
+  }
+}
+
 /// The command as the test runs it: the CLI built here, a small CIFAR-10, training lines short.
 std::string runnable(std::string command, const std::string& cifar) {
-  command = std::regex_replace(command, std::regex("^build/fastloop"), FASTLOOP_CLI);
+  command = std::regex_replace(command, std::regex("^(build/)?fastloop"), FASTLOOP_CLI);
   command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + cifar);
   command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:512$2");  // a short test split
   const bool trains = std::regex_search(command, std::regex(" train( |$)")) && command.find("--help") == std::string::npos;
@@ -86,5 +391,42 @@ TEST(Readme, EveryCommandOfUsingItRunsAsWritten) {
   }
 }
 
+TEST(Readme, EveryOtherCommandRunsAsWrittenOrIsExcludedWithAReason) {
+  const auto commands = readme_sh_commands();
+  ASSERT_GE(commands.size(), 40u) << "the README's ```sh blocks lost their commands";
+  for (const auto& c : commands) {
+    const bool other_tool = std::any_of(std::begin(kReadmeOtherTools), std::end(kReadmeOtherTools),
+                                        [&](const char* p) { return c.text.rfind(p, 0) == 0; });
+    EXPECT_TRUE(readme_is_fastloop(c.text) || other_tool)
+        << "README.md:" << c.line << " (" << c.section << "): neither a fastloop command this test runs nor "
+        << "another tool's line (kReadmeOtherTools): " << c.text;
+  }
+  for (const auto& e : kReadmeNotRun) {
+    const bool listed =
+        std::any_of(commands.begin(), commands.end(), [&](const ReadmeCommand& c) { return c.text == e.command; });
+    EXPECT_TRUE(listed) << "kReadmeNotRun lists a command the README no longer has: " << e.command;
+    EXPECT_GT(std::string(e.reason).size(), 20u) << e.command;
+  }
+  const auto runs = readme_other_commands(false);
+  ASSERT_GE(runs.size(), 15u);
+  readme_run_in_order(runs);
+}
+
+TEST(Readme, EveryCommandThatStartsPythonRunsAsWritten) {
+  FASTLOOP_SKIP_WITHOUT_VENV();
+  const auto runs = readme_other_commands(true);
+  ASSERT_GE(runs.size(), 4u);
+  readme_run_in_order(runs);
+}
+
+TEST(Readme, DISABLED_EverySlowCommandRunsAsWritten) {
+  FASTLOOP_SKIP_WITHOUT_VENV();  // most start the PyTorch peer
+  const auto runs = readme_slow_commands();
+  ASSERT_EQ(runs.size(), static_cast<size_t>(std::count_if(std::begin(kReadmeNotRun), std::end(kReadmeNotRun),
+                                                           [](const ReadmeNotRun& e) { return e.slow; })));
+  readme_run_in_order(runs);
+}
+
 }  // namespace
 }  // namespace fastloop
+
