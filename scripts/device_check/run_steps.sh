@@ -23,6 +23,9 @@ PY
 }
 
 cpu_args() { [ "$mode" = cpu ] && echo "--threads $JOBS"; }
+# The CPU rehearsal's autocast: bf16 where the CPU has it natively (avx512_bf16, AMX), as --perf auto decides;
+# elsewhere float32 (emulated bf16 ran ResNet18's tiny steps past their limits on an AVX2-only CPU).
+cpu_amp() { grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo && echo bf16 || echo off; }
 
 # The default recipe (goal on the GPU: >= 93% in under 10 s of training).
 s_fashion_mnist() {
@@ -45,7 +48,7 @@ s_resnet18_graph_resume() {
         --checkpoint-dir "$dir" --metrics "$metrics" --epochs 2)
   rm -rf "$dir" "$metrics"
   if [ "$mode" = cpu ]; then  # no graphs and no fp16 scaler on the CPU: the same run in bf16, at tiny sizes
-    args+=(--amp bf16 --data synthetic:3x32x32:256 --batch-size 16 --threads "$JOBS")
+    args+=(--amp "$(cpu_amp)" --data synthetic:3x32x32:256 --batch-size 16 --threads "$JOBS")
   else
     args+=(--amp fp16 --data synthetic:3x32x32:16384 --batch-size 128 --cuda-graph --cudnn-benchmark)
   fi
@@ -79,12 +82,13 @@ s_resnet18_amp() {
   local metrics=$WORK/resnet18_amp.jsonl args
   rm -f "$metrics"
   if [ "$mode" = cpu ]; then
-    args=(--data synthetic:3x32x32:64 --batch-size 16 --epochs 1 --threads "$JOBS")
+    args=(--data synthetic:3x32x32:64 --batch-size 16 --epochs 1 --threads "$JOBS" --amp "$(cpu_amp)")
   else
-    args=(--data synthetic:3x32x32:50000 --batch-size 128 --epochs 1 --cudnn-benchmark --pin-memory --workers 4)
+    args=(--data synthetic:3x32x32:50000 --batch-size 128 --epochs 1 --cudnn-benchmark --pin-memory --workers 4
+          --amp bf16)
   fi
   # shellcheck disable=SC2086
-  "$FL" train --model resnet18 --stem cifar --channels-last --amp bf16 --device "$DEVICE" --metrics "$metrics" \
+  "$FL" train --model resnet18 --stem cifar --channels-last --device "$DEVICE" --metrics "$metrics" \
     "${args[@]}" ${AMP_ARGS:-}
   local rc=$?
   epoch_note resnet18_amp "$metrics"
