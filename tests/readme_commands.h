@@ -1,0 +1,134 @@
+// The README's ```sh blocks as tests/test_readme.cpp walks them: their commands by section, the other tools'
+// prefixes, and the one table of fastloop commands the default tests do not run, each with its reason.
+#pragma once
+
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+/// One command of a ```sh block: its section heading, first line number and text (a line ending in `\`
+/// joined with the next, comments dropped).
+struct ReadmeCommand {
+  std::string section;
+  int line = 0;
+  std::string text;
+};
+
+inline std::vector<ReadmeCommand> readme_sh_commands() {
+  std::ifstream in(FASTLOOP_TEST_DIR "/../README.md");
+  std::vector<ReadmeCommand> commands;
+  std::string section, pending;
+  bool in_sh = false, in_fence = false;
+  int number = 0, first = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!in_fence && line.rfind("## ", 0) == 0) section = line;
+    if (line.rfind("```", 0) == 0) {
+      in_sh = !in_fence && line == "```sh";
+      in_fence = !in_fence;
+      continue;
+    }
+    if (!in_sh) continue;
+    line = std::regex_replace(line, std::regex("(^|\\s+)#.*$"), "");
+    line = std::regex_replace(line, std::regex("^\\s+|\\s+$"), "");
+    const bool continues = !line.empty() && line.back() == '\\';
+    if (continues) line = std::regex_replace(line.substr(0, line.size() - 1), std::regex("\\s+$"), "");
+    if (pending.empty()) first = number;
+    if (!line.empty()) pending += (pending.empty() ? "" : " ") + line;
+    if (continues || pending.empty()) continue;
+    commands.push_back({section, first, pending});
+    pending.clear();
+  }
+  return commands;
+}
+
+inline bool readme_is_fastloop(const std::string& text) {
+  return std::regex_search(text, std::regex("^(build/)?fastloop( |$)"));
+}
+
+/// The fastloop lines of `heading`'s ```sh blocks.
+inline std::vector<std::string> readme_commands(const std::string& heading) {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands())
+    if (c.section == heading && readme_is_fastloop(c.text)) commands.push_back(c.text);
+  return commands;
+}
+
+/// How the lines of ```sh blocks that are not fastloop commands start: scripts CI runs, Python, CMake and
+/// other launchers. A line that is neither fails the test, so a new command cannot slip past it.
+inline const char* const kReadmeOtherTools[] = {"scripts/", "python ", ".venv/bin/python ", "cmake ", "torchrun ", "srun ",
+                                         "sbatch ", "TSAN_OPTIONS=", "CMAKE_PREFIX_PATH=", "FASTLOOP_CMAKE_ARGS="};
+
+/// The fastloop commands of the README the default tests do not run, each with why. `slow` ones run, as the
+/// others do, in Readme.DISABLED_EverySlowCommandRunsAsWritten (--gtest_also_run_disabled_tests, ~3.5 min
+/// on 2 cores).
+/// An entry no longer in the README fails the test, so the table stays true.
+struct ReadmeNotRun {
+  const char* command;
+  const char* reason;
+  bool slow;  // runs in the DISABLED_ test; else never (another machine, a GPU)
+};
+inline const ReadmeNotRun kReadmeNotRun[] = {
+    {"build/fastloop bench --full --data cifar10:DIR",
+     "slow: 5 whole epochs x 4 repetitions per cell plus the GEMM probe, ~30 s on small_cnn's baseline row alone "
+     "(tests/test_bench_grid.cpp covers --full)", true},
+    {"build/fastloop bench --nproc 1,2 --rows baseline,amp,accumulate,channels-last "
+     "--out bench/results/cpu-2core/scaling",
+     "slow: 8 cells, 4 of them launched as 2 rank processes, plus the GEMM probe, ~30 s (tests/test_dist.cpp runs "
+     "bench --nproc 1,2)", true},
+    {"build/fastloop bench --models resnet18 --rows baseline,amp,channels-last --compare-python --out /tmp/b",
+     "slow: --compare-python starts the PyTorch peer beside each cell, ~40 s at 1 step (the bench loader and e2e "
+     "lines run their peers; tests/test_python_peer.cpp the pairing)",
+     true},
+    {"fastloop bench --models resnet18,torchscript:r18.pt --rows baseline,amp",
+     "slow: a grid of resnet18 and the scripted torchvision resnet18 plus the GEMM probe, ~30 s "
+     "(tests/test_torchscript_runs.cpp trains scripted models)", true},
+    {"fastloop bench --models torchscript:r18.pt --twin resnet18 --compare-python",
+     "slow: 16 rows x (scripted, twin, PyTorch peer's two cells), ~80 s at 1 step (tests/test_python_peer.cpp "
+     "covers the twin's interleaving)", true},
+    {"build/fastloop launch --nnodes 2 --node-rank 0 --nproc-per-node 4 --master-addr 10.0.0.1 --master-port 29500 "
+     "-- train ...",
+     "needs two nodes: rank 0 waits for node 1 at 10.0.0.1 (the one-node launch line runs; tests/test_dist*.cpp "
+     "cover the rendezvous)", false},
+};
+
+inline const ReadmeNotRun* readme_not_run(const std::string& text) {
+  for (const auto& e : kReadmeNotRun)
+    if (text == e.command) return &e;
+  return nullptr;
+}
+
+/// Commands that start the venv's Python (a PyTorch peer, the ONNX conversion) or read r18.pt, the
+/// module the README's `python -c` line scripts with torchvision.
+inline bool readme_needs_python(const std::string& text) {
+  return text.find("--compare-python") != std::string::npos ||
+         std::regex_search(text, std::regex("(torchscript:|models )r18\\.pt( |$)")) ||
+         (std::regex_search(text, std::regex(" bench e2e( |$)")) && text.find("--no-python") == std::string::npos) ||
+         std::regex_search(text, std::regex(" --out \\S+\\.onnx( |$)"));
+}
+
+/// The commands outside "Using it" (EveryCommandOfUsingItRunsAsWritten runs those) to run, in README
+/// order: those that start Python (`python`) or the others.
+inline std::vector<std::string> readme_other_commands(bool python) {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands()) {
+    if (!readme_is_fastloop(c.text) || c.section == "## Using it" || readme_not_run(c.text)) continue;
+    if (readme_needs_python(c.text) == python) commands.push_back(c.text);
+  }
+  return commands;
+}
+
+/// The commands of kReadmeNotRun marked slow, in README order.
+inline std::vector<std::string> readme_slow_commands() {
+  std::vector<std::string> commands;
+  for (const auto& c : readme_sh_commands()) {
+    const ReadmeNotRun* e = readme_not_run(c.text);
+    if (e && e->slow) commands.push_back(c.text);
+  }
+  return commands;
+}
+
+}  // namespace fastloop
