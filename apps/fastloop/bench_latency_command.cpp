@@ -21,7 +21,7 @@ struct LatencyFlags {
 }  // namespace
 
 Subcommand bench_latency_add(CLI::App& bench) {
-  auto* app = bench.add_subcommand("latency", "Batch-1 latency of predict's model path (load, fold, forward, "
+  auto* app = bench.add_subcommand("latency", "Batch-1 latency of predict's model path (load, fold, graph, forward, "
                                               "softmax, top-k; no decoding): every iteration's seconds as JSON");
   auto f = std::make_shared<LatencyFlags>();
   app->add_option("--checkpoint", f->request.checkpoint, "checkpoint written by train");
@@ -30,10 +30,11 @@ Subcommand bench_latency_add(CLI::App& bench) {
   app->add_option("--warmup", f->warmup, "untimed iterations first")->capture_default_str();
   app->add_option("--iterations", f->iterations, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_flag("!--no-fold-bn", f->request.fold_bn, "keep BatchNorm unfolded");
+  app->add_flag("!--no-graph", f->request.graph, "run the model eagerly, not as its optimized inference graph");
   return {app, [f] {
             const std::vector<double> seconds = predict_latency(f->request, f->warmup, f->iterations);
             const nlohmann::json out = {{"seconds", seconds}, {"threads", f->request.threads},
-                                        {"fold_bn", f->request.fold_bn}};
+                                        {"fold_bn", f->request.fold_bn}, {"graph", f->request.graph}};
             std::printf("%s\n", out.dump().c_str());
             return 0;
           }};

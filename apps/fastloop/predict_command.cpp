@@ -21,6 +21,7 @@ struct PredictFlags {
   std::string out;
   std::string bad_image_policy = "stop";
   bool no_fold_bn = false;
+  bool no_graph = false;
 };
 
 std::string csv_field(const std::string& s) {  // RFC 4180: quoted when it holds a comma, quote or newline
@@ -92,9 +93,12 @@ Subcommand predict_command(CLI::App& root) {
   app->add_option("--bad-image-policy", f->bad_image_policy, "an undecodable image: stop with its path, or skip and report it")
       ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
   app->add_flag("--no-fold-bn", f->no_fold_bn, "keep BatchNorm unfolded (folded by default where the model allows)");
+  app->add_flag("--no-graph", f->no_graph, "run the model eagerly (by default a float32 model runs as its traced, frozen "
+                "graph optimized for inference: oneDNN convolutions with their activations fused)");
   return {app, [f] {
             f->request.skip_bad_images = f->bad_image_policy == "skip";
             f->request.fold_bn = !f->no_fold_bn;
+            f->request.graph = !f->no_graph;
             PredictionWriter writer(f->out);
             double last = 0.0;
             const PredictSummary summary = predict_run(
@@ -105,6 +109,8 @@ Subcommand predict_command(CLI::App& root) {
                   std::fprintf(stderr, "\rpredict: %lld images, %.0f img/s", static_cast<long long>(images), images / seconds);
                 });
             std::fprintf(stderr, "\r");
+            if (!summary.eager_reason.empty())
+              std::fprintf(stderr, "predict: the model ran eagerly: %s\n", summary.eager_reason.c_str());
             for (const auto& bad : summary.bad) std::fprintf(stderr, "predict: skipped %s: undecodable\n", bad.c_str());
             std::fprintf(stderr, "predict: %lld images in %.1f s (%.0f img/s)%s\n", static_cast<long long>(summary.images),
                          summary.seconds, summary.seconds > 0 ? summary.images / summary.seconds : 0.0,

@@ -1,5 +1,5 @@
 // predict_run(): the model and its ModelInfo (checkpoint, weights + flags, or TorchScript + extra file),
-// then per input group (the files and folders together; each --data source alone) a Dataset in the
+// BatchNorm folded and, in float32, its optimized inference graph (models/inference_graph.h); then per input group (the files and folders together; each --data source alone) a Dataset in the
 // model's evaluation transform, the loader without augmentation, and top-k of the softmax per image.
 #include "fastloop/cli/predict_run.h"
 
@@ -12,6 +12,7 @@
 #include "fastloop/data/source.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
+#include "fastloop/models/inference_graph.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"
 #include "fastloop/train/amp.h"
@@ -24,6 +25,7 @@
 #include <torch/script.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 
 namespace fastloop {
@@ -36,6 +38,8 @@ struct PredictModel {
   ModelInfo info;
   Classifier classifier;  // built-in or registered models (null for TorchScript)
   std::optional<torch::jit::Module> script;
+  std::unique_ptr<BatchNormFolding> folding;  // after `classifier`: unfolds it before it goes
+  std::string eager_reason;  // why the model runs eagerly rather than as its inference graph ("" when it does not)
 };
 
 ModelInfo info_from_flags(const PredictRequest& r, const std::string& model) {
@@ -101,6 +105,29 @@ PredictModel model_load(const PredictRequest& r) {
   return m;
 }
 
+/// The model as predict runs it: loaded, BatchNorm folded where it can be, and in float32 (unless
+/// --no-graph) its optimized inference graph; a model the graph cannot take runs eagerly, saying why.
+PredictModel model_prepare(const PredictRequest& r) {
+  PredictModel m = model_load(r);
+  if (r.fold_bn && m.classifier && fold_bn_unavailable(*m.classifier).empty())
+    m.folding = std::make_unique<BatchNormFolding>(*m.classifier);
+  if (!r.graph) return m;
+  if (amp_policy(m.info.autocast).autocast) {
+    m.eager_reason = "it was trained under " + m.info.autocast + " autocast, which the graph would leave out";
+    return m;
+  }
+  std::string why_not;
+  at::Tensor example = at::zeros({1, m.info.channels, m.info.height, m.info.width});
+  if (m.info.channels_last) example = example.contiguous(at::MemoryFormat::ChannelsLast);
+  auto graph = m.script ? inference_graph(*m.script, why_not) : inference_graph(*m.classifier, example, why_not);
+  if (!graph) {
+    m.eager_reason = "LibTorch could not make its inference graph: " + why_not;
+    return m;
+  }
+  m.forward = [module = *graph](const at::Tensor& x) mutable { return module.forward({x}).toTensor(); };
+  return m;
+}
+
 bool is_data_spec(const std::string& input) {
   for (const char* kind : {"imagefolder:", "shards:", "cifar10:", "mnist:", "fashion-mnist", "synthetic"})
     if (input.rfind(kind, 0) == 0) return true;
@@ -124,9 +151,7 @@ std::string sample_path(const Dataset& d, const std::string& group, int64_t i) {
 
 std::vector<double> predict_latency(const PredictRequest& r, int64_t warmup, int64_t iterations) {
   threads_apply(r.threads);
-  PredictModel m = model_load(r);
-  std::optional<BatchNormFolding> folding;
-  if (r.fold_bn && m.classifier && fold_bn_unavailable(*m.classifier).empty()) folding.emplace(*m.classifier);
+  PredictModel m = model_prepare(r);
   const AmpPolicy amp = amp_policy(m.info.autocast);
   const int64_t k = std::min<int64_t>(r.topk, static_cast<int64_t>(m.info.classes.size()));
   at::Tensor image = at::randn({1, m.info.channels, m.info.height, m.info.width});
@@ -152,9 +177,7 @@ PredictSummary predict_run(const PredictRequest& r, const std::function<void(con
   if (r.inputs.empty()) throw InputError("predict: give image files, folders or a --data source to label");
   if (r.topk < 1) throw InputError("predict: --topk must be at least 1");
   threads_apply(r.threads);
-  PredictModel m = model_load(r);
-  std::optional<BatchNormFolding> folding;
-  if (r.fold_bn && m.classifier && fold_bn_unavailable(*m.classifier).empty()) folding.emplace(*m.classifier);
+  PredictModel m = model_prepare(r);
   std::vector<std::string> files;
   std::vector<std::pair<std::string, Dataset>> groups;
   for (const auto& input : r.inputs) {
@@ -177,6 +200,7 @@ PredictSummary predict_run(const PredictRequest& r, const std::function<void(con
   eval.amp = amp_policy(m.info.autocast);
   const int64_t k = std::min<int64_t>(r.topk, static_cast<int64_t>(m.info.classes.size()));
   PredictSummary summary;
+  summary.eager_reason = m.eager_reason;
   const auto start = std::chrono::steady_clock::now();
   c10::InferenceMode guard;
   for (auto& [group, d] : groups) {

@@ -1,7 +1,7 @@
 // `fastloop predict` as a library call: a trained model labels images — files, folders or a --data
 // source — with its top-k classes by name. The evaluation transform comes with the model (ModelInfo from
 // the checkpoint or an exported TorchScript file, or flags for bare weights); the loader's threads decode
-// and batch; BatchNorm is folded where it can be.
+// and batch; BatchNorm is folded where it can be, and a float32 model runs as its optimized inference graph.
 #pragma once
 
 #include "fastloop/models/model_info.h"
@@ -28,6 +28,7 @@ struct PredictRequest {
   int64_t threads = 0;       // intra-op threads; 0: every usable core
   bool skip_bad_images = false;  // --bad-image-policy skip: report an undecodable image and go on
   bool fold_bn = true;       // fold BatchNorm into the conv before it where the model allows
+  bool graph = true;         // float32: run the model's optimized inference graph (models/inference_graph.h)
 };
 
 struct Prediction {
@@ -41,6 +42,7 @@ struct PredictSummary {
   int64_t images = 0;        // predicted
   std::vector<std::string> bad;  // undecodable images skipped (their paths)
   double seconds = 0.0;
+  std::string eager_reason;  // why the model ran eagerly although `graph` was asked for ("" otherwise)
 };
 
 /// Predicts every input image in order, calling `emit` once per image (never for a bad one) and
