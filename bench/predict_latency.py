@@ -1,8 +1,8 @@
-"""Batch-1 latency, p50/p99, of one trained model four ways on the same threads: (a) fastloop's predict path
-(`fastloop bench latency`: the checkpoint loaded and BatchNorm folded as `predict` does, then forward, softmax,
-top-5 in C++), (b) its TorchScript export under torch.jit.load, (c) its ONNX export under ONNX Runtime, (d) PyTorch
+"""Batch-1 latency, p50/p99, of one trained model five ways on the same threads: (a) fastloop's predict path
+(`fastloop bench latency`: the checkpoint loaded, BatchNorm folded and the model run as its optimized inference
+graph as `predict` does, then forward, softmax, top-5 in C++), (a') the same with --no-graph (eager C++), (b) its TorchScript export under torch.jit.load, (c) its ONNX export under ONNX Runtime, (d) PyTorch
 eager: tools/reference_models.py's same architecture with the exported safetensors weights. Each is timed on
-one input image already in memory (decoding is not in it); rounds are interleaved (a b c d, b c d a, ...) so a
+one input image already in memory (decoding is not in it); rounds are interleaved (a a' b c d, a' b c d a, ...) so a
 neighbour's build slows every variant alike, and the load average is recorded before and after.
 
 Usage (from the repository root, after scripts/setup.sh):
@@ -24,8 +24,9 @@ from safetensors.torch import load_file
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import reference_models  # noqa: E402
 
-VARIANTS = ["fastloop", "torchscript", "onnxruntime", "eager"]
-LABELS = {"fastloop": "fastloop predict path (C++, BN folded)", "torchscript": "TorchScript export (BN folded), torch.jit.load",
+VARIANTS = ["fastloop", "fastloop_eager", "torchscript", "onnxruntime", "eager"]
+LABELS = {"fastloop": "fastloop predict path (C++, BN folded, inference graph)",
+          "fastloop_eager": "fastloop predict --no-graph (C++, BN folded, eager)", "torchscript": "TorchScript export (BN folded), torch.jit.load",
           "onnxruntime": "ONNX export (BN folded), ONNX Runtime", "eager": "PyTorch eager (reference model)"}
 
 
@@ -110,9 +111,10 @@ def measure(a, model, work):
     for r in range(a.rounds):
         order = VARIANTS[r % len(VARIANTS):] + VARIANTS[:r % len(VARIANTS)]
         for v in order:
-            if v == "fastloop":
+            if v.startswith("fastloop"):
                 out = run([a.fastloop, "bench", "latency", "--checkpoint", ckpt, "--threads", str(a.threads),
-                           "--warmup", str(a.warmup), "--iterations", str(a.iterations)])
+                           "--warmup", str(a.warmup), "--iterations", str(a.iterations)] +
+                          (["--no-graph"] if v == "fastloop_eager" else []))
                 times[v] += json.loads(out.strip().splitlines()[-1])["seconds"]
             else:
                 times[v] += timed(fns[v], x, a.warmup, a.iterations)

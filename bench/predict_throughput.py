@@ -3,8 +3,9 @@
 torchvision's model with the same weights (exported from the checkpoint), ImageFolder with PIL's
 Resize + CenterCrop + ToTensor + Normalize, a DataLoader at the same workers, inference mode, softmax
 top-5 with class names written as CSV. Both are whole processes timed from start to exit, alternating
-A B B A over --pairs pairs; img/s is the median over each side's runs. The peer runs in the checkpoint's
-layout and autocast dtype, as predict does. Writes OUT.json and OUT.md.
+A B C C B A over --pairs pairs, C being `fastloop predict --no-graph` (the model run eagerly: what the
+optimized inference graph adds); img/s is the median over each side's runs. The peer runs in the
+checkpoint's layout and autocast dtype, as predict does. Writes OUT.json and OUT.md.
 
     .venv/bin/python bench/predict_throughput.py --checkpoint ckpt/last.ckpt --images /tmp/photos/val \\
         --workers 0,1,2 --out bench/results/cpu-2core/predict
@@ -53,6 +54,13 @@ with open(out, "w", newline="") as f, torch.inference_mode():
 '''
 
 
+def cpu_name() -> str:
+    """The CPU's model name and whether it has AVX-512 (the forward's speed depends on both)."""
+    info = pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else ""
+    name = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")), "unknown CPU")
+    return f"{name}, {'AVX-512' if 'avx512f' in info else 'no AVX-512'}"
+
+
 def timed(args):
     start = time.perf_counter()
     subprocess.run(args, check=True, capture_output=True)
@@ -81,23 +89,28 @@ def main():
                 "--batch-size", "64", "--out", tmp / "ours.csv", a.images]
         theirs = [a.python, "-c", PEER, tmp / "w.safetensors", a.images, str(workers), tmp / "theirs.csv",
                   json.dumps(info), str(a.threads)]
-        times = {"fastloop": [], "pytorch": []}
+        commands = {"fastloop": ours, "fastloop_eager": ours[:2] + ["--no-graph"] + ours[2:], "pytorch": theirs}
+        times = {side: [] for side in commands}
         for k in range(a.pairs):
-            for side in (("fastloop", "pytorch") if k % 2 == 0 else ("pytorch", "fastloop")):
-                times[side].append(timed(ours if side == "fastloop" else theirs))
+            for side in (list(commands) if k % 2 == 0 else list(reversed(commands))):
+                times[side].append(timed(commands[side]))
         rate = {s: count / statistics.median(t) for s, t in times.items()}
-        rows.append({"workers": workers, "fastloop_img_per_s": rate["fastloop"], "pytorch_img_per_s": rate["pytorch"],
+        rows.append({"workers": workers, "fastloop_img_per_s": rate["fastloop"],
+                     "fastloop_eager_img_per_s": rate["fastloop_eager"], "pytorch_img_per_s": rate["pytorch"],
                      "seconds": times})
         print(rows[-1], flush=True)
-    result = {"images": count, "model": info["model"], "image_size": info["height"], "threads": a.threads, "rows": rows}
+    result = {"images": count, "model": info["model"], "image_size": info["height"], "threads": a.threads,
+              "cpu": cpu_name(), "rows": rows}
     pathlib.Path(a.out + ".json").write_text(json.dumps(result, indent=1) + "\n")
     lines = [f"# fastloop predict vs a PyTorch script: {count} images of {a.images}, {info['model']} at "
-             f"{info['height']} px, top-5, {a.threads} threads", "", f"`{' '.join(sys.argv)}`; whole processes, "
-             f"median of {a.pairs} runs each, A B B A", "",
-             "| workers | fastloop predict img/s | PyTorch script img/s | fastloop ÷ PyTorch |", "|---:|---:|---:|---:|"]
+             f"{info['height']} px, top-5, {a.threads} threads ({cpu_name()})", "", f"`{' '.join(sys.argv)}`; whole processes, "
+             f"median of {a.pairs} runs each, A B C C B A; load average {os.getloadavg()[0]:.2f} at the end", "",
+             "| workers | fastloop predict img/s | --no-graph img/s | PyTorch script img/s | fastloop ÷ PyTorch | "
+             "--no-graph ÷ PyTorch |", "|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['workers']} | {r['fastloop_img_per_s']:.1f} | {r['pytorch_img_per_s']:.1f} | "
-                     f"{r['fastloop_img_per_s'] / r['pytorch_img_per_s']:.2f}× |")
+        lines.append(f"| {r['workers']} | {r['fastloop_img_per_s']:.1f} | {r['fastloop_eager_img_per_s']:.1f} | "
+                     f"{r['pytorch_img_per_s']:.1f} | {r['fastloop_img_per_s'] / r['pytorch_img_per_s']:.2f}× | "
+                     f"{r['fastloop_eager_img_per_s'] / r['pytorch_img_per_s']:.2f}× |")
     pathlib.Path(a.out + ".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
