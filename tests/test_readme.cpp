@@ -231,12 +231,17 @@ void readme_run_in_order(const std::vector<std::string>& commands) {
   }
 }
 
-/// The command as the test runs it: the CLI built here, a small CIFAR-10, training lines short.
-std::string runnable(std::string command, const std::string& cifar) {
+/// The command as the test runs it: the CLI built here, a small CIFAR-10, the default recipe's Fashion-MNIST a
+/// small one (training lines without --data or --config, and predict's `fashion-mnist` source), training
+/// lines short.
+std::string runnable(std::string command, const std::string& cifar, const std::string& fashion) {
   command = std::regex_replace(command, std::regex("^(build/)?fastloop"), FASTLOOP_CLI);
   command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + cifar);
   command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:512$2");  // a short test split
+  command = std::regex_replace(command, std::regex(" fashion-mnist( |$)"), " fashion-mnist:" + fashion + "$1");
   const bool trains = std::regex_search(command, std::regex(" train( |$)")) && command.find("--help") == std::string::npos;
+  if (trains && command.find(" --data ") == std::string::npos && command.find(" --config ") == std::string::npos)
+    command += " --data fashion-mnist:" + fashion;
   if (trains) {
     command = std::regex_replace(command, std::regex(" --max-steps \\d+"), "");
     command += command.find("--resume") != std::string::npos ? " --max-steps 4" : " --max-steps 2";
@@ -251,10 +256,12 @@ TEST(Readme, EveryCommandOfUsingItRunsAsWritten) {
   const test::TempDir tmp;
   const std::string cifar = tmp.sub("cifar10");
   cifar_write(cifar, 64);  // 320 train images: more than the seed recipe's batch of 128 twice
+  const std::string fashion = tmp.sub("fashion-mnist");
+  readme_fashion_write(fashion, 512, 128);
   const std::string work = tmp.sub("work");  // the repository root as the commands see it: its recipes/
   std::filesystem::create_directory_symlink(FASTLOOP_TEST_DIR "/../recipes", work + "/recipes");
   for (const auto& command : commands) {
-    const auto r = test::shell_run("cd " + work + " && " + runnable(command, cifar));
+    const auto r = test::shell_run("cd " + work + " && " + runnable(command, cifar, fashion));
     EXPECT_EQ(r.code, 0) << command << "\n" << r.output;
     if (command == "build/fastloop train") {  // no flags: the default recipe, --perf auto included
       EXPECT_NE(r.output.find("perf auto:"), std::string::npos) << r.output;
