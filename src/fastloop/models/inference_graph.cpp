@@ -1,7 +1,7 @@
 // inference_graph(): trace (torchscript_trace, as `fastloop export --format torchscript` does), freeze,
-// optimize_for_inference. Measured with the venv's torch on the 2-core AVX2 EPYC, batch 32 at 224 px, 2
-// threads: MobileNetV2 46 → 21 ms per image, ResNet-18 105 → 82 (/tmp scripts of stop 32; the bench's
-// end-to-end rows are in bench/results/cpu-2core/predict*.md).
+// optimize_for_inference. On the 2-core AVX2 EPYC it made predict 1.6-2.0x faster on MobileNetV2 and
+// 1.15-1.25x on ResNet-18 end to end, and batch-1 latency 0.69x / 0.88x the eager path's
+// (bench/results/cpu-2core/predict_*_avx2.md, predict_latency_avx2.md).
 #include "fastloop/models/inference_graph.h"
 
 #include "fastloop/io/torchscript_export.h"
