@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -34,6 +35,22 @@ TEST(Cli, OutOfRangeValueExitsTwoBeforeAnyWork) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.output, "--lr")) << r.output;
   EXPECT_FALSE(contains(r.output, "nonexistent")) << "validated before loading data: " << r.output;
+}
+
+TEST(Cli, ANumberOutOfRangeInAnyCommandSaysWhatItMustBeInOneLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"predict --topk 0 x.jpg", "--topk: must be positive (got 0)"},
+      {"tune --tune-warmup 0", "--tune-warmup: must be positive (got 0)"},
+      {"bench latency --iterations 0", "--iterations: must be positive (got 0)"},
+      {"models --num-classes -3", "--num-classes: must be positive (got -3)"},
+      {"eval --threads -1 --checkpoint c.ckpt", "--threads: must be 0 or more (got -1)"},
+      {"predict --batch-size two x.jpg", "--batch-size"}};
+  for (const auto& [args, message] : cases) {
+    auto r = cli_run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+    EXPECT_LT(r.output.size(), 200u) << args << ": one short message, not CLI11's range up to DBL_MAX\n" << r.output;
+  }
 }
 
 TEST(Cli, MissingDatasetExitsTwoNamingTheFile) {

@@ -3,6 +3,7 @@
 // .html. `bench loader` times the loader alone. Flags are registered once each, with their help, as in
 // llama-bench.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/bench/bench_flags.h"
 #include "fastloop/bench/dist_cell.h"
@@ -37,23 +38,23 @@ Subcommand bench_loader_add(CLI::App& bench) {
   auto flags = std::make_shared<LoaderBenchFlags>();
   auto& o = flags->options;
   app->add_option("--workers", o.workers, "comma-separated loader worker counts")->delimiter(',')->capture_default_str();
-  app->add_option("--batch-size", o.batch_size, "images per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--batch-size", o.batch_size, "images per batch")->check(kPositive)->capture_default_str();
   app->add_option("--augment", o.augment, "cells with augmentation: both, on, off")
       ->check(CLI::IsMember({"both", "on", "off"}))->capture_default_str();
   app->add_option("--batches", o.batches, "timed batches per repetition; 0: 300 (synthetic), 20 (image files)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--repeats", o.repeats, "repetitions per cell (median reported)")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--warmup", o.warmup, "untimed batches first")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--images", o.images, "synthetic dataset size")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
+  app->add_option("--repeats", o.repeats, "repetitions per cell (median reported)")->check(kPositive)->capture_default_str();
+  app->add_option("--warmup", o.warmup, "untimed batches first")->check(kNonNegative)->capture_default_str();
+  app->add_option("--images", o.images, "synthetic dataset size")->check(kPositive)->capture_default_str();
   app->add_option("--data", o.data, "a --data spec instead of synthetic data: imagefolder:DIR, shards:DIR, cifar10:DIR, ...");
   app->add_option("--image-size", o.image_size, "image files: output side (pixels)")->check(CLI::Range(8, 4096))->capture_default_str();
   app->add_option("--step-model", o.step_model, "image files: the model whose training step (at --image-size) the loader "
                   "must keep up with; '' skips it")->capture_default_str();
-  app->add_option("--step-batch", o.step_batch, "images per timed training step")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--step-batch", o.step_batch, "images per timed training step")->check(kPositive)->capture_default_str();
   app->add_flag("--compare-python", flags->compare_python,
                 "also run the PyTorch DataLoader peer (python: $FASTLOOP_PYTHON or ./.venv/bin/python)");
   app->add_option("--python-batches", o.python_batches, "timed batches per cell for the PyTorch peer; 0: 40 (synthetic), 20 (image files)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   app->add_option("--peer", flags->peer, "the PyTorch peer script")->capture_default_str();
   app->add_option("--out", flags->out, "write PREFIX.json and PREFIX.md");
   return {app, [flags] {

@@ -1,6 +1,7 @@
 // `fastloop bench e2e`: whole training runs of a recipe, fastloop and a plain PyTorch loop interleaved
 // (bench/e2e_bench.h). Takes every train flag and --config, so it measures exactly what `train` would run.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/bench/e2e_bench.h"
 #include "fastloop/core/out_file.h"
@@ -20,7 +21,7 @@ Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& reci
   app->add_option("--config", recipe, "TOML recipe, as for train; flags override it");
   config_flags_add(*app, config);
   app->add_option("--repeat", options->repeat, "interleaved pairs (fastloop run, PyTorch run)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   app->add_flag("--no-python", *no_python, "fastloop's runs alone");
   app->add_option("--peer", options->peer, "the PyTorch loop")->capture_default_str();
   app->add_option("--out", *out, "write PREFIX.md and PREFIX.json");

@@ -2,6 +2,7 @@
 // predict_latency), one JSON object with every timed iteration, for bench/predict_latency.py to set beside
 // the exported TorchScript file, ONNX Runtime and PyTorch eager.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/cli/predict_run.h"
 
@@ -28,7 +29,7 @@ Subcommand bench_latency_add(CLI::App& bench) {
   app->add_option("--model", f->request.model, "or torchscript:FILE.pt (an export of fastloop's)");
   app->add_option("--threads", f->request.threads, "intra-op threads (0: every usable core)")->capture_default_str();
   app->add_option("--warmup", f->warmup, "untimed iterations first")->capture_default_str();
-  app->add_option("--iterations", f->iterations, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--iterations", f->iterations, "timed iterations")->check(kPositive)->capture_default_str();
   app->add_flag("!--no-fold-bn", f->request.fold_bn, "keep BatchNorm unfolded");
   app->add_flag("!--no-graph", f->request.graph, "run the model eagerly, not as its optimized inference graph");
   return {app, [f] {

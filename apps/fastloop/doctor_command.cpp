@@ -1,6 +1,7 @@
 // `fastloop doctor [--model M --batch-size B]`: what this LibTorch build and machine can do, what
 // slows it down, and the one-line fix for each finding.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/core/env.h"
 #include "fastloop/models/audit.h"
@@ -37,9 +38,9 @@ Subcommand doctor_command(CLI::App& root) {
   auto flags = std::make_shared<DoctorFlags>();
   app->add_option("--model", flags->model, "also audit this model (fastloop models lists them)");
   app->add_option("--stem", flags->stem, "stem of the audited model")->check(CLI::IsMember({"cifar", "imagenet"}));
-  app->add_option("--in-channels", flags->in_channels, "input channels of the audited model")->check(CLI::PositiveNumber);
-  app->add_option("--num-classes", flags->num_classes, "classes of the audited model")->check(CLI::PositiveNumber);
-  app->add_option("--batch-size", flags->batch_size, "batch size to check")->check(CLI::PositiveNumber);
+  app->add_option("--in-channels", flags->in_channels, "input channels of the audited model")->check(kPositive);
+  app->add_option("--num-classes", flags->num_classes, "classes of the audited model")->check(kPositive);
+  app->add_option("--batch-size", flags->batch_size, "batch size to check")->check(kPositive);
   return {app, [flags] {
             int findings = 0;
             const BuildInfo build = build_info();

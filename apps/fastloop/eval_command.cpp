@@ -2,6 +2,7 @@
 // `--init-from model.safetensors --model NAME --data SRC`, of weights made elsewhere (e.g. in PyTorch);
 // `--image-size`, `--mean`, `--std` give image folders and shards the crop and normalisation they need.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/cli/eval_run.h"
 #include "fastloop/core/out_file.h"
@@ -24,10 +25,10 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--model", flags->model, "with --init-from: the model the weights are for");
   app->add_option("--stem", flags->stem, "with --init-from: cifar | imagenet")->capture_default_str();
   app->add_option("--num-classes", flags->num_classes, "with --init-from: classes (0: the data's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app->add_option("--data", flags->data, "dataset (default: the one the checkpoint was trained on)");
   app->add_option("--batch-size", flags->batch_size, "images per batch (default: the checkpoint's)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app->add_option("--image-size", flags->image_size,
                   "image folders / shards: crop side (default: the checkpoint's; 224 with --init-from)")
       ->check(CLI::Range(8, 4096));
@@ -37,7 +38,7 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--tta", flags->tta, "test-time augmentation: off, flip, flip-translate (default: the checkpoint's)")
       ->check(CLI::IsMember(tta_modes()));
   app->add_flag("--fold-bn", flags->fold_bn, "fold each BatchNorm into the conv before it (same results, one pass less)");
-  app->add_option("--threads", flags->threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
+  app->add_option("--threads", flags->threads, "intra-op threads (0: all usable cores)")->check(kNonNegative);
   app->add_option("--out", *out, "also write FILE.json: accuracy, loss, per-class accuracy, confusion matrix");
   return {app, [flags, out] {
             const EvalRun run = eval_run(*flags);

@@ -5,6 +5,7 @@
 // so a scripted model is counted by the same rule as a built-in one and a scripted twin gives the same number,
 // with no graph walk that would have to know each op's shape rules.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/models/flops.h"
@@ -48,10 +49,10 @@ Subcommand models_command(CLI::App& root) {
   auto flags = std::make_shared<ModelsFlags>();
   app->add_option("file", flags->file, "a TorchScript model (torch.jit.save): its parameters and FLOPs per image");
   app->add_option("--stem", flags->stem, "input stem")->check(CLI::IsMember({"cifar", "imagenet"}))->capture_default_str();
-  app->add_option("--in-channels", flags->in_channels, "input channels")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--num-classes", flags->num_classes, "classes")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--in-channels", flags->in_channels, "input channels")->check(kPositive)->capture_default_str();
+  app->add_option("--num-classes", flags->num_classes, "classes")->check(kPositive)->capture_default_str();
   app->add_option("--image-size", flags->image_size, "with FILE: side of the square input, pixels")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   return {app, [flags] {
             if (!flags->file.empty()) return describe_file(*flags);
             std::printf("%-14s %14s   (stem %s, %lld input channels, %lld classes)\n", "model", "parameters",

@@ -2,6 +2,7 @@
 // images by name, one row per image in timm's inference.py columns (path, indices, names, probabilities):
 // CSV with index_1..k, label_1..k, prob_1..k columns (stdout without --out), or JSON lines with lists.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/cli/predict_run.h"
 #include "fastloop/core/errors.h"
@@ -85,11 +86,11 @@ Subcommand predict_command(CLI::App& root) {
   app->add_option("--image-size", r.image_size, "with --init-from: crop side (default 224)")->check(CLI::Range(8, 4096));
   app->add_option("--mean", r.mean, "with --init-from: per-channel mean R,G,B (default ImageNet's)");
   app->add_option("--std", r.std, "with --init-from: per-channel std R,G,B (default ImageNet's)");
-  app->add_option("--topk", r.topk, "classes per image")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--topk", r.topk, "classes per image")->check(kPositive)->capture_default_str();
   app->add_option("--out", f->out, "FILE.csv or FILE.jsonl (default: CSV on stdout)");
-  app->add_option("--batch-size", r.batch_size, "images per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--batch-size", r.batch_size, "images per batch")->check(kPositive)->capture_default_str();
   app->add_option("--workers", r.workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
-  app->add_option("--threads", r.threads, "intra-op threads (0: all usable cores)")->check(CLI::NonNegativeNumber);
+  app->add_option("--threads", r.threads, "intra-op threads (0: all usable cores)")->check(kNonNegative);
   app->add_option("--bad-image-policy", f->bad_image_policy, "an undecodable image: stop with its path, or skip and report it")
       ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
   app->add_flag("--no-fold-bn", f->no_fold_bn, "keep BatchNorm unfolded (folded by default where the model allows)");

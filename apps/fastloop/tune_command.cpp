@@ -1,6 +1,7 @@
 // `fastloop tune`: measures settings for one model on this machine and writes the fastest as a recipe.
 // Every training flag sets the configuration it starts from (as for `train`); the search flags below.
 #include "commands.h"
+#include "flag_checks.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/core/out_file.h"
@@ -41,13 +42,13 @@ Subcommand tune_command(CLI::App& root, TrainConfig& config, std::string& recipe
                   "also search the batch size: 'auto' (multiples of 8 near --batch-size) or a list; the LR scales linearly")
       ->delimiter(',');
   app->add_option("--budget-s", flags->budget_s, "seconds to spend; no trial starts that would overrun (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   app->add_option("--trials", flags->trials, "at most this many trials (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   app->add_option("--tune-warmup", flags->warmup_steps, "untimed steps per trial")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   app->add_option("--tune-steps", flags->timed_steps, "timed steps per trial (median)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   app->add_option("--out", flags->out, "recipe to write; the trial table goes next to it as .md and .json")
       ->capture_default_str();
   return {app, [flags, &config] {
