@@ -49,33 +49,31 @@ TEST(BenchCell, TrainsTheParametersTrainDoesBitwise) {
   const std::vector<std::pair<std::string, std::string>> cells = {
       {"small_cnn", "baseline"}, {"small_cnn", "accumulate"}, {"small_cnn", "amp"}, {"resnet18", "baseline"}};
   for (const auto& [model, row] : cells) {
-    {
-      SCOPED_TRACE(model + " " + row);
-      std::optional<std::string> na;
-      CellPlan plan = bench_cell_plan(options, model, row, c10::kCPU, /*threads=*/1, /*nproc=*/1, data, na);
-      ASSERT_FALSE(na) << *na;
-      State bench;
-      plan.on_trained = [&bench](ClassifierImpl& trained) { bench = state_of(trained); };
-      cell_run(plan, data);
+    SCOPED_TRACE(model + " " + row);
+    std::optional<std::string> na;
+    CellPlan plan = bench_cell_plan(options, model, row, c10::kCPU, /*threads=*/1, /*nproc=*/1, data, na);
+    ASSERT_FALSE(na) << *na;
+    State bench;
+    plan.on_trained = [&bench](ClassifierImpl& trained) { bench = state_of(trained); };
+    cell_run(plan, data);
 
-      TrainConfig config = plan.config;  // the flags the cell ran with, as `fastloop train` takes them
-      config.run.max_steps = steps;
-      config.run.epochs = 10;
-      config.run.checkpoint_dir = tmp.sub("bench_cell_" + model + "_" + row);
-      TrainControl quiet;
-      quiet.progress = false;
-      ASSERT_EQ(train(config, quiet).position.step, steps);
-      auto trained = model_make_for(config.model, data.train.channels(), data.train.num_classes);
-      Checkpoint::read(checkpoint_path_in(config.run.checkpoint_dir)).restore(*trained, nullptr, false);
-      if (config.perf.channels_last) module_to_channels_last(*trained);
-      const State reference = state_of(*trained);
+    TrainConfig config = plan.config;  // the flags the cell ran with, as `fastloop train` takes them
+    config.run.max_steps = steps;
+    config.run.epochs = 10;
+    config.run.checkpoint_dir = tmp.sub("bench_cell_" + model + "_" + row);
+    TrainControl quiet;
+    quiet.progress = false;
+    ASSERT_EQ(train(config, quiet).position.step, steps);
+    auto trained = model_make_for(config.model, data.train.channels(), data.train.num_classes);
+    Checkpoint::read(checkpoint_path_in(config.run.checkpoint_dir)).restore(*trained, nullptr, false);
+    if (config.perf.channels_last) module_to_channels_last(*trained);
+    const State reference = state_of(*trained);
 
-      ASSERT_EQ(bench.tensors.size(), reference.tensors.size());
-      ASSERT_GT(bench.tensors.size(), 0u);
-      for (size_t i = 0; i < bench.tensors.size(); ++i) {
-        EXPECT_EQ(bench.tensors[i].first, reference.tensors[i].first);
-        EXPECT_TRUE(torch::equal(bench.tensors[i].second, reference.tensors[i].second)) << bench.tensors[i].first;
-      }
+    ASSERT_EQ(bench.tensors.size(), reference.tensors.size());
+    ASSERT_GT(bench.tensors.size(), 0u);
+    for (size_t i = 0; i < bench.tensors.size(); ++i) {
+      EXPECT_EQ(bench.tensors[i].first, reference.tensors[i].first);
+      EXPECT_TRUE(torch::equal(bench.tensors[i].second, reference.tensors[i].second)) << bench.tensors[i].first;
     }
   }
 }

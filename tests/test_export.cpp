@@ -1,6 +1,7 @@
 // `fastloop export` to TorchScript and ONNX for small_cnn, resnet18 and mobilenet_v2 after a few training steps
 // (so BatchNorm statistics are no longer the initial ones): torch::jit::load in C++ and torch.jit.load in Python
-// (tests/export_check.py) give fastloop's evaluation logits on the test split within 1e-5, folded and unfolded (in Python: unfolded on small_cnn);
+// (tests/export_check.py) give fastloop's evaluation logits on the test split within 1e-5, folded and unfolded
+// (in Python unfolded on small_cnn only);
 // ONNX Runtime gives the same top-1 and logits within 1e-4 with the ModelInfo in metadata_props; bad input exits 2.
 #include "test_support.h"
 #include "golden_support.h"

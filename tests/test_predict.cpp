@@ -1,5 +1,6 @@
 // fastloop predict and eval's per-class report, through the CLI: a model trained on a small image folder
 // labels its val images with the names of its classes, as its evaluation classifies them.
+#include "cat_dog_folder.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -14,8 +15,6 @@ using namespace fastloop;
 
 namespace {
 
-const std::string kGolden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
-
 // DIR/{train,val}/{cat,dog} (DIR: a test's fresh folder): the golden JPEGs are cats, the PNGs dogs; a run
 // of a few steps on them.
 struct TrainedFolder {
@@ -23,14 +22,7 @@ struct TrainedFolder {
 };
 
 TrainedFolder trained_folder(const std::string& dir) {
-  TrainedFolder t{dir, ""};
-  const char* cat[] = {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg"};
-  const char* dog[] = {"rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"};
-  for (const char* split : {"train", "val"}) {
-    fs::create_directories(fs::path(t.dir) / split / "cat"), fs::create_directories(fs::path(t.dir) / split / "dog");
-    for (const char* f : cat) fs::copy_file(kGolden + f, fs::path(t.dir) / split / "cat" / f);
-    for (const char* f : dog) fs::copy_file(kGolden + f, fs::path(t.dir) / split / "dog" / f);
-  }
+  TrainedFolder t{test::cat_dog_folder_write(dir), ""};
   const auto run = test::cli_run("train --data imagefolder:" + t.dir + " --image-size 32 --batch-size 5 --epochs 3 "
                                  "--threads 2 --workers 1 --checkpoint-dir " + t.dir + "/ckpt");
   EXPECT_EQ(run.code, 0) << run.output;

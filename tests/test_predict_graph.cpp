@@ -1,12 +1,12 @@
 // fastloop predict's optimized inference graph (models/inference_graph.h: traced, frozen, oneDNN
 // convolutions with fused activations) against the same model run eagerly (--no-graph): each built-in
 // model kind and layout, a TorchScript export, batches of any size; and a bf16 model, which runs eagerly.
+#include "cat_dog_folder.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,27 +16,10 @@
 namespace fastloop::predict_graph {
 namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kGolden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
-
 struct GraphRow {
   std::vector<int64_t> index;
   std::vector<double> prob;
 };
-
-// DIR/{train,val}/{cat,dog}: the golden JPEGs are cats, the PNGs dogs (10 images per split).
-std::string graph_image_folder(const test::TempDir& tmp) {
-  const std::map<std::string, std::vector<std::string>> classes = {
-      {"cat", {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg"}},
-      {"dog", {"rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"}}};
-  for (const char* split : {"train", "val"})
-    for (const auto& [cls, files] : classes) {
-      const std::string to = tmp.sub(std::string("data/") + split + "/" + cls);
-      for (const auto& f : files) fs::copy_file(kGolden + f, fs::path(to) / f);
-    }
-  return tmp / "data";
-}
 
 // `fastloop predict --topk 2 ARGS --out OUT.jsonl` at batch 4 (10 images: the last batch holds 2): its rows
 // by path, and what it printed.
@@ -86,7 +69,7 @@ std::string graph_trained(const std::string& data, const std::string& model_flag
 
 TEST(PredictGraph, EveryModelKindAndLayoutPredictsAsItsEagerSelf) {
   const test::TempDir tmp;
-  const std::string data = graph_image_folder(tmp);
+  const std::string data = test::cat_dog_folder_write(tmp / "data");
   for (const std::string flags : {"--model small_cnn", "--model resnet18 --stem imagenet",
                                   "--model mobilenet_v2 --stem imagenet --channels-last"}) {
     SCOPED_TRACE(flags);
@@ -98,7 +81,7 @@ TEST(PredictGraph, EveryModelKindAndLayoutPredictsAsItsEagerSelf) {
 
 TEST(PredictGraph, ATorchScriptExportPredictsAsItsEagerSelf) {
   const test::TempDir tmp;
-  const std::string data = graph_image_folder(tmp);
+  const std::string data = test::cat_dog_folder_write(tmp / "data");
   const std::string checkpoint = graph_trained(data, "--model resnet18 --stem imagenet", tmp);
   const auto exported = test::cli_run("export --checkpoint " + checkpoint + " --out " + tmp / "r.pt");
   ASSERT_EQ(exported.code, 0) << exported.output;
@@ -107,7 +90,7 @@ TEST(PredictGraph, ATorchScriptExportPredictsAsItsEagerSelf) {
 
 TEST(PredictGraph, ABf16ModelRunsEagerlyAndSaysWhy) {
   const test::TempDir tmp;
-  const std::string data = graph_image_folder(tmp);
+  const std::string data = test::cat_dog_folder_write(tmp / "data");
   const std::string checkpoint = graph_trained(data, "--model small_cnn --amp bf16", tmp);
   std::string output;
   const auto graph = graph_predict("--checkpoint " + checkpoint + " " + data + "/val", tmp / "graph.jsonl", &output);
@@ -122,7 +105,7 @@ TEST(PredictGraph, ABf16ModelRunsEagerlyAndSaysWhy) {
 
 TEST(PredictGraph, BenchLatencySaysWhetherItTimedTheGraph) {
   const test::TempDir tmp;
-  const std::string data = graph_image_folder(tmp);
+  const std::string data = test::cat_dog_folder_write(tmp / "data");
   const std::string checkpoint = graph_trained(data, "--model small_cnn", tmp);
   for (const bool graph : {true, false}) {
     const auto run = test::cli_run("bench latency --checkpoint " + checkpoint + " --warmup 1 --iterations 3" +

@@ -3,6 +3,7 @@
 // PPM/PGM and TIFF files; each labels an image as predicting the checkpoint on the same pixels does.
 #include "fastloop/data/shards.h"
 
+#include "cat_dog_folder.h"
 #include "data_files.h"
 #include "test_support.h"
 
@@ -127,15 +128,7 @@ class PredictSources : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir;
-    const std::map<std::string, std::vector<std::string>> classes = {
-        {"cat", {"rgb.jpg", "gray.jpg", "cmyk.jpg", "progressive.jpg", "rgb444.jpg"}},
-        {"dog", {"rgb.png", "rgba.png", "palette.png", "gray16.png", "gray.png"}}};
-    for (const char* split : {"train", "val"}) {
-      for (const auto& [cls, files] : classes) {
-        const std::string to = dir_->sub(std::string("data/") + split + "/" + cls);
-        for (const auto& f : files) fs::copy_file(kGolden + f, fs::path(to) / f);
-      }
-    }
+    test::cat_dog_folder_write(*dir_ / "data");
     // --lr 0.01: train's 0.1 drives this model's logits so far apart on 10 images that every softmax is
     // 1 and 0 (a test loss near 200), and equal probabilities would prove nothing. --amp off: bare weights
     // (--init-from) are predicted in fp32, so the checkpoint must be too; auto picks bf16 autocast on a

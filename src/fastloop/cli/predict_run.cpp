@@ -1,6 +1,7 @@
 // predict_run(): the model and its ModelInfo (checkpoint, weights + flags, or TorchScript + extra file),
-// BatchNorm folded and, in float32, its optimized inference graph (models/inference_graph.h); then per input group (the files and folders together; each --data source alone) a Dataset in the
-// model's evaluation transform, the loader without augmentation, and top-k of the softmax per image.
+// BatchNorm folded and, in float32, its optimized inference graph (models/inference_graph.h); then per
+// input group (the files and folders together; each --data source alone) a Dataset in the model's
+// evaluation transform, the loader without augmentation, and top-k of the softmax per image.
 #include "fastloop/cli/predict_run.h"
 
 #include "fastloop/cli/eval_run.h"
@@ -105,6 +106,12 @@ PredictModel model_load(const PredictRequest& r) {
   return m;
 }
 
+/// A random batch of one image of the model's input shape, in its layout.
+at::Tensor one_image(const ModelInfo& info) {
+  const at::Tensor image = at::randn({1, info.channels, info.height, info.width});
+  return info.channels_last ? image.contiguous(at::MemoryFormat::ChannelsLast) : image;
+}
+
 /// The model as predict runs it: loaded, BatchNorm folded where it can be, and in float32 (unless
 /// --no-graph) its optimized inference graph; a model the graph cannot take runs eagerly, saying why.
 PredictModel model_prepare(const PredictRequest& r) {
@@ -117,9 +124,8 @@ PredictModel model_prepare(const PredictRequest& r) {
     return m;
   }
   std::string why_not;
-  at::Tensor example = at::zeros({1, m.info.channels, m.info.height, m.info.width});
-  if (m.info.channels_last) example = example.contiguous(at::MemoryFormat::ChannelsLast);
-  auto graph = m.script ? inference_graph(*m.script, why_not) : inference_graph(*m.classifier, example, why_not);
+  auto graph = m.script ? inference_graph(*m.script, why_not)
+                        : inference_graph(*m.classifier, one_image(m.info), why_not);
   if (!graph) {
     m.eager_reason = "LibTorch could not make its inference graph: " + why_not;
     return m;
@@ -154,8 +160,7 @@ std::vector<double> predict_latency(const PredictRequest& r, int64_t warmup, int
   PredictModel m = model_prepare(r);
   const AmpPolicy amp = amp_policy(m.info.autocast);
   const int64_t k = std::min<int64_t>(r.topk, static_cast<int64_t>(m.info.classes.size()));
-  at::Tensor image = at::randn({1, m.info.channels, m.info.height, m.info.width});
-  if (m.info.channels_last) image = image.contiguous(at::MemoryFormat::ChannelsLast);
+  const at::Tensor image = one_image(m.info);
   c10::InferenceMode guard;
   std::vector<double> seconds;
   for (int64_t i = 0; i < warmup + iterations; ++i) {

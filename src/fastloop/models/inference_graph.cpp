@@ -11,36 +11,34 @@
 namespace fastloop {
 namespace {
 
-std::string short_reason(const c10::Error& e) {
-  const std::string what = e.what_without_backtrace();
-  return what.substr(0, what.find('\n')).substr(0, 200);
-}
-
-torch::jit::Module optimized(const torch::jit::Module& traced) {
-  torch::jit::Module frozen = torch::jit::freeze(traced);
-  return torch::jit::optimize_for_inference(frozen);
+/// freeze + optimize_for_inference of the script module `make()` gives; nullopt with LibTorch's first
+/// line of the reason when the tracer or a pass throws.
+template <typename MakeModule>
+std::optional<torch::jit::Module> optimized_or_why(MakeModule make, std::string& why_not) {
+  try {
+    torch::jit::Module frozen = torch::jit::freeze(make());
+    return torch::jit::optimize_for_inference(frozen);
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    why_not = what.substr(0, what.find('\n')).substr(0, 200);
+    return std::nullopt;
+  }
 }
 
 }  // namespace
 
 std::optional<torch::jit::Module> inference_graph(ClassifierImpl& model, const at::Tensor& example, std::string& why_not) {
-  try {
-    return optimized(torchscript_trace(model, example));
-  } catch (const c10::Error& e) {
-    why_not = short_reason(e);
-    return std::nullopt;
-  }
+  return optimized_or_why([&] { return torchscript_trace(model, example); }, why_not);
 }
 
 std::optional<torch::jit::Module> inference_graph(const torch::jit::Module& script, std::string& why_not) {
-  try {
-    torch::jit::Module copy = script.clone();
-    copy.eval();
-    return optimized(copy);
-  } catch (const c10::Error& e) {
-    why_not = short_reason(e);
-    return std::nullopt;
-  }
+  return optimized_or_why(
+      [&] {
+        torch::jit::Module copy = script.clone();
+        copy.eval();
+        return copy;
+      },
+      why_not);
 }
 
 } // namespace fastloop
