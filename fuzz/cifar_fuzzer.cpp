@@ -1,7 +1,7 @@
 // libFuzzer target for the CIFAR-10 binary reader (cifar10_load): the input becomes data_batch_1.bin next
 // to four valid one-record batches and a valid test_batch.bin; it must load or throw InputError.
 #include "fastloop/core/errors.h"
-#include "fastloop/data/cifar.h"
+#include "fastloop/data/sources/cifar.h"
 #include "fuzz_files.h"
 
 #include <cstdint>

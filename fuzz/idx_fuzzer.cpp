@@ -4,7 +4,7 @@
 // raw .gz files, so the gzip framing itself is mutated), bytes 1-2 = length of the images part (LE),
 // then the images file, then the labels file.
 #include "fastloop/core/errors.h"
-#include "fastloop/data/idx.h"
+#include "fastloop/data/sources/idx.h"
 #include "fuzz_files.h"
 
 #include <zlib.h>

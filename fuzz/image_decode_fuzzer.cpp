@@ -1,4 +1,4 @@
-// libFuzzer target for image header parsing and decoding (data/image_decode) of every format: the first
+// libFuzzer target for image header parsing and decoding (data/codecs/image_decode) of every format: the first
 // bytes choose the decoder (fuzz/image_fuzz.h has the checks). Seeds: tests/fuzz_corpus/image_decode/
 // (small JPEGs and PNGs of every colour type the tests use); image_webp, image_tiff and image_bmp_pnm
 // fuzz the other formats from their own seeds.

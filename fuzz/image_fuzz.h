@@ -4,7 +4,7 @@
 #pragma once
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/image_decode.h"
+#include "fastloop/data/codecs/image_decode.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace fastloop::fuzz {
 constexpr int64_t kImageFuzzMaxPixels = int64_t{1} << 20;  // pixels: keeps each execution fast and small
 
 // Decodes `data` when it is one of `formats`: at full scale and at the 1/8 DCT scale (JPEG), and a region
-// of it (libjpeg's cropped decode, data/jpeg_region.cpp; the other formats decode whole) that must contain
+// of it (libjpeg's cropped decode, data/codecs/jpeg_region.cpp; the other formats decode whole) that must contain
 // the rectangle asked for.
 inline void image_fuzz_one(const uint8_t* data, size_t size, std::initializer_list<ImageFormat> formats) {
   static ImageDecoder decoder(kImageFuzzMaxPixels);

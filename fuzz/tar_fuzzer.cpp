@@ -4,8 +4,8 @@
 // Input: the archive itself (the seeds are small shards: ustar as `fastloop pack` writes it, GNU tar's
 // long names, Python tarfile's pax headers).
 #include "fastloop/core/errors.h"
-#include "fastloop/data/shards.h"
-#include "fastloop/data/tar.h"
+#include "fastloop/data/sources/shards.h"
+#include "fastloop/data/sources/tar.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -31,22 +31,22 @@ case "$target" in
   # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
   metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/report/metrics_read.cpp src/fastloop/report/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;
-  idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/idx.cpp); max_len=4096; torch=1 ;;
+  idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/sources/idx.cpp); max_len=4096; torch=1 ;;
   # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).
   model_info) sources=(fuzz/model_info_fuzzer.cpp src/fastloop/models/model_info.cpp); max_len=4096; torch=1 ;;
   # 10000 bytes: three 3073-byte records and a partial one.
-  cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/cifar.cpp); max_len=10000; torch=1 ;;
+  cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/sources/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.
   checkpoint | checkpoint_archive) sources=(fuzz/${target}_fuzzer.cpp src/fastloop/train/checkpoint.cpp
     src/fastloop/train/amp.cpp); max_len=16384; torch=1 ;;
   # tar: the shard reader's tar headers and WebDataset grouping; 16384 bytes: the seeds are 4-6 KB shards.
-  tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/tar.cpp src/fastloop/data/shards.cpp
-    src/fastloop/data/shard_order.cpp src/fastloop/data/class_names.cpp); max_len=16384 ;;
+  tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/sources/tar.cpp src/fastloop/data/sources/shards.cpp
+    src/fastloop/data/sources/shard_order.cpp src/fastloop/data/sources/class_names.cpp); max_len=16384 ;;
   # image_*: headers and pixels through libjpeg-turbo, libspng, libwebp and libtiff (uninstrumented system
   # libraries) and the BMP/PNM decoders; every target links every decoder (ImageDecoder dispatches).
   image_decode | image_webp | image_tiff | image_bmp_pnm) sources=(fuzz/${target}_fuzzer.cpp
-    src/fastloop/data/image_decode.cpp src/fastloop/data/jpeg_region.cpp src/fastloop/data/image_bmp.cpp
-    src/fastloop/data/image_pnm.cpp src/fastloop/data/image_webp.cpp src/fastloop/data/image_tiff.cpp); max_len=65536
+    src/fastloop/data/codecs/image_decode.cpp src/fastloop/data/codecs/jpeg_region.cpp src/fastloop/data/codecs/image_bmp.cpp
+    src/fastloop/data/codecs/image_pnm.cpp src/fastloop/data/codecs/image_webp.cpp src/fastloop/data/codecs/image_tiff.cpp); max_len=65536
     libs=(-lturbojpeg -ljpeg -lspng -lwebpdemux -lwebp -ltiff) ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all)" >&2; exit 2 ;;
 esac

@@ -4,8 +4,8 @@
 // under `fastloop launch` / with torchrun variables (ranks).
 //   fastloop_dist_helper OUT BATCH ACCUMULATE STEPS BUCKET_BYTES CHANNELS_LAST(0|1) [AMP(off|fp16)]
 #include "fastloop/core/config.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/dist/ddp.h"
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/amp.h"

@@ -3,7 +3,7 @@
 // same bits. It builds the run as train does (train_setup) and reads its train loader; nothing is trained.
 #include "fastloop/cli/config_flags.h"
 #include "fastloop/cli/exit_code.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/train/setup.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "data_files.h"
-#include "fastloop/data/tar.h"
+#include "fastloop/data/sources/tar.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 // the same flags — bitwise on the CPU — for the baseline, accumulate and amp rows.
 #include "fastloop/bench/cell_timer.h"
 #include "fastloop/bench/rows.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/runtime.h"

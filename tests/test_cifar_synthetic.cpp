@@ -1,7 +1,7 @@
 // CIFAR-10 binary reader, synthetic data and data specs, on small files each test writes.
-#include "fastloop/data/cifar.h"
-#include "fastloop/data/source.h"
-#include "fastloop/data/synthetic.h"
+#include "fastloop/data/sources/cifar.h"
+#include "fastloop/data/sources/source.h"
+#include "fastloop/data/sources/synthetic.h"
 #include "data_files.h"
 
 #include <ATen/ATen.h>

@@ -1,7 +1,7 @@
 // Device-resident mode (LoaderOptions::on_device): the same batches as the threaded loader for every
 // seed, epoch, dtype and layout; every index once per epoch per rank; determinism; bad input; CUDA.
-#include "fastloop/data/device_data.h"
-#include "fastloop/data/loader.h"
+#include "fastloop/data/loader/device_data.h"
+#include "fastloop/data/loader/loader.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -5,8 +5,8 @@
 // ONNX Runtime gives the same top-1 and logits within 1e-4 with the ModelInfo in metadata_props; bad input exits 2.
 #include "test_support.h"
 #include "golden_support.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/models/model_info.h"

@@ -1,6 +1,6 @@
 // IDX reader (MNIST / Fashion-MNIST), plain and gzip. Each test writes small files into its own temp
 // dir; every malformed case checks that the message names the file and the byte offset.
-#include "fastloop/data/idx.h"
+#include "fastloop/data/sources/idx.h"
 #include "data_files.h"
 
 #include <ATen/ATen.h>

@@ -5,8 +5,8 @@
 // resized_crop(antialias=True) within 1; eval geometry equals Resize + CenterCrop's. Goldens:
 // tools/make_image_goldens.py.
 #include "fastloop/core/errors.h"
-#include "fastloop/data/image_augment.h"
-#include "fastloop/data/image_decode.h"
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/codecs/image_decode.h"
 #include "golden_support.h"
 
 #include <ATen/ATen.h>

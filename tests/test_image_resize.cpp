@@ -1,10 +1,10 @@
-// The hand-written uint8 resize (data/image_resize), AVX2 and portable kernels, against ATen's kernel in this
+// The hand-written uint8 resize (data/transforms/image_resize), AVX2 and portable kernels, against ATen's kernel in this
 // process, bit for bit: downscales up to 8x, upscales, unchanged sides, 1-pixel sides; a window equals the whole
 // resize cropped; and the encoded batch paths (train crop, eval Resize + CenterCrop from a region decode)
 // equal a full decode resized by ATen and normalised through the table.
-#include "fastloop/data/augment.h"
-#include "fastloop/data/image_augment.h"
-#include "fastloop/data/image_resize.h"
+#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/image_resize.h"
 #include "golden_support.h"
 
 #include <ATen/ATen.h>

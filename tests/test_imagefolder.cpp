@@ -3,9 +3,9 @@
 // the same batches with any number of workers, --bad-image-policy skip counts, and `fastloop train`
 // trains and evaluates an --stem imagenet model on a generated folder.
 #include "fastloop/core/errors.h"
-#include "fastloop/data/imagefolder.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/imagefolder.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/source.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>

@@ -1,8 +1,8 @@
 // Loader and sampler: coverage of every index, determinism across worker counts, the fused
 // augmentation against a plain reference, and failures that reach the caller.
-#include "fastloop/data/augment.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/sampler.h"
+#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/loader/sampler.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -2,9 +2,9 @@
 // with the same samples, labels (ImageFolder's class indices) and bytes; shards stay under --shard-mb;
 // bad folders exit 2 naming the path; and the loader over the packed shards gives the same batches for
 // any worker count, in the shards' epoch order.
-#include "fastloop/data/loader.h"
-#include "fastloop/data/shards.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/shards.h"
+#include "fastloop/data/sources/source.h"
 
 #include "data_files.h"
 #include "shard_files.h"

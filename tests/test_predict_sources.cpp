@@ -1,7 +1,7 @@
 // fastloop predict from the models and inputs it takes beside a checkpoint and a folder of JPEGs and
 // PNGs: bare safetensors weights with flags, a TorchScript export, WebDataset shards, and WebP, BMP,
 // PPM/PGM and TIFF files; each labels an image as predicting the checkpoint on the same pixels does.
-#include "fastloop/data/shards.h"
+#include "fastloop/data/sources/shards.h"
 
 #include "cat_dog_folder.h"
 #include "data_files.h"

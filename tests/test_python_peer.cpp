@@ -6,7 +6,7 @@
 
 #include "fastloop/bench/cell_timer.h"
 #include "fastloop/bench/grid.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

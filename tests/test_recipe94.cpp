@@ -5,10 +5,10 @@
 #include "test_support.h"
 #include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/augment.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/random_erasing.h"
-#include "fastloop/data/sampler.h"
+#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/transforms/random_erasing.h"
+#include "fastloop/data/loader/sampler.h"
 #include "fastloop/train/tta.h"
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // shuffle, rank split, shuffle buffer; deterministic, every sample once per epoch across ranks), the
 // ShardImages split over mapped files, the `shards:` spec forms, and Python's webdataset and tarfile
 // agreeing with all of it.
-#include "fastloop/data/shard_order.h"
-#include "fastloop/data/shards.h"
+#include "fastloop/data/sources/shard_order.h"
+#include "fastloop/data/sources/shards.h"
 
 #include "data_files.h"
 #include "shard_files.h"

@@ -1,7 +1,7 @@
 // The tar reader and writer under the shard reader: archives written by GNU tar and Python's tarfile
 // (ustar, GNU long names, pax headers) list with the same names and bytes; what fastloop writes, tar and
 // tarfile read back; every malformed header is an InputError naming the file and the header's offset.
-#include "fastloop/data/tar.h"
+#include "fastloop/data/sources/tar.h"
 
 #include "data_files.h"
 #include "shard_files.h"

@@ -39,7 +39,7 @@ from torchvision import transforms
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_models import SmallCNN, make_model  # noqa: E402
 
-SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/source.cpp)
+SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/sources/source.cpp)
 ENCODED_KINDS = ("imagefolder", "shards")    # decoded by fastloop's loader at --image-size; not held here
 ENCODED_NA = "n/a: the peer reads in-memory data only; image folders: `bench loader --compare-python`"
 # The workers4/workers8 rows ask for more workers than cores on purpose (the seed's settings).

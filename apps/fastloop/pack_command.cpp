@@ -7,9 +7,9 @@
 #include "commands.h"
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/imagefolder.h"
-#include "fastloop/data/shards.h"
-#include "fastloop/data/tar.h"
+#include "fastloop/data/sources/imagefolder.h"
+#include "fastloop/data/sources/shards.h"
+#include "fastloop/data/sources/tar.h"
 
 #include <cctype>
 #include <cstdio>

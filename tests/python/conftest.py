@@ -1,9 +1,12 @@
 """Fixtures of the Python package's tests: the build's programs, small data sets made by the tests."""
 
+import contextlib
 import os
 import pathlib
+import signal
 import subprocess
-from typing import List
+import time
+from typing import Callable, Iterator, List
 
 import pytest
 
@@ -66,3 +69,39 @@ def loader_threads() -> int:
         except FileNotFoundError:  # a thread that just ended
             pass
     return count
+
+
+@contextlib.contextmanager
+def sigint_raises_keyboard_interrupt() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt inside the block, however the suite was started: a launcher that
+    ignores SIGINT (``nohup``, a shell's ``cmd &``) starts Python with it ignored, and Python then installs
+    no handler. The handler found is restored after the block."""
+    found = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, found)
+
+
+def fork_and_wait(child: Callable[[], int], timeout: float = 60.0) -> int:
+    """Runs ``child()`` in a forked child process and returns its exit code; a child still running after
+    ``timeout`` seconds is killed and fails the test as a hang. The child never returns into pytest."""
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            code = child()
+        except BaseException as error:  # noqa: BLE001 (the child reports everything through its exit code)
+            print(f"child: {type(error).__name__}: {error}", flush=True)
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"the forked child hung: still running after {timeout:.0f} s")

@@ -5,13 +5,14 @@ import os
 import pathlib
 import signal
 import threading
+import time
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
 import fastloop
-from conftest import loader_threads, run
+from conftest import loader_threads, run, sigint_raises_keyboard_interrupt
 
 
 def cli_batches(loader_dump, tmp_path, flags, epoch, batches):
@@ -125,15 +126,24 @@ def test_deleting_a_loader_mid_epoch_joins_its_threads():
 
 def test_ctrl_c_during_iteration_raises_keyboard_interrupt_and_stops_the_workers():
     # Big batches, one worker: the main thread spends its time waiting in next(), where Ctrl-C arrives.
+    # The signal is sent once a batch has been seen; the loop runs epochs until it lands (no timer to race).
     loader = fastloop.Loader("synthetic:3x64x64:8192", batch_size=512, workers=1, prefetch=1)
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    first_batch = threading.Event()
+
+    def interrupt() -> None:
+        if first_batch.wait(timeout=120):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
     seen = 0
-    with pytest.raises(KeyboardInterrupt):
-        for _ in range(100):
+    with sigint_raises_keyboard_interrupt(), pytest.raises(KeyboardInterrupt):
+        sender.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             for _ in loader:
                 seen += 1
-    timer.join()
+                first_batch.set()
+    sender.join()
     assert seen > 0
     assert loader_threads() == 0
 

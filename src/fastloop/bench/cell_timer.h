@@ -5,7 +5,7 @@
 
 #include "fastloop/bench/result.h"
 #include "fastloop/core/config.h"
-#include "fastloop/data/dataset.h"
+#include "fastloop/data/sources/dataset.h"
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/setup.h"
 

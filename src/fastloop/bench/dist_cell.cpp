@@ -6,7 +6,7 @@
 #include "fastloop/bench/rows.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/launch.h"
 #include "fastloop/dist/process_group.h"

@@ -12,7 +12,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/core/stats.h"
 #include "fastloop/core/text.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"
 #include "fastloop/train/runtime.h"

@@ -11,10 +11,10 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
 #include "fastloop/core/stats.h"
-#include "fastloop/data/augment.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/source.h"
-#include "fastloop/data/synthetic.h"
+#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/source.h"
+#include "fastloop/data/sources/synthetic.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>

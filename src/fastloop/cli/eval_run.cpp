@@ -4,7 +4,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"

@@ -4,6 +4,7 @@
 // message says where it stopped, what was kept and what to change: the CLI exits 3 for it.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -18,5 +19,10 @@ class RunError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// A malformed file: its path, the byte offset where reading failed and what was wrong there.
+[[noreturn]] inline void input_fail_at(const std::string& path, int64_t offset, const std::string& what) {
+  throw InputError(path + ": byte " + std::to_string(offset) + ": " + what);
+}
 
 } // namespace fastloop

@@ -15,7 +15,7 @@ ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
   info.height = split.height();
   info.width = split.width();
   info.image_files = split.encoded != nullptr;
-  info.resize = info.image_files ? split.image_size * 256 / 224 : 0;  // as data/image_augment.cpp's eval transform
+  info.resize = info.image_files ? split.image_size * 256 / 224 : 0;  // as data/transforms/image_augment.cpp's eval transform
   info.mean = split.mean;
   info.std = split.stddev;
   info.channels_last = config.perf.channels_last;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "fastloop/core/config.h"
-#include "fastloop/data/dataset.h"
+#include "fastloop/data/sources/dataset.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 // optimizer step with --nan-policy and --max-skipped-steps. The callers add only their once-in-a-while blocks.
 #pragma once
 
-#include "fastloop/data/loader.h"
+#include "fastloop/data/loader/loader.h"
 #include "fastloop/train/faults.h"
 #include "fastloop/train/stepper.h"
 

@@ -1,7 +1,7 @@
 // Evaluation loop.
 #include "fastloop/train/evaluate.h"
 
-#include "fastloop/data/loader.h"
+#include "fastloop/data/loader/loader.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/train/step.h"

@@ -1,8 +1,8 @@
 // Evaluation of a classifier on a dataset split: mean loss and top-1 accuracy, under InferenceMode.
 #pragma once
 
-#include "fastloop/data/dataset.h"
-#include "fastloop/data/loader.h"
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/loader/loader.h"
 #include "fastloop/models/classifier.h"
 #include "fastloop/train/amp.h"
 

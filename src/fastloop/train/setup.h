@@ -4,8 +4,8 @@
 #pragma once
 
 #include "fastloop/core/config.h"
-#include "fastloop/data/dataset.h"
-#include "fastloop/data/loader.h"
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/loader/loader.h"
 #include "fastloop/dist/ddp.h"
 #include "fastloop/models/classifier.h"
 #include "fastloop/models/model_info.h"

@@ -5,7 +5,7 @@
 
 #include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/train/best_checkpoints.h"

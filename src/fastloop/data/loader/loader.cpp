@@ -1,0 +1,196 @@
+// Loader: a window of `prefetch` batches ahead of the consumer is handed out to worker threads;
+// finished batches wait in a map keyed by batch number so they leave in order. With a pinned ring,
+// batch k is written into slot k % prefetch: the window never holds two batches of one slot, and a
+// batch leaves it only after its copy was issued, so acquire() always finds that copy's event recorded.
+#include "fastloop/data/loader/loader.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/loader/device_data.h"
+
+#include <ATen/ATen.h>
+
+#include <pthread.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace fastloop {
+
+Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset), options_(std::move(options)) {
+  TORCH_CHECK(options_.batch_size >= 1, "Loader: batch_size must be >= 1, got ", options_.batch_size);
+  TORCH_CHECK(options_.prefetch >= 1, "Loader: prefetch must be >= 1, got ", options_.prefetch);
+  TORCH_CHECK(options_.workers >= 0, "Loader: workers must be >= 0, got ", options_.workers);
+  TORCH_CHECK(dataset_.size() > 0, "Loader: the dataset is empty");
+  TORCH_CHECK(options_.dtype == at::kFloat || options_.dtype == at::kHalf || options_.dtype == at::kBFloat16,
+              "Loader: dtype must be float32, float16 or bfloat16, got ", options_.dtype);
+  layout_ = {options_.batch_size, dataset_.channels(), dataset_.height(), dataset_.width(), options_.dtype,
+             options_.channels_last};
+  if (options_.on_device && dataset_.encoded)
+    throw InputError("--data-on-device needs a data set held in memory (IDX, CIFAR, synthetic); image folders and "
+                     "shards are decoded by the loader's workers: drop --data-on-device");
+  if (options_.on_device) {
+    resident_ = std::make_unique<DeviceData>(dataset_, options_);
+  } else if (options_.pin_memory) {
+    ring_ = pinned_ring_make(options_.device, options_.prefetch, layout_);
+  }
+}
+
+Loader::~Loader() { stop(); }
+
+int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options) {
+  const int64_t world = options.sampler.world_size;
+  const int64_t per_rank = (dataset_size + world - 1) / world;
+  return options.drop_last ? per_rank / options.batch_size : (per_rank + options.batch_size - 1) / options.batch_size;
+}
+
+int64_t Loader::batches_per_epoch() const { return loader_batches_per_epoch(dataset_.size(), options_); }
+
+void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
+  stop();
+  if (resident_) return resident_->start_epoch(epoch, first_batch);
+  epoch_ = epoch;
+  indices_ = sampler_epoch_indices(dataset_, epoch, options_.sampler);
+  skipped_ = 0;
+  end_ = batches_per_epoch();
+  next_to_take_ = next_to_make_ = std::min(first_batch, end_);
+  ready_.clear();
+  error_ = nullptr;
+  stopping_ = false;
+  for (int64_t w = 0; w < options_.workers; ++w) {
+    workers_.emplace_back([this] { worker_loop(); });
+    pthread_setname_np(workers_.back().native_handle(), "fastloop-loader");  // in top, gdb and the tests
+  }
+}
+
+Batch Loader::assemble(int64_t batch) {
+  const int64_t begin = batch * options_.batch_size;
+  const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
+  HostBatch host;
+  if (ring_) {
+    host = ring_->acquire(batch % ring_->slots());
+    host.images = host.images.narrow(0, 0, count);
+    host.labels = host.labels.narrow(0, 0, count);
+  } else {
+    host = host_acquire(count);
+  }
+  skipped_ += batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
+                             host.images, host.labels);
+  return {host.images, host.labels, batch};
+}
+
+// CPU batches come from a few full-size buffers that are reused once nobody else holds them. A fresh batch
+// (77 MB for 128 x 3 x 224 x 224 float) costs its page faults every time: glibc serves blocks that size with
+// mmap in worker threads whatever mallopt says, and on image folders the faults were a fifth of the CPU.
+HostBatch Loader::host_acquire(int64_t count) {
+  const auto unshared = [](const at::Tensor& t) {  // no other handle and no view (a view is its own TensorImpl)
+    return t.use_count() == 1 && t.storage().use_count() == 1;
+  };
+  HostBatch host;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const HostBatch& kept : kept_) {
+      if (unshared(kept.images) && unshared(kept.labels)) {
+        host = kept;  // now shared: no other worker takes it
+        break;
+      }
+    }
+    if (!host.images.defined() && static_cast<int64_t>(kept_.size()) < options_.prefetch + options_.workers + 2) {
+      kept_.push_back(host_batch_empty(layout_, options_.batch_size));
+      host = kept_.back();
+    }
+  }
+  if (!host.images.defined()) return host_batch_empty(layout_, count);  // all in use: a consumer keeps batches
+  return {host.images.narrow(0, 0, count), host.labels.narrow(0, 0, count)};
+}
+
+Batch Loader::deliver(Batch host) {
+  if (ring_) {
+    auto [images, labels] = ring_->copy_to_device(host.index % ring_->slots(), host.labels.size(0));
+    return {images, labels, host.index};
+  }
+  if (!options_.device.is_cpu()) {
+    return {host.images.to(options_.device), host.labels.to(options_.device), host.index};
+  }
+  return host;
+}
+
+void Loader::worker_loop() {
+  for (;;) {
+    int64_t batch = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] {
+        return stopping_ || (next_to_make_ < end_ && next_to_make_ < next_to_take_ + options_.prefetch);
+      });
+      if (stopping_) return;
+      batch = next_to_make_++;
+    }
+    try {
+      Batch made = assemble(batch);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace(batch, std::move(made));
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) {  // a bad input file stays an InputError (exit 2) with the batch it was met in
+        const std::string what =
+            "loader worker, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(batch) + ": " + e.what();
+        error_ = dynamic_cast<const InputError*>(&e) ? std::make_exception_ptr(InputError(what))
+                                                     : std::make_exception_ptr(std::runtime_error(what));
+      }
+      stopping_ = true;
+      work_ready_.notify_all();
+    }
+    batch_ready_.notify_all();
+  }
+}
+
+bool Loader::wait_next(std::chrono::milliseconds timeout) {
+  if (resident_ || workers_.empty() || next_to_take_ >= end_) return true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  return batch_ready_.wait_for(lock, timeout, [&] { return error_ || ready_.count(next_to_take_) > 0; });
+}
+
+std::optional<Batch> Loader::next() {
+  if (resident_) return resident_->next();
+  if (next_to_take_ >= end_) return std::nullopt;
+  Batch host;
+  if (workers_.empty()) {
+    try {
+      host = assemble(next_to_take_);
+    } catch (const InputError& e) {
+      throw InputError("loader, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(next_to_take_) + ": " + e.what());
+    } catch (const std::exception& e) {
+      throw std::runtime_error("loader, epoch " + std::to_string(epoch_) + ", batch " +
+                               std::to_string(next_to_take_) + ": " + e.what());
+    }
+  } else {
+    std::unique_lock<std::mutex> lock(mutex_);
+    batch_ready_.wait(lock, [&] { return error_ || ready_.count(next_to_take_) > 0; });
+    if (error_) {
+      auto error = error_;
+      lock.unlock();
+      stop();
+      std::rethrow_exception(error);
+    }
+    host = std::move(ready_.extract(next_to_take_).mapped());
+  }
+  Batch out = deliver(std::move(host));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++next_to_take_;  // only now may a worker reuse this batch's ring slot
+  }
+  work_ready_.notify_all();
+  return out;
+}
+
+void Loader::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (auto& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+} // namespace fastloop

@@ -1,0 +1,108 @@
+// A threaded, prefetching loader over a Dataset (in-memory uint8, or encoded images decoded by the workers). Workers assemble whole batches
+// (augmentation fused in) in the requested dtype and layout, on CUDA into a ring of pinned buffers that
+// next() copies to the device; batches come out in sampler order whatever the number of workers.
+// With `on_device`, the DeviceData mode replaces the workers (see device_data.h).
+#pragma once
+
+#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/loader/device_copy.h"
+#include "fastloop/data/loader/sampler.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace fastloop {
+
+class DeviceData;
+
+struct LoaderOptions {
+  int64_t batch_size = 128;
+  int64_t workers = 1;         // 0: assemble in the calling thread
+  int64_t prefetch = 4;        // batches assembled ahead of the consumer
+  bool drop_last = true;
+  AugmentOptions augment;
+  SamplerOptions sampler;
+  at::ScalarType dtype = at::kFloat;  // kFloat, or kHalf / kBFloat16 when autocast computes in them
+  bool channels_last = false;  // images NHWC in memory (sizes stay [B, C, H, W])
+  at::Device device = at::kCPU;  // where next() delivers batches
+  bool pin_memory = true;      // CUDA device: pinned ring + non_blocking copy on a side stream
+  bool on_device = false;      // device-resident mode: whole dataset on `device`, batched tensor ops, no workers
+};
+
+struct Batch {
+  at::Tensor images;           // [B, C, H, W], LoaderOptions' dtype, layout and device
+  at::Tensor labels;           // int64 [B]
+  int64_t index = 0;           // batch number within the epoch
+};
+
+/// Batches of one epoch of a `dataset_size` split under `options` (this rank's share, drop_last applied).
+int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options);
+
+class Loader {
+ public:
+  Loader(const Dataset& dataset, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  int64_t batches_per_epoch() const;
+
+  /// Begins `epoch` at batch `first_batch` (non-zero when resuming mid-epoch); stops any previous epoch.
+  void start_epoch(int64_t epoch, int64_t first_batch = 0);
+
+  /// The next batch in order, or nullopt at the end of the epoch. A worker's exception is rethrown here.
+  std::optional<Batch> next();
+
+  /// Waits at most `timeout` for next() to have something to return without blocking: the next batch, the
+  /// end of the epoch or a worker's error. True when it has (always with 0 workers, which assemble in
+  /// next()). Lets a caller that must stay responsive (Python, checking for Ctrl-C) wait in slices.
+  bool wait_next(std::chrono::milliseconds timeout);
+
+  /// Stops and joins the workers; batches not taken are dropped.
+  void stop();
+
+  /// Undecodable images skipped (and replaced) since start_epoch(): encoded data with skip_bad_images.
+  int64_t bad_images_skipped() const { return skipped_.load(); }
+
+ private:
+  Batch assemble(int64_t batch);
+  HostBatch host_acquire(int64_t count);
+  Batch deliver(Batch host);
+  void worker_loop();
+
+  const Dataset& dataset_;
+  LoaderOptions options_;
+  BatchLayout layout_;
+  std::unique_ptr<PinnedRing> ring_;      // CUDA + pin_memory only; slot = batch % slots
+  std::unique_ptr<DeviceData> resident_;  // on_device only
+  std::vector<HostBatch> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
+  int64_t epoch_ = 0;
+  std::vector<int64_t> indices_;
+  int64_t end_ = 0;            // one past the last batch of the epoch
+  int64_t next_to_take_ = 0;   // consumer position; advances only after the batch's copy was issued
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;    // workers wait for room in the prefetch window
+  std::condition_variable batch_ready_;   // the consumer waits for its batch
+  int64_t next_to_make_ = 0;
+  bool stopping_ = false;
+  std::map<int64_t, Batch> ready_;
+  std::exception_ptr error_;
+  std::atomic<int64_t> skipped_{0};
+  std::vector<std::thread> workers_;
+};
+
+} // namespace fastloop

@@ -1,0 +1,39 @@
+// dataset_slice(): a contiguous range of a split of either form, without copying its samples.
+#include "fastloop/data/sources/dataset.h"
+
+#include <c10/util/Exception.h>
+
+namespace fastloop {
+namespace {
+
+// Samples [begin, begin + count) of another EncodedImages, renumbered from 0.
+class EncodedSlice final : public EncodedImages {
+ public:
+  EncodedSlice(std::shared_ptr<const EncodedImages> all, int64_t begin, int64_t count)
+      : all_(std::move(all)), begin_(begin), count_(count) {}
+  int64_t size() const override { return count_; }
+  int64_t label(int64_t i) const override { return all_->label(begin_ + i); }
+  std::string name(int64_t i) const override { return all_->name(begin_ + i); }
+  std::string_view bytes(int64_t i, std::string& scratch) const override { return all_->bytes(begin_ + i, scratch); }
+
+ private:
+  std::shared_ptr<const EncodedImages> all_;
+  int64_t begin_, count_;
+};
+
+}  // namespace
+
+Dataset dataset_slice(const Dataset& dataset, int64_t begin, int64_t count) {
+  TORCH_CHECK(begin >= 0 && count >= 0 && begin + count <= dataset.size(), "dataset_slice: [", begin, ", ",
+              begin + count, ") is outside a dataset of ", dataset.size(), " samples");
+  Dataset slice = dataset;
+  if (dataset.encoded) {
+    slice.encoded = std::make_shared<EncodedSlice>(dataset.encoded, begin, count);
+  } else {
+    slice.images = dataset.images.narrow(0, begin, count);
+    slice.labels = dataset.labels.narrow(0, begin, count);
+  }
+  return slice;
+}
+
+} // namespace fastloop

@@ -1,0 +1,47 @@
+// Turns a data spec (the --data flag, DataConfig::source) into train and test splits.
+// Forms: fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW[:N]] | imagefolder:DIR.
+#pragma once
+
+#include "fastloop/core/config.h"
+#include "fastloop/data/sources/dataset.h"
+
+#include <string>
+
+namespace fastloop {
+
+// The forms data_load accepts, as listed in its error messages and in the CLI's help.
+constexpr const char* kDataSpecForms =
+    "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
+    "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN]";
+
+/// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
+/// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
+struct DataOptions {
+  int64_t image_size = 224;    // pixels, side of the square crop of encoded images
+  std::string mean;            // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for encoded images)
+  std::string std;             // "R,G,B"; empty: the dataset's own
+  bool skip_bad_images = false;
+  int64_t shuffle_buffer = 2048;  // samples: the shuffle buffer tar shards are read through (--shuffle-buffer)
+};
+
+/// ImageNet's per-channel statistics (torchvision's reference recipes), the default for encoded images.
+constexpr float kImageNetMean[3] = {0.485f, 0.456f, 0.406f};
+constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
+
+// Loads the splits a spec names:
+//   fashion-mnist[:DIR]   IDX files in DIR (default /usr/share/datasets/fashion-mnist), plain or .gz
+//   mnist:DIR             the same reader, same file names
+//   cifar10:DIR           the binary version, in DIR or DIR/cifar-10-batches-bin
+//   synthetic[:CxHxW[:N]] 10 classes, default 3x32x32 and N = 2048 train images; always 512 test images,
+//                         seed 0, both splits cut from one draw so they share the class templates
+//   imagefolder:DIR       DIR/train/CLASS/IMAGE and DIR/val/CLASS/IMAGE as torchvision's ImageFolder (JPEG,
+//                         PNG, WebP, BMP, PPM/PGM, TIFF); without DIR/val the test split is empty (training skips evaluation)
+//   shards:DIR            WebDataset tar shards DIR/train-*.tar and DIR/val-*.tar (`fastloop pack` writes them);
+//   shards:TRAIN[::VAL]   or brace patterns, e.g. train-{000000..000099}.tar; without VAL no test split
+// A spec that does not parse throws InputError naming the spec and listing the forms.
+DatasetSplits data_load(const std::string& spec, const DataOptions& options = {});
+
+/// data_load(config.source) with the run's image size, normalisation and bad-image policy.
+DatasetSplits data_load(const DataConfig& config);
+
+} // namespace fastloop

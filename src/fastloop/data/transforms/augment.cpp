@@ -1,0 +1,153 @@
+// Fused batch assembly: a 256-entry lookup table per channel, already in the output dtype, turns a uint8
+// pixel into its normalized value, so the inner loop is a gather and a store; padding reads as pixel
+// value 0, as in torchvision. One template instance per (dtype, layout).
+#include "fastloop/data/transforms/augment.h"
+
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/random_erasing.h"
+#include "fastloop/data/loader/sampler.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace fastloop {
+
+SampleDraw augment_draw(const AugmentOptions& options, uint64_t seed, int64_t epoch, int64_t index) {
+  const uint64_t r = hash_mix(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
+  SampleDraw draw;
+  const int64_t pad = options.crop ? options.pad : 0;
+  draw.oy = draw.ox = pad;
+  if (pad > 0) {
+    draw.oy = static_cast<int64_t>(r % static_cast<uint64_t>(2 * pad + 1));
+    draw.ox = static_cast<int64_t>((r >> 16) % static_cast<uint64_t>(2 * pad + 1));
+  }
+  draw.flip = flip_decide(options, epoch, [&](int64_t e) {
+    const uint64_t bits = e == epoch ? r : hash_mix(seed, static_cast<uint64_t>(e), static_cast<uint64_t>(index));
+    return static_cast<bool>((bits >> 40) & 1u);
+  });
+  return draw;
+}
+
+std::vector<float> normalize_lut(const Dataset& dataset) {
+  const int64_t C = dataset.channels();
+  std::vector<float> lut(static_cast<size_t>(C * 256));
+  for (int64_t c = 0; c < C; ++c) {
+    const float mean = dataset.mean.empty() ? 0.f : dataset.mean[static_cast<size_t>(c)];
+    const float inv_std = dataset.stddev.empty() ? 1.f : 1.f / dataset.stddev[static_cast<size_t>(c)];
+    for (int v = 0; v < 256; ++v) lut[static_cast<size_t>(c * 256 + v)] = (static_cast<float>(v) / 255.f - mean) * inv_std;
+  }
+  return lut;
+}
+
+namespace {
+
+// One sample: `in` is its uint8 [C, H, W], `out` its slot of the batch (NCHW or NHWC).
+template <typename T, bool kChannelsLast>
+void sample_write(const uint8_t* in, T* out, const T* lut, int64_t C, int64_t H, int64_t W, int64_t pad,
+                  const SampleDraw& draw) {
+  const int64_t plane = H * W;
+  const int64_t dy = draw.oy - pad, dx = draw.ox - pad;  // source shift in the unpadded image
+  // Output columns [x0, x1) read inside the image; the rest read the zero padding.
+  int64_t x0 = 0, x1 = W;
+  if (!draw.flip) {
+    x0 = std::max<int64_t>(0, -dx), x1 = std::min<int64_t>(W, W - dx);
+  } else {  // sx = W - 1 - x + dx in [0, W)  <=>  x in [dx, W + dx)
+    x0 = std::max<int64_t>(0, dx), x1 = std::min<int64_t>(W, W + dx);
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    const T* table = lut + c * 256;
+    const T zero = table[0];
+    const uint8_t* in_c = in + c * plane;
+    for (int64_t y = 0; y < H; ++y) {
+      const int64_t sy = y + dy;
+      T* row = kChannelsLast ? out + y * W * C + c : out + c * plane + y * W;
+      const int64_t step = kChannelsLast ? C : 1;  // elements between neighbouring x
+      if (sy < 0 || sy >= H) {
+        for (int64_t x = 0; x < W; ++x) row[x * step] = zero;
+        continue;
+      }
+      const uint8_t* in_row = in_c + sy * W;
+      for (int64_t x = 0; x < x0; ++x) row[x * step] = zero;
+      if (!draw.flip) {
+        for (int64_t x = x0; x < x1; ++x) row[x * step] = table[in_row[x + dx]];
+      } else {
+        for (int64_t x = x0; x < x1; ++x) row[x * step] = table[in_row[W - 1 + dx - x]];
+      }
+      for (int64_t x = x1; x < W; ++x) row[x * step] = zero;
+    }
+  }
+}
+
+template <typename T, bool kChannelsLast>
+void batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                 uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
+  const int64_t C = dataset.channels(), H = dataset.height(), W = dataset.width(), n = dataset.size();
+  const int64_t pad = options.crop ? options.pad : 0;
+  const std::vector<float> lut_f = normalize_lut(dataset);
+  std::vector<T> lut(lut_f.size());
+  for (size_t i = 0; i < lut.size(); ++i) lut[i] = static_cast<T>(lut_f[i]);  // same rounding as Tensor::to
+  const uint8_t* src = dataset.images.data_ptr<uint8_t>();
+  const int64_t* src_labels = dataset.labels.data_ptr<int64_t>();
+
+  for (int64_t b = 0; b < count; ++b) {
+    const int64_t index = indices[b];
+    if (index < 0 || index >= n)
+      throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " +
+                              std::to_string(n) + " samples");
+    const int64_t label = src_labels[index];
+    if (label < 0 || label >= dataset.num_classes)
+      throw std::out_of_range("sample " + std::to_string(index) + ": label " + std::to_string(label) +
+                              " is not in [0, " + std::to_string(dataset.num_classes) + ")");
+    dst_labels[b] = label;
+    sample_write<T, kChannelsLast>(src + index * C * H * W, dst + b * C * H * W, lut.data(), C, H, W, pad,
+                                   augment_draw(options, seed, epoch, index));
+  }
+}
+
+template <typename T>
+void batch_write_layout(bool channels_last, const Dataset& dataset, const int64_t* indices, int64_t count,
+                        const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
+                        at::Tensor& labels) {
+  T* dst = images.data_ptr<T>();
+  int64_t* dst_labels = labels.data_ptr<int64_t>();
+  if (channels_last) {
+    batch_write<T, true>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
+  } else {
+    batch_write<T, false>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
+  }
+}
+
+}  // namespace
+
+int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                       uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels) {
+  TORCH_CHECK(images.dim() == 4 && images.size(0) == count && images.size(1) == dataset.channels() &&
+                  images.size(2) == dataset.height() && images.size(3) == dataset.width(),
+              "batch_assemble: images must be [", count, ", ", dataset.channels(), ", ", dataset.height(), ", ",
+              dataset.width(), "], got ", images.sizes());
+  TORCH_CHECK(labels.scalar_type() == at::kLong && labels.numel() == count && labels.is_contiguous(),
+              "batch_assemble: labels must be contiguous int64 [", count, "]");
+  TORCH_CHECK(options.pad >= 0, "batch_assemble: pad must be >= 0, got ", options.pad);
+  // A tensor contiguous in both formats (size-1 dims) has one memory layout, so either path is right.
+  const bool nchw = images.is_contiguous();
+  TORCH_CHECK(nchw || images.is_contiguous(at::MemoryFormat::ChannelsLast),
+              "batch_assemble: images must be contiguous (NCHW) or channels_last, got strides ", images.strides());
+  int64_t skipped = 0;
+  if (dataset.encoded) {
+    skipped = encoded_batch_assemble(dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kFloat) {
+    batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kHalf) {
+    batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else if (images.scalar_type() == at::kBFloat16) {
+    batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+  } else {
+    TORCH_CHECK(false, "batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
+  }
+  random_erasing_apply(images, indices, count, options.erase, seed, epoch);
+  return skipped;
+}
+
+} // namespace fastloop
