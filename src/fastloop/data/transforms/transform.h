@@ -1,0 +1,125 @@
+// A transform of the user's pipeline as fastloop's workers run it: torchvision.transforms.v2's split of a
+// class (its constructor's checks, make_params' random draws) over a functional kernel on uint8 images
+// (functional/*.h here). A pipeline is compiled once per Loader from TransformSpecs (spec.h: parsed from
+// "RandomResizedCrop(224, scale=(0.35, 1)), ..." or read from torchvision objects by the Python package)
+// through the registry below, where each operation's file adds its classes with torchvision's signature.
+#pragma once
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/draws.h"
+#include "fastloop/data/transforms/image_u8.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastloop {
+
+/// An argument that is not torchvision's (an unknown keyword, a wrong type): Python's TypeError. Values out of
+/// torchvision's range are InputError (Python's ValueError), with torchvision's message.
+class TransformTypeError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+struct TransformSpec;
+
+/// One argument as torchvision's constructors take it: None, a bool, an int, a float, a str, a sequence
+/// (tuple or list) of values, or a list of transforms (Compose's, RandomApply's, ...).
+struct TransformValue {
+  enum class Kind { kNone, kBool, kInt, kFloat, kString, kList, kTransforms };
+  Kind kind = Kind::kNone;
+  bool boolean = false;
+  int64_t integer = 0;
+  double number = 0.0;  // kFloat, and kInt's value as a double
+  std::string text;
+  std::vector<TransformValue> list;
+  std::vector<TransformSpec> transforms;
+};
+
+/// A transform as written: torchvision's class name and its arguments, positional then by keyword.
+struct TransformSpec {
+  std::string name;
+  std::vector<TransformValue> positional;
+  std::vector<std::pair<std::string, TransformValue>> keywords;
+};
+
+/// One parameter of a constructor's signature, in torchvision's order, with its default.
+struct TransformParam {
+  std::string name;
+  TransformValue default_value;
+};
+
+/// A spec's arguments bound to a signature, as Python binds a call: too many positionals, an unknown or a
+/// repeated keyword throw TransformTypeError ("RandomCrop() got an unexpected keyword argument 'x'").
+/// Typed getters throw TransformTypeError for a value of the wrong type, naming the transform and argument.
+class TransformArgs {
+ public:
+  TransformArgs(const TransformSpec& spec, const std::vector<TransformParam>& signature);
+  const std::string& transform() const { return name_; }
+  const TransformValue& get(const std::string& name) const;
+  bool is_none(const std::string& name) const;
+  bool get_bool(const std::string& name) const;
+  int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;  // an int or a float
+  std::string get_string(const std::string& name) const;
+  std::vector<double> get_doubles(const std::string& name) const;  // a number alone is a sequence of one
+  std::vector<int64_t> get_ints(const std::string& name) const;     // a number alone is a sequence of one
+  const std::vector<TransformSpec>& get_transforms(const std::string& name) const;
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, TransformValue>> bound_;
+};
+
+/// torchvision's InterpolationMode for uint8 tensors (v2 accepts the enum or its value: "bilinear", ...).
+enum class Interpolation { kNearest, kNearestExact, kBilinear, kBicubic };
+
+/// A transform's parameters as torchvision's make_params returns them (name -> numbers), for the
+/// distribution tests against torchvision's own sampling.
+using TransformDraw = std::vector<std::pair<std::string, std::vector<double>>>;
+
+/// A compiled transform. apply() runs on a worker thread with that worker's image, draws and scratch; it
+/// must not allocate once the worker's buffers have grown, and is const (one instance serves all workers).
+class Transform {
+ public:
+  virtual ~Transform() = default;
+  /// torchvision's spelling with every argument, as its __repr__: "RandomHorizontalFlip(p=0.5)".
+  virtual std::string repr() const = 0;
+  /// Transforms `image` in place (kernels that cannot swap their result in from scratch.spare).
+  virtual void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const = 0;
+  /// What apply() would draw for a height x width image from `draws` (apply() draws through the same code);
+  /// transforms without random parameters return {}.
+  virtual TransformDraw draw(int64_t height, int64_t width, Draws& draws) const {
+    (void)height, (void)width, (void)draws;
+    return {};
+  }
+};
+using TransformPtr = std::shared_ptr<const Transform>;
+
+using TransformFactory = std::function<TransformPtr(const TransformArgs&)>;
+
+/// The operations by torchvision class name: each op file has a `transforms_register_<family>(registry)`
+/// that registry.cpp calls once.
+class TransformRegistry {
+ public:
+  void add(const std::string& name, std::vector<TransformParam> signature, TransformFactory factory);
+  /// Binds and builds `spec`; an unknown name throws TransformTypeError listing every supported name.
+  TransformPtr make(const TransformSpec& spec) const;
+  std::vector<std::string> names() const;  // sorted
+
+ private:
+  struct Entry {
+    std::string name;
+    std::vector<TransformParam> signature;
+    TransformFactory factory;
+  };
+  std::vector<Entry> entries_;
+};
+
+/// The registry with every supported operation (built once, on first use; thread-safe).
+const TransformRegistry& transform_registry();
+
+} // namespace fastloop
