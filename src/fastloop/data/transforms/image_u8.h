@@ -4,6 +4,7 @@
 // the kernels compile without LibTorch's headers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
