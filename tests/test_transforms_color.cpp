@@ -2,7 +2,8 @@
 // uint8 code restated line by line in ATen ops (the same LibTorch kernels torchvision calls), on synthetic
 // photo-like images of several sizes, grey and RGBA. tests/python/test_transforms_color.py checks the same
 // kernels against the venv's torchvision itself on real photographs.
-// Measured max difference (uint8 levels) here: every kernel 0, adjust_hue included.
+// Measured max difference (uint8 levels) here: every kernel 0; adjust_hue, adjust_saturation and
+// rgb_to_grayscale on all 16.8 M colours.
 #include "fastloop/data/transforms/functional/color.h"
 #include "fastloop/data/transforms/functional/histogram.h"
 
@@ -191,8 +192,9 @@ TEST(TransformsColor, HueMatchesTorchvisionBytes) {
   }
 }
 
-TEST(TransformsColor, HueOfEveryColourMatchesTorchvision) {
-  // All 16.8 M colours once, as a 4096 x 4096 image, for two factors.
+TEST(TransformsColor, EveryColourMatchesTorchvisionInHueSaturationAndGrey) {
+  // All 16.8 M colours once, as a 4096 x 4096 image: the fixed-point grey and blend paths and their float
+  // fallbacks, and hue's vector lanes, on every input there is.
   ImageU8 all;
   all.reshape(4096, 4096, 3);
   for (int64_t i = 0; i < (1 << 24); ++i) {
@@ -201,11 +203,19 @@ TEST(TransformsColor, HueOfEveryColourMatchesTorchvision) {
     all.pixels[3 * i + 2] = static_cast<uint8_t>(i);
   }
   const at::Tensor input = color_test_chw(all);
-  for (double f : {-0.2, 0.35}) {
+  for (double f : {-0.2}) {
     ImageU8 image = all;
     adjust_hue_u8(image, f);
     EXPECT_EQ(color_test_max_diff(image, tv_hue(input, f)), 0) << f;
   }
+  for (double f : {0.3, 1.3, 3.71}) {
+    ImageU8 image = all;
+    adjust_saturation_u8(image, f);
+    EXPECT_EQ(color_test_max_diff(image, tv_blend(input, tv_grey_float(input).floor_(), f)), 0) << f;
+  }
+  ImageU8 grey = all;
+  rgb_to_grayscale_u8(grey, 1);
+  EXPECT_EQ(color_test_max_diff(grey, tv_grey_float(input).to(torch::kUInt8)), 0);
 }
 
 TEST(TransformsColor, GrayscaleMatchesTorchvisionBytes) {

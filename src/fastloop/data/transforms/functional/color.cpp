@@ -2,7 +2,9 @@
 // kernels, whose add(..., alpha) is a fused multiply-add (vec::fmadd; measured on torch 2.14: the unfused
 // form differs from rgb_to_grayscale's floats for 3.7 M of the 16.8 M colours). Each a*b+c below is
 // therefore computed in double, where the product and the sum are exact, and rounded once to float:
-// the fused result, without needing FMA hardware. Per-value maps are 256-entry tables.
+// the fused result, without needing FMA hardware. Per-value maps are 256-entry tables. The per-pixel
+// grey level and blends run first in 32-bit fixed point, which vectorises, and redo in float only the
+// pixels whose fixed-point value lies within its error bound of an integer (about 1 in 4,000).
 #include "fastloop/data/transforms/functional/color.h"
 
 #include <algorithm>
@@ -11,6 +13,14 @@
 #include <cstring>
 #include <string>
 #include <utility>
+
+// Row loops compiled twice, for AVX2 and for the baseline, picked at load time (GCC/Clang function clones on
+// x86-64; elsewhere the one baseline build). No FMA: the float code must not be contracted.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define FASTLOOP_COLOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FASTLOOP_COLOR_CLONES
+#endif
 
 namespace fastloop {
 namespace {
@@ -44,6 +54,46 @@ inline float grey_float(uint8_t r, uint8_t g, uint8_t b) {
   return fused_add(fused_add(red, 0.587f, static_cast<float>(g)), 0.114f, static_cast<float>(b));
 }
 
+// The grey level's fixed point: round(c * 2^23) for rgb_to_grayscale's float32 constants. The fixed-point sum
+// is within 4.6e-5 of the exact one and the float32 path within 2e-5; a pixel whose fraction lies within
+// 2^10 / 2^23 = 1.2e-4 of an integer is redone in float.
+constexpr uint32_t kGreyR = 2507355, kGreyG = 4924113, kGreyB = 956301;  // 0.2989f, 0.587f, 0.114f * 2^23
+constexpr uint32_t kGreyNear = 1u << 10, kGreyFrac = (1u << 23) - 1;
+constexpr int64_t kChunk = 512;  // pixels per stack buffer of grey levels
+
+/// Floored grey levels of n interleaved RGB pixels; near[i] says pixel i needs the float path.
+FASTLOOP_COLOR_CLONES
+void grey_levels_fixed(const uint8_t* __restrict p, int64_t n, uint8_t* __restrict grey, uint8_t* __restrict near) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t s = p[3 * i] * kGreyR + p[3 * i + 1] * kGreyG + p[3 * i + 2] * kGreyB;
+    const uint32_t frac = s & kGreyFrac;
+    grey[i] = static_cast<uint8_t>(s >> 23);
+    near[i] = (frac < kGreyNear) | (frac > kGreyFrac - kGreyNear);
+  }
+}
+
+/// Whether any of n flags is set, 8 at a time.
+bool any_flag(const uint8_t* flags, int64_t n) {
+  uint64_t any = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, flags + i, 8);
+    any |= word;
+  }
+  for (; i < n; ++i) any |= flags[i];
+  return any != 0;
+}
+
+/// Floored grey levels of n (<= kChunk) interleaved RGB pixels, as torchvision's float32 computes them.
+void grey_levels(const uint8_t* p, int64_t n, uint8_t* grey) {
+  uint8_t near[kChunk];
+  grey_levels_fixed(p, n, grey, near);
+  if (!any_flag(near, n)) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (near[i]) grey[i] = static_cast<uint8_t>(grey_float(p[3 * i], p[3 * i + 1], p[3 * i + 2]));
+}
+
 void apply_table(ImageU8& image, const uint8_t* table) {
   uint8_t* p = image.data();
   const int64_t n = image.bytes();
@@ -57,6 +107,35 @@ void blend_constant(ImageU8& image, float other, double ratio) {
   uint8_t table[256];
   for (int v = 0; v < 256; ++v) table[v] = clamp_to_u8(fused_add(static_cast<float>(v) * r, alpha, other));
   apply_table(image, table);
+}
+
+// _blend(x, grey, ratio) in fixed point: x * round(ratio * 2^20) + grey * round((1 - ratio) * 2^20), for
+// |ratio| <= 4 (|sum| < 2^31). The rounded factors put it within 2.5e-4 of the exact value and float32 within
+// 6.1e-5; a value whose fraction lies within 2^9 / 2^20 = 4.9e-4 of an integer is redone in float.
+constexpr int32_t kBlendNear = 1 << 9, kBlendFrac = (1 << 20) - 1;
+
+inline uint8_t blend_fixed_u8(int32_t s) {
+  return static_cast<uint8_t>(std::min(std::max(s >> 20, 0), 255));
+}
+inline bool blend_near(int32_t s) {
+  const int32_t frac = s & kBlendFrac;
+  return frac < kBlendNear || frac > kBlendFrac - kBlendNear;
+}
+
+/// The n pixels' channels blended with their grey levels; near[i] says value i needs the float path.
+FASTLOOP_COLOR_CLONES
+void saturation_fixed(uint8_t* __restrict p, const uint8_t* __restrict grey, int64_t n, int32_t ratio,
+                      int32_t alpha, uint8_t* __restrict near) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t g = grey[i] * alpha;
+    const int32_t s0 = p[3 * i] * ratio + g, s1 = p[3 * i + 1] * ratio + g, s2 = p[3 * i + 2] * ratio + g;
+    near[3 * i] = blend_near(s0);
+    near[3 * i + 1] = blend_near(s1);
+    near[3 * i + 2] = blend_near(s2);
+    p[3 * i] = blend_fixed_u8(s0);
+    p[3 * i + 1] = blend_fixed_u8(s1);
+    p[3 * i + 2] = blend_fixed_u8(s2);
+  }
 }
 
 void check_non_negative(double factor, const char* name) {
@@ -104,8 +183,12 @@ void adjust_contrast_u8(ImageU8& image, double contrast_factor) {
   int64_t sum = 0;
   const uint8_t* p = image.data();
   if (image.channels == 3) {
-    for (int64_t i = 0; i < pixels; ++i, p += 3)
-      sum += static_cast<int64_t>(std::floor(grey_float(p[0], p[1], p[2])));
+    uint8_t grey[kChunk];
+    for (int64_t start = 0; start < pixels; start += kChunk) {
+      const int64_t n = std::min(kChunk, pixels - start);
+      grey_levels(p + 3 * start, n, grey);
+      for (int64_t i = 0; i < n; ++i) sum += grey[i];
+    }
   } else {
     for (int64_t i = 0; i < pixels; ++i) sum += p[i];
   }
@@ -121,13 +204,25 @@ void adjust_saturation_u8(ImageU8& image, double saturation_factor) {
   const float alpha = static_cast<float>(1.0 - saturation_factor);
   float scaled[256];  // image.mul(ratio)
   for (int v = 0; v < 256; ++v) scaled[v] = static_cast<float>(v) * r;
-  uint8_t* p = image.data();
+  const auto exact = [&](uint8_t x, uint8_t grey) { return clamp_to_u8(fused_add(scaled[x], alpha, grey)); };
+  const bool fixed = saturation_factor <= 4.0;
+  const int32_t ratio_fixed = fixed ? static_cast<int32_t>(std::lround(r * 1048576.0)) : 0;
+  const int32_t alpha_fixed = fixed ? static_cast<int32_t>(std::lround(alpha * 1048576.0)) : 0;
+  uint8_t grey[kChunk], original[3 * kChunk], near[3 * kChunk];
   const int64_t pixels = image.height * image.width;
-  for (int64_t i = 0; i < pixels; ++i, p += 3) {
-    const float grey = std::floor(grey_float(p[0], p[1], p[2]));
-    p[0] = clamp_to_u8(fused_add(scaled[p[0]], alpha, grey));
-    p[1] = clamp_to_u8(fused_add(scaled[p[1]], alpha, grey));
-    p[2] = clamp_to_u8(fused_add(scaled[p[2]], alpha, grey));
+  for (int64_t start = 0; start < pixels; start += kChunk) {
+    const int64_t n = std::min(kChunk, pixels - start);
+    uint8_t* p = image.data() + 3 * start;
+    grey_levels(p, n, grey);
+    if (fixed) {
+      std::memcpy(original, p, 3 * n);
+      saturation_fixed(p, grey, n, ratio_fixed, alpha_fixed, near);
+      if (!any_flag(near, 3 * n)) continue;
+      for (int64_t i = 0; i < 3 * n; ++i)
+        if (near[i]) p[i] = exact(original[i], grey[i / 3]);
+      continue;
+    }
+    for (int64_t i = 0; i < 3 * n; ++i) p[i] = exact(p[i], grey[i / 3]);
   }
 }
 
@@ -182,6 +277,53 @@ inline void hue_pixel(uint8_t* p, float hue_factor) {
 
 } // namespace
 
+// 8 pixels at a time in GCC/Clang vector types: the same float32 operations as hue_pixel, its branches as
+// selects (lanes compute all of hr, hg, hb and pick one, as torchvision's masks do).
+typedef float HueF8 __attribute__((vector_size(32)));
+typedef int32_t HueI8 __attribute__((vector_size(32)));
+
+FASTLOOP_COLOR_CLONES
+void hue_block8(uint8_t* __restrict p, int64_t blocks, float hue_factor) {
+  const float scale = static_cast<float>(1.0 / 255.0), sixth = static_cast<float>(1.0 / 6.0);
+  const float to_u8 = static_cast<float>(255.0 + 1.0 - 1e-3);
+  for (int64_t blk = 0; blk < blocks; ++blk, p += 24) {
+    HueF8 r, g, b;
+    for (int k = 0; k < 8; ++k) r[k] = p[3 * k], g[k] = p[3 * k + 1], b[k] = p[3 * k + 2];
+    r *= scale, g *= scale, b *= scale;
+    const HueF8 one = {1, 1, 1, 1, 1, 1, 1, 1}, zero = {};
+    const HueF8 maxc = r > g ? (r > b ? r : b) : (g > b ? g : b);
+    const HueF8 minc = r < g ? (r < b ? r : b) : (g < b ? g : b);
+    const HueI8 eqc = maxc == minc;
+    const HueF8 range = maxc - minc;
+    const HueF8 s = range / (eqc ? one : maxc);
+    const HueF8 divisor = eqc ? one : range;
+    const HueF8 rc = (maxc - r) / divisor, gc = (maxc - g) / divisor, bc = (maxc - b) / divisor;
+    const HueF8 hr = bc - gc, hg = (rc + 2.0f) - bc, hb = (gc + 4.0f) - rc;
+    HueF8 h = maxc == r ? hr : (maxc == g ? hg : hb);
+    h = h * sixth + 1.0f;
+    h = h >= 1.0f ? h - 1.0f : h;  // fmod(h, 1) for h in [0.83, 1.84): exact
+    h = h + hue_factor;
+    h = h >= 1.0f ? h - 1.0f : (h < 0.0f ? h + 1.0f : h);  // remainder(h, 1) for h in [-0.5, 1.5)
+    const HueF8 h6 = h * 6.0f;
+    HueI8 i = __builtin_convertvector(h6, HueI8);  // h6 >= 0: truncation is floor
+    const HueF8 f = h6 - __builtin_convertvector(i, HueF8);
+    i = i == 6 ? HueI8{} : i;
+    const HueF8 v = maxc, sxf = s * f, one_minus_s = 1.0f - s;
+    HueF8 q = (1.0f - sxf) * v, t = (sxf + one_minus_s) * v, pp = one_minus_s * v;
+    q = q < zero ? zero : (q > one ? one : q);
+    t = t < zero ? zero : (t > one ? one : t);
+    pp = pp < zero ? zero : (pp > one ? one : pp);
+    const HueF8 out_r = ((i == 0) | (i == 5)) ? v : (i == 1 ? q : (i == 4 ? t : pp));
+    const HueF8 out_g = ((i == 1) | (i == 2)) ? v : (i == 0 ? t : (i == 3 ? q : pp));
+    const HueF8 out_b = ((i == 3) | (i == 4)) ? v : (i == 2 ? t : (i == 5 ? q : pp));
+    const HueI8 ir = __builtin_convertvector(out_r * to_u8, HueI8), ig = __builtin_convertvector(out_g * to_u8, HueI8),
+                ib = __builtin_convertvector(out_b * to_u8, HueI8);
+    for (int k = 0; k < 8; ++k)
+      p[3 * k] = static_cast<uint8_t>(ir[k]), p[3 * k + 1] = static_cast<uint8_t>(ig[k]),
+      p[3 * k + 2] = static_cast<uint8_t>(ib[k]);
+  }
+}
+
 void adjust_hue_u8(ImageU8& image, double hue_factor) {
   if (!(hue_factor >= -0.5 && hue_factor <= 0.5))
     throw InputError("hue_factor (" + color_number(hue_factor) + ") is not in [-0.5, 0.5].");
@@ -189,8 +331,9 @@ void adjust_hue_u8(ImageU8& image, double hue_factor) {
   if (image.channels == 1) return;  // torchvision: "Match PIL behaviour"
   const float factor = static_cast<float>(hue_factor);
   uint8_t* p = image.data();
-  const int64_t pixels = image.height * image.width;
-  for (int64_t i = 0; i < pixels; ++i, p += 3) hue_pixel(p, factor);
+  const int64_t pixels = image.height * image.width, blocks = pixels / 8;
+  hue_block8(p, blocks, factor);
+  for (int64_t i = blocks * 8; i < pixels; ++i) hue_pixel(p + 3 * i, factor);
 }
 
 void rgb_to_grayscale_u8(ImageU8& image, int64_t num_output_channels) {
@@ -207,13 +350,18 @@ void rgb_to_grayscale_u8(ImageU8& image, int64_t num_output_channels) {
   if (image.channels != 3)  // torchvision unpacks r, g, b = image.unbind(-3)
     throw InputError("rgb_to_grayscale: too many values to unpack (expected 3): the image has " +
                      std::to_string(image.channels) + " channels; convert it to RGB first");
-  uint8_t* p = image.data();
-  if (num_output_channels == 3) {
-    for (int64_t i = 0; i < pixels; ++i, p += 3) p[0] = p[1] = p[2] = static_cast<uint8_t>(grey_float(p[0], p[1], p[2]));
-    return;
+  uint8_t grey[kChunk];
+  for (int64_t start = 0; start < pixels; start += kChunk) {
+    const int64_t n = std::min(kChunk, pixels - start);
+    uint8_t* p = image.data() + 3 * start;
+    grey_levels(p, n, grey);
+    if (num_output_channels == 3) {
+      for (int64_t i = 0; i < n; ++i) p[3 * i] = p[3 * i + 1] = p[3 * i + 2] = grey[i];
+    } else {
+      std::memcpy(image.data() + start, grey, n);  // start <= 3 * start: never ahead of the unread pixels
+    }
   }
-  for (int64_t i = 0; i < pixels; ++i) p[i] = static_cast<uint8_t>(grey_float(p[3 * i], p[3 * i + 1], p[3 * i + 2]));
-  image.channels = 1;
+  if (num_output_channels == 1) image.channels = 1;
 }
 
 void invert_u8(ImageU8& image) {
