@@ -1,6 +1,7 @@
 """``fastloop.Loader``: batches of a ``--data`` source made by fastloop's C++ worker threads."""
 
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -66,6 +67,11 @@ class Loader:
     Iterating starts an epoch: the one set by :meth:`set_epoch`, or else the one after the previous
     iteration's (so a loop that never calls it still reshuffles). One iteration is active at a time.
     The tensors are the loader's own buffers (no copy); a CPU buffer is reused once Python frees it.
+
+    Across processes: a Loader pickles as its arguments and epoch (not its threads or buffers), so
+    ``torch.multiprocessing.spawn`` and spawn-started workers re-create it. A CPU Loader inherited through
+    ``fork()`` (a ``DataLoader`` worker, ``os.fork``) starts its threads afresh in the child on its next
+    iteration; an iteration begun before the fork raises ``RuntimeError`` there, and so does a CUDA Loader.
     """
 
     def __init__(
@@ -90,19 +96,49 @@ class Loader:
         bad_image_policy: str = "stop",
     ) -> None:
         rank, world_size = _group_rank(rank, world_size)
-        self.source = source
-        self.split = split
-        self.batch_size = batch_size
-        self.rank = rank
-        self.world_size = world_size
-        self._impl = _C.Loader(
-            source, split, batch_size, -1 if workers is None else workers, prefetch, augment, image_size,
-            _channels(mean, "mean"), _channels(std, "std"), _dtype_name(dtype), channels_last, str(device),
-            seed, shuffle, drop_last, rank, world_size, bad_image_policy,
+        # The arguments as given (rank and world_size resolved): what pickling carries to another process
+        # and what a forked child rebuilds its threads from.
+        self._args: Dict[str, Any] = dict(
+            source=source, split=split, batch_size=batch_size, workers=workers, prefetch=prefetch,
+            augment=augment, image_size=image_size, mean=mean, std=std, dtype=dtype,
+            channels_last=channels_last, device=device, seed=seed, shuffle=shuffle, drop_last=drop_last,
+            rank=rank, world_size=world_size, bad_image_policy=bad_image_policy,
         )
+        self._impl = _C.Loader(_resolved(self._args))
+        self._pid = os.getpid()
         self._epoch = 0
         self._epoch_set = True  # the first iteration runs epoch 0
         self._iteration = 0  # the number of the iteration that runs (an iterator of another is over)
+
+    @property
+    def source(self) -> str:
+        """The ``--data`` source."""
+        return self._args["source"]
+
+    @property
+    def split(self) -> str:
+        """``"train"``, ``"val"`` or ``"test"``."""
+        return self._args["split"]
+
+    @property
+    def batch_size(self) -> int:
+        """Samples per batch."""
+        return self._args["batch_size"]
+
+    @property
+    def rank(self) -> int:
+        """This process's rank in the group the epochs are shared by."""
+        return self._args["rank"]
+
+    @property
+    def world_size(self) -> int:
+        """The number of ranks the epochs are shared by."""
+        return self._args["world_size"]
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles as the arguments and the epoch state, not the threads or buffers: the copy is a new Loader
+        (``torch.multiprocessing.spawn`` and other spawn-started processes re-create it on unpickling)."""
+        return (_loader_rebuild, (self._args, self._epoch, self._epoch_set))
 
     def __len__(self) -> int:
         """Batches per epoch of this rank's share."""
@@ -129,6 +165,7 @@ class Loader:
         self._epoch_set = True
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
+        self._check_device_after_fork()
         self._epoch = self.epoch
         self._epoch_set = False
         self._iteration += 1
@@ -137,6 +174,16 @@ class Loader:
         iterator = _LoaderIterator(self, self._iteration)
         self._impl.start(self._epoch)
         return iterator
+
+    def _check_device_after_fork(self) -> None:
+        """A CUDA Loader cannot follow a fork (CUDA does not work in a forked child); a CPU one restarts its
+        threads in the child on its next iteration (the C++ side does it)."""
+        if self._pid == os.getpid() or torch.device(self._args["device"]).type == "cpu":
+            return
+        raise RuntimeError(
+            f"fastloop.Loader on {self._args['device']!r} was created before this process forked, and CUDA "
+            "cannot be used in a forked child; create the Loader in the child, or start it with the 'spawn' "
+            "start method (torch.multiprocessing.spawn, multiprocessing.get_context('spawn'))")
 
     def close(self) -> None:
         """Stops the worker threads (an iteration in progress ends); iterating again restarts them."""
@@ -174,3 +221,22 @@ class _LoaderIterator:
     def __del__(self) -> None:
         if getattr(self, "_loader", None) is not None and self._running():
             self._loader._impl.stop()
+
+
+def _resolved(args: Dict[str, Any]) -> Dict[str, Any]:
+    """fastloop.Loader's arguments as the C++ loader takes them: None workers as -1, channels as text,
+    the dtype and device by name."""
+    out = dict(args)
+    out["workers"] = -1 if args["workers"] is None else args["workers"]
+    out["mean"] = _channels(args["mean"], "mean")
+    out["std"] = _channels(args["std"], "std")
+    out["dtype"] = _dtype_name(args["dtype"])
+    out["device"] = str(args["device"])
+    return out
+
+
+def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool) -> Loader:
+    """Unpickling: the same Loader, made afresh in this process, at the same epoch."""
+    loader = Loader(**args)
+    loader._epoch, loader._epoch_set = epoch, epoch_set
+    return loader

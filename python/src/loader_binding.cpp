@@ -2,16 +2,21 @@
 // (train_loader_options) or evaluation (eval_loader_options) would use for the same settings, so its
 // batches are the CLI's, bit for bit. Batches are the loader's own buffers as torch tensors (no copy; a
 // CPU buffer returns to the pool when Python frees its tensor). Waits release the GIL and look for
-// Ctrl-C every 50 ms; a worker's error is raised in Python as the CLI reports it.
+// Ctrl-C every 50 ms; a worker's error is raised in Python as the CLI reports it. In a forked child the
+// parent's worker threads do not exist (and their locks may be held forever): the parent's loader is
+// abandoned without a join, and the next epoch starts afresh from the same arguments.
 #include "bindings.h"
+#include "fork_safe.h"
 
 #include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/loader.h"
-#include "fastloop/data/source.h"
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/setup.h"
+
+#include <unistd.h>
 
 #include <memory>
 #include <optional>
@@ -27,6 +32,25 @@ struct SplitLoaderArgs {
   std::optional<bool> augment, shuffle, drop_last;
   std::string mean, std, dtype = "float32", device = "cpu", bad_image_policy = "stop";
   bool channels_last = false;
+
+  /// From the dict fastloop.Loader passes (its keyword arguments by name, resolved); a missing key keeps
+  /// the default, an unknown one is a bug of the package and says so.
+  static SplitLoaderArgs from_dict(const py::dict& given) {
+    SplitLoaderArgs a;
+    size_t read = 0;
+    auto take = [&](const char* name, auto& field) {
+      if (!given.contains(name)) return;
+      field = given[name].cast<std::remove_reference_t<decltype(field)>>();
+      ++read;
+    };
+    take("source", a.source), take("split", a.split), take("batch_size", a.batch_size), take("workers", a.workers);
+    take("prefetch", a.prefetch), take("augment", a.augment), take("image_size", a.image_size), take("mean", a.mean);
+    take("std", a.std), take("dtype", a.dtype), take("channels_last", a.channels_last), take("device", a.device);
+    take("seed", a.seed), take("shuffle", a.shuffle), take("drop_last", a.drop_last), take("rank", a.rank);
+    take("world_size", a.world_size), take("bad_image_policy", a.bad_image_policy);
+    if (read != given.size()) throw std::logic_error("fastloop._C.Loader: an argument it does not know was given");
+    return a;
+  }
 };
 
 at::ScalarType dtype_named(const std::string& name) {
@@ -38,48 +62,24 @@ at::ScalarType dtype_named(const std::string& name) {
 
 class SplitLoader {
  public:
-  explicit SplitLoader(const SplitLoaderArgs& args) {
-    if (args.split != "train" && args.split != "val" && args.split != "test")
-      throw InputError("fastloop.Loader: split must be 'train', 'val' or 'test', got '" + args.split + "'");
-    if (args.world_size < 1 || args.rank < 0 || args.rank >= args.world_size)
-      throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
-                       std::to_string(args.world_size) + " is not a rank of the group");
-    TrainConfig config = config_of(args);
-    data_ = data_load(config.data);
-    const bool train = args.split == "train";
-    const Dataset& split = train ? data_.train : data_.test;
-    if (split.size() == 0)
-      throw InputError("fastloop.Loader: " + args.source + " has no " + args.split + " split (an image folder without "
-                       "val/, shards without val-*.tar)");
-    const c10::Device device(args.device);
-    LoaderOptions options;
-    if (train) {
-      options = train_loader_options(config, args.rank, args.world_size, device, dtype_named(args.dtype));
-    } else {
-      EvalOptions eval;
-      eval.device = device;
-      eval.channels_last = args.channels_last;
-      eval.amp.dtype = dtype_named(args.dtype);
-      options = eval_loader_options(config.data.batch_size, config.data.workers, eval);
-      options.sampler = {false, static_cast<uint64_t>(args.seed), args.rank, args.world_size};
-      options.prefetch = config.data.prefetch;
-      if (args.augment.value_or(false))
-        options.augment = {true, config.data.crop_pad, config.data.flip};
-    }
-    if (args.shuffle) options.sampler.shuffle = *args.shuffle;
-    if (args.drop_last) options.drop_last = *args.drop_last;
-    loader_ = std::make_unique<Loader>(split, options);
-    classes_ = split.classes;
-    num_classes_ = split.num_classes;
+  explicit SplitLoader(SplitLoaderArgs args) : args_(std::move(args)) { build(); }
+  ~SplitLoader() {
+    if (forked()) abandon();  // the parent's threads are not here to join
   }
+  SplitLoader(const SplitLoader&) = delete;
+  SplitLoader& operator=(const SplitLoader&) = delete;
 
-  int64_t size() const { return loader_->batches_per_epoch(); }
+  int64_t size() const {
+    if (!loader_) throw std::runtime_error("fastloop.Loader: its rebuild in this process failed; create it again");
+    return loader_->batches_per_epoch();
+  }
   const std::vector<std::string>& classes() const { return classes_; }
   int64_t num_classes() const { return num_classes_; }
 
   void start(int64_t epoch) {
     {
       py::gil_scoped_release release;
+      if (forked()) rebuild_after_fork();
       loader_->start_epoch(epoch);
     }
     stop_on_interrupt();
@@ -87,6 +87,11 @@ class SplitLoader {
 
   /// The next (images, labels), or None at the end of the epoch.
   std::optional<std::pair<at::Tensor, at::Tensor>> next() {
+    if (forked())
+      throw std::runtime_error(
+          "fastloop.Loader: this iteration was started before the process forked, and its worker threads stayed "
+          "in the parent; start a new one in this process (iter(loader), a new for loop), create the Loader in "
+          "the child, or use the 'spawn' start method");
     for (;;) {
       {
         py::gil_scoped_release release;
@@ -105,11 +110,70 @@ class SplitLoader {
   }
 
   void stop() {
+    if (forked()) return;  // nothing of the parent's runs here; start() rebuilds
     py::gil_scoped_release release;
     loader_->stop();
   }
 
  private:
+  bool forked() const { return getpid() != owner_pid_; }
+
+  /// Builds the data index and the loader from args_ in this process.
+  void build() {
+    const SplitLoaderArgs& args = args_;
+    if (args.split != "train" && args.split != "val" && args.split != "test")
+      throw InputError("fastloop.Loader: split must be 'train', 'val' or 'test', got '" + args.split + "'");
+    if (args.world_size < 1 || args.rank < 0 || args.rank >= args.world_size)
+      throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
+                       std::to_string(args.world_size) + " is not a rank of the group");
+    TrainConfig config = config_of(args);
+    data_ = std::make_unique<DatasetSplits>(data_load(config.data));
+    const bool train = args.split == "train";
+    const Dataset& split = train ? data_->train : data_->test;
+    if (split.size() == 0)
+      throw InputError("fastloop.Loader: " + args.source + " has no " + args.split + " split (an image folder without "
+                       "val/, shards without val-*.tar)");
+    loader_ = std::make_unique<Loader>(split, loader_options(config, train));
+    classes_ = split.classes;
+    num_classes_ = split.num_classes;
+    owner_pid_ = getpid();
+  }
+
+  /// A Loader inherited through fork(): its threads start afresh here (built on a new thread: fork_safe.h).
+  void rebuild_after_fork() {
+    abandon();
+    on_new_thread([this] { build(); });
+  }
+
+  /// Forgets the parent's loader and data without running their destructors: a join of threads that do
+  /// not exist in this process, or a lock a parent thread held at fork(), would never return.
+  void abandon() {
+    (void)loader_.release();
+    (void)data_.release();
+  }
+
+  LoaderOptions loader_options(const TrainConfig& config, bool train) const {
+    const SplitLoaderArgs& args = args_;
+    const c10::Device device(args.device);
+    LoaderOptions options;
+    if (train) {
+      options = train_loader_options(config, args.rank, args.world_size, device, dtype_named(args.dtype));
+    } else {
+      EvalOptions eval;
+      eval.device = device;
+      eval.channels_last = args.channels_last;
+      eval.amp.dtype = dtype_named(args.dtype);
+      options = eval_loader_options(config.data.batch_size, config.data.workers, eval);
+      options.sampler = {false, static_cast<uint64_t>(args.seed), args.rank, args.world_size};
+      options.prefetch = config.data.prefetch;
+      if (args.augment.value_or(false))
+        options.augment = {true, config.data.crop_pad, config.data.flip};
+    }
+    if (args.shuffle) options.sampler.shuffle = *args.shuffle;
+    if (args.drop_last) options.drop_last = *args.drop_last;
+    return options;
+  }
+
   /// Ctrl-C (or another signal whose handler raises): the workers stop, then KeyboardInterrupt is raised.
   void stop_on_interrupt() {
     if (PyErr_CheckSignals() == 0) return;
@@ -140,7 +204,9 @@ class SplitLoader {
     return config;
   }
 
-  DatasetSplits data_;  // the loader reads one of its splits
+  SplitLoaderArgs args_;
+  pid_t owner_pid_ = 0;               // the process whose threads the loader runs on
+  std::unique_ptr<DatasetSplits> data_;  // the loader reads one of its splits
   std::unique_ptr<Loader> loader_;
   std::vector<std::string> classes_;
   int64_t num_classes_ = 0;
@@ -150,24 +216,12 @@ class SplitLoader {
 
 void loader_bind(py::module_& module) {
   py::class_<SplitLoader>(module, "Loader", "fastloop's threaded loader over one split of a --data source")
-      .def(py::init([](const std::string& source, const std::string& split, int64_t batch_size, int64_t workers,
-                       int64_t prefetch, std::optional<bool> augment, int64_t image_size, const std::string& mean,
-                       const std::string& std, const std::string& dtype, bool channels_last, const std::string& device,
-                       int64_t seed, std::optional<bool> shuffle, std::optional<bool> drop_last, int64_t rank,
-                       int64_t world_size, const std::string& bad_image_policy) {
-             SplitLoaderArgs a;
-             a.source = source, a.split = split, a.batch_size = batch_size, a.workers = workers;
-             a.prefetch = prefetch, a.augment = augment, a.image_size = image_size, a.mean = mean, a.std = std;
-             a.dtype = dtype, a.channels_last = channels_last, a.device = device, a.seed = seed;
-             a.shuffle = shuffle, a.drop_last = drop_last, a.rank = rank, a.world_size = world_size;
-             a.bad_image_policy = bad_image_policy;
+      .def(py::init([](const py::dict& args) {
+             SplitLoaderArgs parsed = SplitLoaderArgs::from_dict(args);
              py::gil_scoped_release release;  // listing a folder or mapping shards can take a while
-             return std::make_unique<SplitLoader>(a);
+             return std::make_unique<SplitLoader>(std::move(parsed));
            }),
-           py::arg("source"), py::arg("split"), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
-           py::arg("augment"), py::arg("image_size"), py::arg("mean"), py::arg("std"), py::arg("dtype"),
-           py::arg("channels_last"), py::arg("device"), py::arg("seed"), py::arg("shuffle"), py::arg("drop_last"),
-           py::arg("rank"), py::arg("world_size"), py::arg("bad_image_policy"))
+           py::arg("args"), "fastloop.Loader's keyword arguments by name, resolved (None: -1 for workers)")
       .def("__len__", &SplitLoader::size)
       .def_property_readonly("classes", &SplitLoader::classes)
       .def_property_readonly("num_classes", &SplitLoader::num_classes)

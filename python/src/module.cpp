@@ -2,6 +2,7 @@
 // anything else -> RuntimeError, with the CLI's message) and the bindings of loader_binding.cpp and
 // run_binding.cpp.
 #include "bindings.h"
+#include "fork_safe.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/version.h"
@@ -32,7 +33,9 @@ PYBIND11_MODULE(_C, module) {
   namespace fp = fastloop::python;
   module.doc() = "fastloop's C++ engine: its loader, `fastloop train` and `fastloop eval`";
   module.attr("__version__") = FASTLOOP_VERSION;
+  fp::import_pid();  // forked children are told apart from this process from now on
   fp::errors_translate();
   fp::loader_bind(module);
   fp::run_bind(module);
+  fp::transforms_bind(module);
 }

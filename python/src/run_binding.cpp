@@ -2,6 +2,7 @@
 // return their summary as a dict. A torch.jit.ScriptModule made in this process trains in place: it is
 // registered as a model for the run, sharing its tensors (the TorchScript path, without a file).
 #include "bindings.h"
+#include "fork_safe.h"
 
 #include "fastloop/cli/eval_run.h"
 #include "fastloop/cli/train_main.h"
@@ -61,7 +62,7 @@ py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::
   TrainSummary summary;
   {
     py::gil_scoped_release release;
-    summary = train_run(config, given, quiet);
+    summary = fork_safe_run([&] { return train_run(config, given, quiet); });
   }
   py::dict out;
   out["test_accuracy"] = summary.test.accuracy;
@@ -84,7 +85,7 @@ py::dict evaluate_call(const EvalRequest& request) {
   EvalRun run;
   {
     py::gil_scoped_release release;
-    run = eval_run(request);
+    run = fork_safe_run([&] { return eval_run(request); });
   }
   py::dict out;
   out["accuracy"] = run.result.accuracy;

@@ -14,6 +14,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("FASTLOOP_BUILD_DIR", ROOT / "build"))
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """FASTLOOP_REPEAT=N runs every selected test N times (scripts/stress.sh): a flake shows as a failure."""
+    repeat = int(os.environ.get("FASTLOOP_REPEAT", "1"))
+    if repeat > 1:
+        metafunc.fixturenames.append("repeat_index")
+        metafunc.parametrize("repeat_index", range(repeat))
+
+
 def _program(name: str) -> pathlib.Path:
     path = BUILD / name
     if not path.exists():
@@ -102,6 +110,17 @@ def fork_and_wait(child: Callable[[], int], timeout: float = 60.0) -> int:
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.01)
+    stacks = _native_stacks(pid)
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-    raise AssertionError(f"the forked child hung: still running after {timeout:.0f} s")
+    raise AssertionError(f"the forked child hung: still running after {timeout:.0f} s\n{stacks}")
+
+
+def _native_stacks(pid: int) -> str:
+    """Every thread's native stack of process ``pid`` (gdb's), to say where a hang waits; "" without gdb."""
+    try:
+        done = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 12"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return "\n".join(line for line in done.stdout.splitlines() if line.startswith(("#", "Thread")))
