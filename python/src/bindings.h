@@ -14,4 +14,7 @@ void loader_bind(py::module_& module);
 /// _C.train and _C.evaluate: `fastloop train` and `fastloop eval` as calls.
 void run_bind(py::module_& module);
 
+/// _C._transform_apply, _transform_repr, _transform_draws: a transform spec compiled and run on one image.
+void transforms_bind(py::module_& module);
+
 } // namespace fastloop::python

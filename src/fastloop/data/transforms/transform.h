@@ -26,10 +26,18 @@ class TransformTypeError : public InputError {
 
 struct TransformSpec;
 
+/// torchvision's InterpolationMode for uint8 tensors (v2 accepts the enum or its value: "bilinear", ...).
+enum class Interpolation { kNearest, kNearestExact, kBilinear, kBicubic };
+
+/// "InterpolationMode.BILINEAR": torchvision's repr of the mode.
+const char* interpolation_repr(Interpolation interpolation);
+
 /// One argument as torchvision's constructors take it: None, a bool, an int, a float, a str, a sequence
-/// (tuple or list) of values, or a list of transforms (Compose's, RandomApply's, ...).
+/// (tuple or list) of values, a list of transforms (Compose's, RandomApply's, ...), or a name as written in
+/// Python (kName: InterpolationMode.BILINEAR, AutoAugmentPolicy.CIFAR10, torch.float32; `text` holds it as
+/// written, and get_string() gives the enum's value: "bilinear", "cifar10", "float32").
 struct TransformValue {
-  enum class Kind { kNone, kBool, kInt, kFloat, kString, kList, kTransforms };
+  enum class Kind { kNone, kBool, kInt, kFloat, kString, kList, kTransforms, kName };
   Kind kind = Kind::kNone;
   bool boolean = false;
   int64_t integer = 0;
@@ -50,7 +58,19 @@ struct TransformSpec {
 struct TransformParam {
   std::string name;
   TransformValue default_value;
+  bool required = false;  // no default: a call without it is a TypeError, as Python's
 };
+
+/// Values and parameters as signatures spell them: {"p", value_float(0.5)}, param_required("size").
+TransformValue value_none();
+TransformValue value_bool(bool value);
+TransformValue value_int(int64_t value);
+TransformValue value_float(double value);
+TransformValue value_string(const std::string& text);
+TransformValue value_list(std::vector<TransformValue> items);
+TransformValue value_floats(const std::vector<double>& numbers);  // a tuple of floats
+TransformValue value_ints(const std::vector<int64_t>& numbers);   // a tuple of ints
+TransformParam param_required(const std::string& name);
 
 /// A spec's arguments bound to a signature, as Python binds a call: too many positionals, an unknown or a
 /// repeated keyword throw TransformTypeError ("RandomCrop() got an unexpected keyword argument 'x'").
@@ -64,18 +84,20 @@ class TransformArgs {
   bool get_bool(const std::string& name) const;
   int64_t get_int(const std::string& name) const;
   double get_double(const std::string& name) const;  // an int or a float
-  std::string get_string(const std::string& name) const;
+  std::string get_string(const std::string& name) const;  // a str, or a kName's value (see TransformValue)
   std::vector<double> get_doubles(const std::string& name) const;  // a number alone is a sequence of one
   std::vector<int64_t> get_ints(const std::string& name) const;     // a number alone is a sequence of one
   const std::vector<TransformSpec>& get_transforms(const std::string& name) const;
+  /// InterpolationMode.BILINEAR (as parsed), "bilinear", or torchvision's int codes (0 nearest, 2 bilinear,
+  /// 3 bicubic); anything else throws InputError with torchvision's message.
+  Interpolation get_interpolation(const std::string& name) const;
+  /// A TransformTypeError "<transform>(): argument '<name>' must be <what>, not <kind>" for this argument.
+  [[noreturn]] void fail_type(const std::string& name, const std::string& what) const;
 
  private:
   std::string name_;
   std::vector<std::pair<std::string, TransformValue>> bound_;
 };
-
-/// torchvision's InterpolationMode for uint8 tensors (v2 accepts the enum or its value: "bilinear", ...).
-enum class Interpolation { kNearest, kNearestExact, kBilinear, kBicubic };
 
 /// A transform's parameters as torchvision's make_params returns them (name -> numbers), for the
 /// distribution tests against torchvision's own sampling.
@@ -102,7 +124,7 @@ using TransformPtr = std::shared_ptr<const Transform>;
 using TransformFactory = std::function<TransformPtr(const TransformArgs&)>;
 
 /// The operations by torchvision class name: each op file has a `transforms_register_<family>(registry)`
-/// that registry.cpp calls once.
+/// (families.h) that transform_registry() calls once.
 class TransformRegistry {
  public:
   void add(const std::string& name, std::vector<TransformParam> signature, TransformFactory factory);

@@ -1,0 +1,90 @@
+// fastloop._C's transform entry points for tests and the Python package: a spec string compiled as a
+// Loader compiles it, run on one image (_transform_apply), printed (_transform_repr) or asked for its
+// random draws (_transform_draws). TransformTypeError is Python's TypeError, InputError its ValueError.
+#include "bindings.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/transform.h"
+
+#include <cstring>
+
+namespace fastloop::python {
+namespace {
+
+ImageU8 image_from_tensor(const at::Tensor& tensor) {
+  if (tensor.scalar_type() != at::kByte || tensor.dim() != 3)
+    throw InputError("_transform_apply: image must be a uint8 tensor [C, H, W], got " +
+                     std::string(c10::toString(tensor.scalar_type())) + " with " + std::to_string(tensor.dim()) + " dims");
+  const int64_t channels = tensor.size(0);
+  if (channels != 1 && channels != 3 && channels != 4)
+    throw InputError("_transform_apply: image must have 1, 3 or 4 channels, got " + std::to_string(channels));
+  const at::Tensor hwc = tensor.permute({1, 2, 0}).contiguous();
+  ImageU8 image;
+  image.reshape(tensor.size(1), tensor.size(2), channels);
+  std::memcpy(image.data(), hwc.data_ptr<uint8_t>(), static_cast<size_t>(image.bytes()));
+  return image;
+}
+
+at::Tensor tensor_from_image(const ImageU8& image) {
+  at::Tensor hwc = at::empty({image.height, image.width, image.channels}, at::kByte);
+  std::memcpy(hwc.data_ptr<uint8_t>(), image.data(), static_cast<size_t>(image.bytes()));
+  return hwc.permute({2, 0, 1}).contiguous();
+}
+
+at::Tensor transform_apply(const std::string& spec, const at::Tensor& input, uint64_t seed, int64_t index) {
+  const auto transforms = pipeline_make(spec_parse(spec));
+  ImageU8 image = image_from_tensor(input);
+  {
+    py::gil_scoped_release release;
+    TransformScratch scratch;
+    for (size_t k = 0; k < transforms.size(); ++k) {
+      Draws draws = pipeline_draws(seed, 0, index, static_cast<int64_t>(k));
+      transforms[k]->apply(image, draws, scratch);
+    }
+  }
+  return tensor_from_image(image);
+}
+
+py::list transform_draws(const std::string& spec, int64_t height, int64_t width, uint64_t seed, int64_t count) {
+  const auto transforms = pipeline_make(spec_parse(spec));
+  py::list samples;
+  for (int64_t index = 0; index < count; ++index) {
+    py::list per_transform;
+    for (size_t k = 0; k < transforms.size(); ++k) {
+      Draws draws = pipeline_draws(seed, 0, index, static_cast<int64_t>(k));
+      py::dict params;
+      for (const auto& [name, values] : transforms[k]->draw(height, width, draws)) params[py::str(name)] = py::cast(values);
+      per_transform.append(params);
+    }
+    samples.append(per_transform);
+  }
+  return samples;
+}
+
+}  // namespace
+
+void transforms_bind(py::module_& module) {
+  // Registered after module.cpp's translator, so tried first: the TypeError subclass before InputError's ValueError.
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const TransformTypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    }
+  });
+  module.def("_transform_apply", &transform_apply, py::arg("spec"), py::arg("image"), py::arg("seed"),
+             py::arg("index") = 0,
+             "Runs the uint8 part of the pipeline `spec` on one uint8 [C, H, W] image (C = 1, 3 or 4) with the "
+             "draws of (seed, epoch 0, index); returns the uint8 [C, H', W'] result.");
+  module.def("_transform_repr", [](const std::string& spec) { return pipeline_repr(pipeline_make(spec_parse(spec))); },
+             py::arg("spec"), "The compiled pipeline of `spec` in its canonical spelling (parses back).");
+  module.def("_transform_names", [] { return transform_registry().names(); },
+             "The torchvision class names the pipeline compiles.");
+  module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),
+             py::arg("seed"), py::arg("count"),
+             "For samples 0..count-1: a list, per top-level transform, of the dict of its random draws "
+             "(Transform::draw) for a height x width image.");
+}
+
+}  // namespace fastloop::python

