@@ -29,7 +29,7 @@ case "$target" in
   safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
   config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
   # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
-  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/report/metrics_read.cpp src/fastloop/report/plot.cpp
+  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/plot/metrics_read.cpp src/fastloop/plot/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/sources/idx.cpp); max_len=4096; torch=1 ;;
   # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).
@@ -73,7 +73,7 @@ scratch="$(mktemp -d /dev/shm/fastloop_fuzz.XXXXXX 2>/dev/null || mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 export TMPDIR="$scratch"
 # LibTorch's own leaks on malformed archives are listed (and explained) in fuzz/lsan.supp.
-export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions='$PWD/fuzz/lsan.supp'${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # -rss_limit_mb bounds what a hostile header length could make us allocate; -max_len lets headers grow.
 "$out/${target}_fuzzer" "$out/$target-corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
   -timeout=10 -print_final_stats=1 -artifact_prefix="$out/$target-artifacts/" ${FUZZ_ARGS:-}

@@ -42,7 +42,7 @@ cmake --build "$build_dir" -j "$(nproc)"
 # reachable from its globals, so they are not reported.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="suppressions='$root/tests/tsan.supp':halt_on_error=1:second_deadlock_stack=1"
 
 cd "$build_dir"
 case "$mode" in
