@@ -1,6 +1,7 @@
 // fastloop._C's transform entry points for tests and the Python package: a spec string compiled as a
-// Loader compiles it, run on one image (_transform_apply), printed (_transform_repr) or asked for its
-// random draws (_transform_draws). TransformTypeError is Python's TypeError, InputError its ValueError.
+// Loader compiles it (pipeline.h), run on one image (_transform_apply: the uint8 part; _transform_output: all
+// of it, float32), printed (_transform_repr) or asked for its random draws (_transform_draws).
+// TransformTypeError is Python's TypeError, InputError its ValueError.
 #include "bindings.h"
 
 #include "fastloop/core/errors.h"
@@ -33,21 +34,39 @@ at::Tensor tensor_from_image(const ImageU8& image) {
 }
 
 at::Tensor transform_apply(const std::string& spec, const at::Tensor& input, uint64_t seed, int64_t index) {
-  const auto transforms = pipeline_make(spec_parse(spec));
+  const Pipeline pipeline(spec);
   ImageU8 image = image_from_tensor(input);
   {
     py::gil_scoped_release release;
     TransformScratch scratch;
-    for (size_t k = 0; k < transforms.size(); ++k) {
-      Draws draws = pipeline_draws(seed, 0, index, static_cast<int64_t>(k));
-      transforms[k]->apply(image, draws, scratch);
-    }
+    pipeline.run_u8(image, seed, 0, index, scratch);
   }
   return tensor_from_image(image);
 }
 
+// The whole pipeline, output stage included, as the loader writes a sample: float32 [C, H, W].
+at::Tensor transform_output(const std::string& spec, const at::Tensor& input, uint64_t seed, int64_t index) {
+  const Pipeline pipeline(spec);
+  ImageU8 image = image_from_tensor(input);
+  at::Tensor out;
+  {
+    py::gil_scoped_release release;
+    TransformScratch scratch;
+    pipeline.run_u8(image, seed, 0, index, scratch);
+    const int64_t C = image.channels, H = image.height, W = image.width;
+    const std::vector<float> table = pipeline.value_table(C);
+    out = at::empty({C, H, W}, at::kFloat);
+    float* o = out.data_ptr<float>();
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x) o[(c * H + y) * W + x] = table[static_cast<size_t>(c * 256 + image.row(y)[x * C + c])];
+    pipeline.erase_output(o, C, H, W, H * W, W, 1, seed, 0, index, [](float* at, float v) { *at = v; });
+  }
+  return out;
+}
+
 py::list transform_draws(const std::string& spec, int64_t height, int64_t width, uint64_t seed, int64_t count) {
-  const auto transforms = pipeline_make(spec_parse(spec));
+  const auto transforms = pipeline_make(spec_parse(spec));  // every transform, uint8 or output stage
   py::list samples;
   for (int64_t index = 0; index < count; ++index) {
     py::list per_transform;
@@ -77,7 +96,11 @@ void transforms_bind(py::module_& module) {
              py::arg("index") = 0,
              "Runs the uint8 part of the pipeline `spec` on one uint8 [C, H, W] image (C = 1, 3 or 4) with the "
              "draws of (seed, epoch 0, index); returns the uint8 [C, H', W'] result.");
-  module.def("_transform_repr", [](const std::string& spec) { return pipeline_repr(pipeline_make(spec_parse(spec))); },
+  module.def("_transform_output", &transform_output, py::arg("spec"), py::arg("image"), py::arg("seed"),
+             py::arg("index") = 0,
+             "Runs all of the pipeline `spec` on one uint8 [C, H, W] image, the output stage (conversion, Normalize, "
+             "RandomErasing after them) included, as the loader writes a sample; returns float32 [C, H', W'].");
+  module.def("_transform_repr", [](const std::string& spec) { return Pipeline(spec).repr(); },
              py::arg("spec"), "The compiled pipeline of `spec` in its canonical spelling (parses back).");
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");

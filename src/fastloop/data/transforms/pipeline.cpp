@@ -1,13 +1,64 @@
-// The compiled pipeline of pipeline.h.
+// The compiled pipeline of pipeline.h: the split into the uint8 part and the output stage, and the output
+// stage's arithmetic per uint8 value, emulating torch's dtype rounding after each operation.
 #include "fastloop/data/transforms/pipeline.h"
 
 #include "fastloop/data/loader/sampler.h"
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <set>
 
 namespace fastloop {
 namespace {
 
 constexpr uint64_t kStreamCropSalt = 0xc20b, kStreamFlipSalt = 0xf11b;  // the built-in crop and flip streams
 constexpr uint64_t kStreamSalt = 0x7a3f;  // + position, from position 2 on: apart from kEraseSalt's 0xe7a5
+
+const std::set<std::string>& output_stage_names() {
+  static const std::set<std::string> names = {"ToTensor", "ToDtype", "ConvertImageDtype", "Normalize"};
+  return names;
+}
+
+// The conversions to float and Normalize belong to the output stage: not inside a container.
+void check_not_nested(const TransformSpec& spec, const std::string& container) {
+  if (!container.empty() && output_stage_names().count(spec.name))
+    throw TransformTypeError(spec.name + " inside " + container + " is not supported: fastloop applies the conversion "
+                             "to float and Normalize once, at the top level of the pipeline, after the uint8 operations");
+  auto visit = [&](const TransformValue& value) {
+    for (const auto& child : value.transforms) check_not_nested(child, spec.name);
+  };
+  for (const auto& value : spec.positional) visit(value);
+  for (const auto& [key, value] : spec.keywords) visit(value);
+}
+
+// A top-level Compose is its list: "Compose([A, B]), C" runs as "A, B, C" (a nested Compose of conversions too).
+void compose_flatten(const std::vector<TransformSpec>& specs, std::vector<TransformSpec>& out) {
+  for (const auto& spec : specs) {
+    const TransformValue* list = nullptr;
+    if (spec.name == "Compose" && spec.positional.size() == 1 && spec.keywords.empty()) list = &spec.positional[0];
+    if (spec.name == "Compose" && spec.positional.empty() && spec.keywords.size() == 1 &&
+        spec.keywords[0].first == "transforms")
+      list = &spec.keywords[0].second;
+    if (list && list->kind == TransformValue::Kind::kTransforms) {
+      compose_flatten(list->transforms, out);
+    } else {
+      out.push_back(spec);
+    }
+  }
+}
+
+// torch's result of one operation in `dtype`: computed in float (opmath) for the 16-bit types, then rounded.
+double dtype_round(double v, StageDtype dtype) {
+  switch (dtype) {
+    case StageDtype::kFloat64: return v;
+    case StageDtype::kFloat32: return static_cast<float>(v);
+    case StageDtype::kFloat16: return static_cast<float>(c10::Half(static_cast<float>(v)));
+    case StageDtype::kBFloat16: return static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+    case StageDtype::kUInt8: return v;
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -26,6 +77,92 @@ std::string pipeline_repr(const std::vector<TransformPtr>& transforms) {
   std::string out;
   for (size_t i = 0; i < transforms.size(); ++i) out += (i ? ", " : "") + transforms[i]->repr();
   return out;
+}
+
+Pipeline::Pipeline(const std::string& spec) {
+  std::vector<TransformSpec> specs;
+  compose_flatten(spec_parse(spec), specs);
+  for (const auto& one : specs) check_not_nested(one, "");
+  transforms_ = pipeline_make(specs);
+  repr_ = pipeline_repr(transforms_);
+  uint8_end_ = transforms_.size();
+  std::string conversion;  // the repr of the conversion to float, once there is one
+  for (size_t k = 0; k < transforms_.size(); ++k) {
+    const Transform* t = transforms_[k].get();
+    if (const auto* convert = dynamic_cast<const ConvertTransform*>(t)) {
+      if (convert->dtype() == StageDtype::kUInt8) {
+        if (float_output())
+          throw TransformTypeError(convert->repr() + " after " + conversion + ": converting the float image back to "
+                                   "uint8 is not supported");
+        continue;  // PILToTensor, ToImage, ToDtype(torch.uint8): uint8 stays uint8
+      }
+      if (!float_output()) uint8_end_ = k, conversion = convert->repr();
+      dtype_ = convert->dtype();
+      output_steps_.push_back(t);
+    } else if (dynamic_cast<const NormalizeTransform*>(t)) {
+      if (!float_output())
+        throw TransformTypeError("Normalize(): Input tensor should be a float tensor. Got torch.uint8. (put "
+                                 "ToDtype(torch.float32, scale=True) or ToTensor() before Normalize)");
+      output_steps_.push_back(t);
+    } else if (const auto* erasing = dynamic_cast<const RandomErasingTransform*>(t); erasing && float_output()) {
+      output_erasing_.push_back({erasing, static_cast<int64_t>(k), output_steps_.size()});
+    } else if (float_output()) {
+      throw TransformTypeError(t->repr() + " comes after " + conversion + ": fastloop runs image operations on uint8 "
+                               "images only; put it before the conversion to float");
+    }
+  }
+  if (uint8_end_ > 0) head_ = dynamic_cast<const ResizePlanTransform*>(transforms_[0].get());
+  if (head_ && uint8_end_ > 1) head_crop_ = dynamic_cast<const ResizePlanTransform*>(transforms_[1].get());
+}
+
+void Pipeline::run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
+                      size_t first) const {
+  for (size_t k = first; k < uint8_end_; ++k) {
+    Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
+    transforms_[k]->apply(image, draws, scratch);
+  }
+}
+
+float Pipeline::output_value(double v, int64_t channel, size_t first_step) const {
+  StageDtype dtype = StageDtype::kUInt8;
+  for (size_t s = 0; s < first_step; ++s)
+    if (const auto* convert = dynamic_cast<const ConvertTransform*>(output_steps_[s])) dtype = convert->dtype();
+  double x = first_step == 0 ? v : dtype_round(v, dtype);  // the value tensor is cast to the image's dtype
+  for (size_t s = first_step; s < output_steps_.size(); ++s) {
+    if (const auto* convert = dynamic_cast<const ConvertTransform*>(output_steps_[s])) {
+      if (dtype == StageDtype::kUInt8) {  // uint8 -> float: ToTensor divides, to_dtype multiplies by 1 / 255
+        const double in = dtype_round(x, convert->dtype());
+        x = !convert->scale() ? in
+            : convert->divide() ? static_cast<float>(static_cast<float>(x) / 255.0f)
+                                : dtype_round(dtype_round(in * dtype_round(1.0 / 255.0, convert->dtype() == StageDtype::kFloat64 ? StageDtype::kFloat64 : StageDtype::kFloat32), StageDtype::kFloat32), convert->dtype());
+      } else {
+        x = dtype_round(x, convert->dtype());  // float -> float: a cast
+      }
+      dtype = convert->dtype();
+    } else if (const auto* normalize = dynamic_cast<const NormalizeTransform*>(output_steps_[s])) {
+      auto at = [&](const std::vector<double>& values) {
+        return dtype_round(values.size() == 1 ? values[0] : values[static_cast<size_t>(channel) % values.size()], dtype);
+      };
+      const StageDtype opmath = dtype == StageDtype::kFloat64 ? StageDtype::kFloat64 : StageDtype::kFloat32;
+      x = dtype_round(dtype_round(x - at(normalize->mean()), opmath), dtype);
+      x = dtype_round(dtype_round(x / at(normalize->std()), opmath), dtype);
+    }
+  }
+  return static_cast<float>(x);
+}
+
+std::vector<float> Pipeline::value_table(int64_t channels) const {
+  for (const Transform* step : output_steps_)
+    if (const auto* normalize = dynamic_cast<const NormalizeTransform*>(step)) {
+      for (const auto* values : {&normalize->mean(), &normalize->std()})
+        if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels)
+          throw InputError(normalize->repr() + ": " + std::to_string(values->size()) + " values for an image of " +
+                           std::to_string(channels) + " channels (torch cannot broadcast them)");
+    }
+  std::vector<float> table(static_cast<size_t>(channels * 256));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = output_value(v, c, 0);
+  return table;
 }
 
 } // namespace fastloop

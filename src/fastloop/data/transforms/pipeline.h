@@ -1,13 +1,19 @@
 // A Loader's compiled transform pipeline: the specs (spec.h) made into transforms once, then run by every
 // worker on its own uint8 image with the draws of (seed, epoch, index), so a sample's result never depends
-// on which thread ran it.
+// on which thread ran it. The transforms up to the conversion to float run on uint8 images; the conversion,
+// Normalize and a RandomErasing after them form the output stage, which the loader writes straight into the
+// batch through a per-channel value table (output_stage.h).
 #pragma once
 
 #include "fastloop/data/transforms/draws.h"
+#include "fastloop/data/transforms/erasing_transforms.h"
+#include "fastloop/data/transforms/output_stage.h"
+#include "fastloop/data/transforms/resize_transforms.h"
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,5 +30,74 @@ std::vector<TransformPtr> pipeline_make(const std::vector<TransformSpec>& specs)
 
 /// The canonical spelling of a made pipeline: each transform's repr() joined by ", " (parses back).
 std::string pipeline_repr(const std::vector<TransformPtr>& transforms);
+
+class Pipeline {
+ public:
+  /// Compiles `spec`. The conversions and Normalize must stand at the top level (not in a container), after
+  /// every operation on uint8 images, and Normalize after a conversion to float (torchvision's TypeError
+  /// otherwise); a RandomErasing after the conversion erases the float output. TransformTypeError otherwise.
+  explicit Pipeline(const std::string& spec);
+
+  /// The canonical spelling (parses back to the same pipeline).
+  const std::string& repr() const { return repr_; }
+
+  /// Runs the uint8 transforms at positions [first, uint8_end()) on `image`, each with its stream.
+  void run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
+              size_t first = 0) const;
+  size_t uint8_end() const { return uint8_end_; }
+
+  /// The first transform when it only crops or resizes (RandomResizedCrop, Resize, CenterCrop), so a loader
+  /// can decode just the region it reads; nullptr otherwise.
+  const ResizePlanTransform* head() const { return head_; }
+  /// A CenterCrop right after a Resize head (eval's Resize + CenterCrop): the loader resizes just its window.
+  const ResizePlanTransform* head_crop() const { return head_crop_; }
+
+  /// Whether the output stage converts to float (ToTensor, ToDtype(float, ...), ConvertImageDtype).
+  bool float_output() const { return dtype_ != StageDtype::kUInt8; }
+  StageDtype dtype() const { return dtype_; }
+
+  /// The output value of uint8 value v of channel c: table[c * 256 + v], computed as torchvision does on each
+  /// value (to_dtype, then each Normalize, rounded to the pipeline's dtype after every operation). A
+  /// uint8 output stage gives v itself.
+  std::vector<float> value_table(int64_t channels) const;
+
+  /// RandomErasing after the conversion to float: erases, in `out` (a channels x height x width image of
+  /// the output stage, `channel_stride` / `row_stride` / `pixel_stride` values apart), with sample
+  /// (seed, epoch, index)'s draws; values rounded to the pipeline's dtype, then stored by `store(ptr, v)`.
+  template <typename T, typename Store>
+  void erase_output(T* out, int64_t channels, int64_t height, int64_t width, int64_t channel_stride,
+                    int64_t row_stride, int64_t pixel_stride, uint64_t seed, int64_t epoch, int64_t index,
+                    Store store) const {
+    for (const auto& [op, position, steps_before] : output_erasing_) {
+      Draws draws = pipeline_draws(seed, epoch, index, position);
+      const ErasingBox box = op->box_draw(channels, height, width, draws);
+      if (!box.erase) continue;
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t y = box.top; y < box.top + box.height; ++y)
+          for (int64_t x = box.left; x < box.left + box.width; ++x)
+            store(out + c * channel_stride + y * row_stride + x * pixel_stride,
+                  output_value(op->value_draw(c, draws), c, steps_before));
+    }
+  }
+
+  /// A float value `v` of channel c (an erased pixel's) through the output steps [first_step, end): rounded to
+  /// the dtype at that point, then each later Normalize as torch computes it.
+  float output_value(double v, int64_t channel, size_t first_step) const;
+
+ private:
+  std::string repr_;
+  std::vector<TransformPtr> transforms_;
+  size_t uint8_end_ = 0;  // transforms_[0, uint8_end_) run on uint8 images
+  const ResizePlanTransform* head_ = nullptr;
+  const ResizePlanTransform* head_crop_ = nullptr;
+  StageDtype dtype_ = StageDtype::kUInt8;
+  std::vector<const Transform*> output_steps_;  // ConvertTransform / NormalizeTransform, in order
+  struct OutputErasing {
+    const RandomErasingTransform* op;
+    int64_t position;     // its draw stream
+    size_t steps_before;  // output_steps_ before it: the later ones apply to its values
+  };
+  std::vector<OutputErasing> output_erasing_;
+};
 
 } // namespace fastloop

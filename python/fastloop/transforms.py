@@ -1,0 +1,173 @@
+"""torchvision transforms compiled for fastloop's C++ workers.
+
+``compile_transform(obj)`` reads the public attributes of a ``torchvision.transforms`` (v1) or
+``torchvision.transforms.v2`` object — ``Compose``, ``RandomApply``, ``RandomChoice``, ``RandomOrder`` and
+every supported operation, nested as the user wrote them — and returns the pipeline in fastloop's spec
+language, the same text the CLI's ``--transform`` and the TOML recipes take::
+
+    >>> import torchvision.transforms.v2 as T
+    >>> compile_transform(T.Compose([T.RandomResizedCrop(224, scale=(0.35, 1)), T.RandomHorizontalFlip()]))
+    'RandomResizedCrop(size=(224, 224), scale=(0.35, 1.0), ratio=(0.75, 1.3333333333333333), ...'
+
+Anything fastloop does not run exactly as torchvision does — a ``Lambda``, a user's own class, an option
+that is not implemented — raises ``TypeError`` naming it and listing what is supported; nothing is
+approximated or silently skipped.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import numbers
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import torch
+
+from . import _C
+
+__all__ = ["compile_transform", "supported_transforms"]
+
+# The torchvision classes fastloop runs, with the constructor arguments in order. The attribute holding each
+# argument is the argument's name in v1 and v2 alike (checked against torchvision 0.29); where a constructor
+# rewrites its argument (ColorJitter's ranges, RandomRotation's degrees, Resize's [size]), the rewritten value
+# means the same when given back, and the C++ side applies torchvision's checks again.
+_SIGNATURES: Dict[str, Tuple[str, ...]] = {
+    "RandomResizedCrop": ("size", "scale", "ratio", "interpolation", "antialias"),
+    "Resize": ("size", "interpolation", "max_size", "antialias"),
+    "CenterCrop": ("size",),
+    "RandomCrop": ("size", "padding", "pad_if_needed", "fill", "padding_mode"),
+    "Pad": ("padding", "fill", "padding_mode"),
+    "RandomHorizontalFlip": ("p",),
+    "RandomVerticalFlip": ("p",),
+    "RandomRotation": ("degrees", "interpolation", "expand", "center", "fill"),
+    "RandomAffine": ("degrees", "translate", "scale", "shear", "interpolation", "fill", "center"),
+    "RandomPerspective": ("distortion_scale", "p", "interpolation", "fill"),
+    "ColorJitter": ("brightness", "contrast", "saturation", "hue"),
+    "Grayscale": ("num_output_channels",),
+    "RandomGrayscale": ("p",),
+    "GaussianBlur": ("kernel_size", "sigma"),
+    "RandomInvert": ("p",),
+    "RandomPosterize": ("bits", "p"),
+    "RandomSolarize": ("threshold", "p"),
+    "RandomAdjustSharpness": ("sharpness_factor", "p"),
+    "RandomAutocontrast": ("p",),
+    "RandomEqualize": ("p",),
+    "AutoAugment": ("policy", "interpolation", "fill"),
+    "RandAugment": ("num_ops", "magnitude", "num_magnitude_bins", "interpolation", "fill"),
+    "TrivialAugmentWide": ("num_magnitude_bins", "interpolation", "fill"),
+    "AugMix": ("severity", "mixture_width", "chain_depth", "alpha", "all_ops", "interpolation", "fill"),
+    "RandomErasing": ("p", "scale", "ratio", "value", "inplace"),
+    "Normalize": ("mean", "std", "inplace"),
+    "ToTensor": (),
+    "PILToTensor": (),
+    "ToImage": (),
+    "ToDtype": ("dtype", "scale"),
+    "ConvertImageDtype": ("dtype",),
+}
+_CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
+
+
+def supported_transforms() -> List[str]:
+    """The torchvision class names fastloop compiles (those of this build: ``_C._transform_names()``)."""
+    return sorted(set(_C._transform_names()))
+
+
+def _refuse(what: str) -> TypeError:
+    return TypeError(f"{what}; fastloop's transforms are: {', '.join(supported_transforms())}")
+
+
+def _literal(value: Any, where: str) -> str:
+    """A Python value as fastloop's spec language spells it (a subset of Python literals)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, enum.Enum):  # InterpolationMode.BILINEAR, AutoAugmentPolicy.IMAGENET
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, torch.dtype):
+        return str(value)  # torch.float32
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if not math.isfinite(number):
+            raise TypeError(f"{where}: {number} is not supported (a finite number is)")
+        return repr(number)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, torch.Tensor) and value.dim() <= 1:
+        return _literal(value.tolist(), where)
+    if isinstance(value, (list, tuple)):
+        items = [_literal(v, where) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    raise TypeError(f"{where}: a value of type {type(value).__name__} ({value!r}) is not supported")
+
+
+def _class_name(obj: Any) -> str:
+    """The torchvision class name of `obj`, or TypeError for anything that is not torchvision's own class."""
+    cls = type(obj)
+    module = getattr(cls, "__module__", "")
+    if not module.startswith("torchvision.transforms"):
+        raise _refuse(f"{cls.__module__}.{cls.__qualname__} is not a torchvision transform fastloop can compile")
+    name = cls.__name__
+    if name not in _SIGNATURES and name not in _CONTAINERS:
+        raise _refuse(f"torchvision's {name} is not supported")
+    return name
+
+
+def _children(obj: Any, name: str) -> str:
+    transforms = obj.transforms
+    if isinstance(transforms, torch.nn.ModuleList):
+        transforms = list(transforms)
+    if not isinstance(transforms, Sequence) or isinstance(transforms, (str, bytes)):
+        raise TypeError(f"{name}.transforms should be a sequence of transforms, got {type(transforms).__name__}")
+    return "[" + ", ".join(_compile_one(t) for t in transforms) + "]"
+
+
+def _argument(obj: Any, name: str, arg: str) -> str:
+    value = getattr(obj, arg)
+    if name == "RandomErasing" and arg == "value" and value is None:
+        value = "random"  # v2 stores value='random' as None
+    if name == "ToDtype" and arg == "dtype" and isinstance(value, dict):
+        raise TypeError("ToDtype with a dict of dtypes is not supported (give one torch.dtype)")
+    return _literal(value, f"{name}.{arg}")
+
+
+def _compile_one(obj: Any) -> str:
+    if isinstance(obj, str):
+        return obj  # a spec already
+    name = _class_name(obj)
+    if name in _CONTAINERS:
+        parts = [_children(obj, name)]
+        if name == "RandomApply":
+            parts.append(f"p={_literal(obj.p, 'RandomApply.p')}")
+        elif name == "RandomChoice" and obj.p is not None:
+            parts.append(f"p={_literal(obj.p, 'RandomChoice.p')}")
+        return f"{name}({', '.join(parts)})"
+    args = [f"{arg}={_argument(obj, name, arg)}" for arg in _SIGNATURES[name]]
+    return f"{name}({', '.join(args)})"
+
+
+def compile_transform(obj: Any) -> str:
+    """The fastloop pipeline of a torchvision transform, in the spec language of ``--transform``.
+
+    Args:
+        obj: a ``torchvision.transforms`` or ``torchvision.transforms.v2`` transform (``Compose`` and the
+            other containers nest), a spec string (returned in its canonical spelling), or a list of either
+            (a ``Compose``).
+
+    Returns:
+        The canonical spec of the compiled pipeline, e.g. ``"RandomResizedCrop(size=(224, 224), ...),
+        RandomHorizontalFlip(p=0.5)"``; a top-level ``Compose`` becomes the comma-separated list.
+
+    Raises:
+        TypeError: a transform fastloop does not run (a ``Lambda``, a user's class, an unsupported option),
+            naming it and listing the supported ones.
+        ValueError: an argument out of torchvision's range, with torchvision's message.
+    """
+    if isinstance(obj, (list, tuple)):
+        spec = ", ".join(_compile_one(t) for t in obj)
+    elif not isinstance(obj, str) and _class_name(obj) == "Compose":
+        transforms = obj.transforms
+        spec = ", ".join(_compile_one(t) for t in (list(transforms) if isinstance(transforms, torch.nn.ModuleList) else transforms))
+    else:
+        spec = _compile_one(obj)
+    return _C._transform_repr(spec)  # made once in C++: torchvision's checks run here

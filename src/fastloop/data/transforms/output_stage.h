@@ -1,0 +1,57 @@
+// The transforms of a pipeline's output stage: the conversions to float (ToTensor, ToDtype, ConvertImageDtype;
+// PILToTensor and ToImage, which leave uint8 as it is) and Normalize. On uint8 images they do nothing; the
+// pipeline (pipeline.h) turns the chain after the last uint8 operation into one table per channel from each
+// uint8 value to its output value, computed with torchvision's float operations in their order and dtype,
+// and writes each image through it into the batch.
+#pragma once
+
+#include "fastloop/data/transforms/transform.h"
+
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+/// The float dtypes of an output stage; kUInt8 when a conversion leaves the image uint8.
+enum class StageDtype { kUInt8, kFloat32, kFloat16, kBFloat16, kFloat64 };
+
+/// "torch.float32", ...: torchvision's repr of the dtype.
+const char* stage_dtype_repr(StageDtype dtype);
+
+/// ToTensor, PILToTensor, ToImage, ToDtype(dtype, scale), ConvertImageDtype(dtype).
+class ConvertTransform : public Transform {
+ public:
+  ConvertTransform(std::string name, StageDtype dtype, bool scale, bool divide)
+      : name_(std::move(name)), dtype_(dtype), scale_(scale), divide_(divide) {}
+  std::string repr() const override;
+  void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
+    (void)image, (void)draws, (void)scratch;  // uint8 in, the same uint8 out: the value table does the rest
+  }
+  StageDtype dtype() const { return dtype_; }
+  bool scale() const { return scale_; }
+  /// ToTensor's img.float().div(255) rather than to_dtype's image.to(dtype).mul_(1 / 255).
+  bool divide() const { return divide_; }
+
+ private:
+  std::string name_;
+  StageDtype dtype_;
+  bool scale_, divide_;
+};
+
+/// Normalize(mean, std, inplace): (x - mean) / std per channel, in the image's float dtype.
+class NormalizeTransform : public Transform {
+ public:
+  NormalizeTransform(std::vector<double> mean, std::vector<double> std, bool inplace)
+      : mean_(std::move(mean)), std_(std::move(std)), inplace_(inplace) {}
+  std::string repr() const override;
+  /// torchvision's normalize_image on a uint8 image: TypeError (the pipeline refuses this before running).
+  void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override;
+  const std::vector<double>& mean() const { return mean_; }
+  const std::vector<double>& std() const { return std_; }
+
+ private:
+  std::vector<double> mean_, std_;
+  bool inplace_;
+};
+
+} // namespace fastloop
