@@ -6,6 +6,7 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/device_data.h"
+#include "fastloop/data/transforms/image_augment.h"
 
 #include <ATen/ATen.h>
 
@@ -28,6 +29,10 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   if (options_.on_device && dataset_.encoded)
     throw InputError("--data-on-device needs a data set held in memory (IDX, CIFAR, synthetic); image folders and "
                      "shards are decoded by the loader's workers: drop --data-on-device");
+  if (options_.augment.pipeline && options_.on_device)
+    throw InputError("--data-on-device augments the data set on the device with the built-in crop and flip; a "
+                     "transform pipeline runs in the loader's workers: drop --data-on-device");
+  if (options_.augment.pipeline) pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);
   } else if (options_.pin_memory) {

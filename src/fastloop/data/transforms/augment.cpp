@@ -4,6 +4,7 @@
 #include "fastloop/data/transforms/augment.h"
 
 #include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/random_erasing.h"
 #include "fastloop/data/loader/sampler.h"
 
@@ -35,8 +36,8 @@ std::vector<float> normalize_lut(const Dataset& dataset) {
   std::vector<float> lut(static_cast<size_t>(C * 256));
   for (int64_t c = 0; c < C; ++c) {
     const float mean = dataset.mean.empty() ? 0.f : dataset.mean[static_cast<size_t>(c)];
-    const float inv_std = dataset.stddev.empty() ? 1.f : 1.f / dataset.stddev[static_cast<size_t>(c)];
-    for (int v = 0; v < 256; ++v) lut[static_cast<size_t>(c * 256 + v)] = (static_cast<float>(v) / 255.f - mean) * inv_std;
+    const float std = dataset.stddev.empty() ? 1.f : dataset.stddev[static_cast<size_t>(c)];
+    for (int v = 0; v < 256; ++v) lut[static_cast<size_t>(c * 256 + v)] = (static_cast<float>(v) / 255.f - mean) / std;
   }
   return lut;
 }
@@ -106,13 +107,66 @@ void batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, 
   }
 }
 
+// In-memory samples through a user's pipeline: each [C, H, W] sample copied into the worker's interleaved
+// image, its uint8 transforms run, the result (which must keep the dataset's C x H x W) written through the
+// output stage. The built-in flags keep the fused pass above (one read, one write per value).
+template <typename T, bool kChannelsLast>
+void pipeline_batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
+                          uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
+  const int64_t C = dataset.channels(), H = dataset.height(), W = dataset.width(), n = dataset.size();
+  thread_local ImageU8 image;
+  thread_local TransformScratch scratch;
+  const std::vector<float> table_f = pipeline.value_table(C);
+  std::vector<T> table(table_f.size());
+  for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<T>(table_f[i]);
+  const uint8_t* src = dataset.images.data_ptr<uint8_t>();
+  const int64_t* src_labels = dataset.labels.data_ptr<int64_t>();
+  for (int64_t b = 0; b < count; ++b) {
+    const int64_t index = indices[b];
+    if (index < 0 || index >= n)
+      throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
+    dst_labels[b] = src_labels[index];
+    image.reshape(H, W, C);
+    const uint8_t* in = src + index * C * H * W;
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x)
+        for (int64_t c = 0; c < C; ++c) image.row(y)[x * C + c] = in[(c * H + y) * W + x];
+    pipeline.run_u8(image, seed, epoch, index, scratch);
+    if (image.height != H || image.width != W || image.channels != C)
+      throw InputError("sample " + std::to_string(index) + ": the transform made a " + std::to_string(image.channels) +
+                       " x " + std::to_string(image.height) + " x " + std::to_string(image.width) + " image (C x H x W) "
+                       "from the data set's " + std::to_string(C) + " x " + std::to_string(H) + " x " + std::to_string(W) +
+                       ": the batch holds the data set's size; crop or resize back to it");
+    T* out = dst + b * C * H * W;
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x)
+        for (int64_t c = 0; c < C; ++c) {
+          const T v = table[static_cast<size_t>(c * 256 + image.row(y)[x * C + c])];
+          if (kChannelsLast) {
+            out[(y * W + x) * C + c] = v;
+          } else {
+            out[(c * H + y) * W + x] = v;
+          }
+        }
+    pipeline.erase_output(out, C, H, W, kChannelsLast ? 1 : H * W, kChannelsLast ? W * C : W, kChannelsLast ? C : 1,
+                          seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
+  }
+}
+
 template <typename T>
 void batch_write_layout(bool channels_last, const Dataset& dataset, const int64_t* indices, int64_t count,
                         const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                         at::Tensor& labels) {
   T* dst = images.data_ptr<T>();
   int64_t* dst_labels = labels.data_ptr<int64_t>();
-  if (channels_last) {
+  if (options.pipeline) {
+    pipeline_check_output(*options.pipeline);
+    if (channels_last) {
+      pipeline_batch_write<T, true>(dataset, indices, count, *options.pipeline, seed, epoch, dst, dst_labels);
+    } else {
+      pipeline_batch_write<T, false>(dataset, indices, count, *options.pipeline, seed, epoch, dst, dst_labels);
+    }
+  } else if (channels_last) {
     batch_write<T, true>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
   } else {
     batch_write<T, false>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
@@ -146,7 +200,8 @@ int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t c
   } else {
     TORCH_CHECK(false, "batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
   }
-  random_erasing_apply(images, indices, count, options.erase, seed, epoch);
+  if (!dataset.encoded && !options.pipeline)  // a pipeline (and the encoded default) erases in its output stage
+    random_erasing_apply(images, indices, count, options.erase, seed, epoch);
   return skipped;
 }
 

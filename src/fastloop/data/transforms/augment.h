@@ -6,9 +6,12 @@
 #include "fastloop/data/sources/dataset.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace fastloop {
+
+class Pipeline;
 
 struct AugmentOptions {
   bool crop = false;      // random crop after zero padding by `pad` pixels (torchvision RandomCrop)
@@ -16,6 +19,10 @@ struct AugmentOptions {
   bool flip = false;      // horizontal flip with probability 1/2
   double erase = 0.0;     // RandomErasing probability (random_erasing.h); 0: off
   bool alternate_flip = false;  // flip: random in epoch 0, then each sample's flip alternates per epoch (airbench)
+  /// Encoded data: the transform pipeline (pipeline.h) every sample goes through; null: the default that
+  /// the flags above stand for (image_augment.h's transform_spec_default). In-memory arrays keep the fused
+  /// crop / flip / normalise pass of this file.
+  std::shared_ptr<const Pipeline> pipeline;
 };
 
 /// The random choices for one sample: the crop origin in the padded image and the flip.
@@ -38,7 +45,8 @@ bool flip_decide(const AugmentOptions& options, int64_t epoch, Coin coin) {
   return options.alternate_flip ? coin(0) != static_cast<bool>(epoch & 1) : coin(epoch);
 }
 
-/// Per channel, the normalized value of each uint8 pixel: lut[c * 256 + v] = (v / 255 - mean[c]) / std[c].
+/// Per channel, the normalized value of each uint8 pixel: lut[c * 256 + v] = (v / 255 - mean[c]) / std[c] in
+/// float32, as ToTensor() + Normalize(mean, std) compute it (a division by std, not a product with 1 / std).
 std::vector<float> normalize_lut(const Dataset& dataset);
 
 /// Writes samples `indices[0..count)` of `dataset` into `images` ([count, C, H, W] of float32, fp16 or

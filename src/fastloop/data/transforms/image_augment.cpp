@@ -1,19 +1,23 @@
-// Encoded-image batch assembly. The geometry follows torchvision v2 line by line (RandomResizedCrop's
-// make_params, _compute_resized_output_size, center_crop's anchor), Python's round() included (ties to
-// even: std::nearbyint). Random draws come from (seed, epoch, index), so any number of loader workers
-// makes the same batches. Each worker thread keeps its decoder, resizer, file buffer and crop across
-// samples (thread_local: once grown, the hot path allocates nothing but the sample's file name).
+// Encoded-image batch assembly through the loader's transform pipeline (pipeline.h): each sample decoded
+// (only the region a leading crop or resize reads, at the smallest JPEG DCT scale that covers it), its uint8
+// transforms run, and the result written through the output stage's value table into the batch. Random
+// draws come from (seed, epoch, index), so any number of loader workers makes the same batches. Each worker
+// thread keeps its decoder, resizer, file buffer, image and scratch across samples (thread_local: once grown,
+// the hot path allocates nothing but the sample's file name).
 #include "fastloop/data/transforms/image_augment.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/image_resize.h"
-#include "fastloop/data/loader/sampler.h"
+#include "fastloop/data/transforms/pipeline.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,13 +28,15 @@ constexpr double kScaleMin = 0.08, kScaleMax = 1.0;           // of the image's 
 constexpr double kRatioMin = 3.0 / 4.0, kRatioMax = 4.0 / 3.0;  // width / height
 constexpr int kCropTries = 10;
 constexpr int64_t kSkipTries = 16;  // bad images in a row that --bad-image-policy skip steps over
-constexpr uint64_t kCropSalt = 0xc20b, kFlipSalt = 0xf11b;
 
 struct ImageWork {
   ImageDecoder decoder;
   ImageResizer resizer;
   std::string file;             // the encoded bytes of the current sample
-  std::vector<uint8_t> pixels;  // the sample's S x S x 3 RGB crop, resized
+  ImageU8 image;                // the sample through the pipeline's uint8 transforms
+  TransformScratch scratch;
+  std::string default_spec;     // the pipeline made from the AugmentOptions flags, for this thread
+  std::shared_ptr<const Pipeline> default_pipeline;
 };
 
 ImageWork& image_work() {
@@ -50,67 +56,100 @@ CropBox box_scaled(const CropBox& box, int64_t height, int64_t width, int64_t de
   return out;
 }
 
-// One sample's S x S RGB rows, flipped or not, through the table into its batch slot (NCHW or NHWC).
+// One sample's H x W x C uint8 image through the value table into its batch slot (NCHW or NHWC).
 template <typename T, bool kChannelsLast>
-void sample_write(const uint8_t* rgb, int64_t S, bool flip, const T* lut, T* out) {
-  const T* lut_r = lut;
-  const T* lut_g = lut + 256;
-  const T* lut_b = lut + 512;
-  const int64_t step = flip ? -3 : 3;  // bytes from one written pixel's source to the next's
-  for (int64_t y = 0; y < S; ++y) {
-    const uint8_t* px = rgb + y * S * 3 + (flip ? (S - 1) * 3 : 0);
+void sample_write(const ImageU8& image, const T* table, T* out) {
+  const int64_t C = image.channels, H = image.height, W = image.width;
+  for (int64_t y = 0; y < H; ++y) {
+    const uint8_t* px = image.row(y);
     if (kChannelsLast) {
-      T* o = out + y * S * 3;
-      for (int64_t x = 0; x < S; ++x, px += step, o += 3) o[0] = lut_r[px[0]], o[1] = lut_g[px[1]], o[2] = lut_b[px[2]];
+      T* o = out + y * W * C;
+      for (int64_t x = 0; x < W * C; x += C)
+        for (int64_t c = 0; c < C; ++c) o[x + c] = table[c * 256 + px[x + c]];
+    } else if (C == 3) {
+      T* r = out + y * W;
+      T* g = r + H * W;
+      T* b = g + H * W;
+      const T* table_g = table + 256;
+      const T* table_b = table + 512;
+      for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table_g[px[1]], b[x] = table_b[px[2]];
     } else {
-      T* r = out + y * S;
-      T* g = r + S * S;
-      T* b = g + S * S;
-      for (int64_t x = 0; x < S; ++x, px += step) r[x] = lut_r[px[0]], g[x] = lut_g[px[1]], b[x] = lut_b[px[2]];
+      for (int64_t c = 0; c < C; ++c) {
+        T* o = out + c * H * W + y * W;
+        for (int64_t x = 0; x < W; ++x) o[x] = table[c * 256 + px[x * C + c]];
+      }
     }
   }
 }
 
-// Decodes, crops and resizes sample `index` into work.pixels (S x S x 3); returns whether to flip it. Only
-// the pixels the resize reads are decoded (libjpeg's crop and skip): the training box, and for eval the
-// part of the image under the centre crop, whose resize is computed for the whole image's geometry.
-bool sample_pixels(const Dataset& dataset, int64_t index, const AugmentOptions& options, uint64_t seed,
-                   int64_t epoch, ImageWork& work) {
-  const int64_t S = dataset.image_size;
+// The plan's box decoded at the smallest JPEG scale that covers its resize (other formats at full scale),
+// only the part the resize reads for `window` of its output, resized into work.image.
+void fused_decode(std::string_view bytes, const std::string& name, const ImageInfo& info, const ResizePlan& plan,
+                  const PixelRect& window, ImageWork& work) {
+  const CropBox box{plan.top, plan.left, plan.height, plan.width};
+  ImageScale scale;
+  if (info.format == ImageFormat::kJpeg)
+    scale = image_scale_at_least(std::max(static_cast<double>(plan.out_height) / box.height,
+                                          static_cast<double>(plan.out_width) / box.width));
+  const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
+  const bool whole = window.top == 0 && window.left == 0 && window.height == plan.out_height && window.width == plan.out_width;
+  const PixelRect needed = whole ? want : work.resizer.source_rect(want, plan.out_height, plan.out_width, window);
+  const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, needed);
+  work.image.reshape(window.height, window.width, 3);
+  work.resizer.resize(part, want, plan.out_height, plan.out_width, window, work.image.data(), window.width * 3);
+}
+
+// Sample `index` through the pipeline's uint8 transforms into work.image. A leading crop or resize (bilinear,
+// antialiased: the resizer's kernel) is fused into the decode, with a CenterCrop after a Resize (eval's
+// Resize + CenterCrop) as the window of its output to compute; anything else decodes the whole image.
+void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
+                  ImageWork& work) {
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
-  const bool flip = flip_decide(options, epoch, [&](int64_t e) { return random_flip(seed, e, index); });
-  work.pixels.resize(static_cast<size_t>(S * S * 3));
-  const PixelRect all_out{0, 0, S, S};
-  if (options.crop) {
-    const CropBox box = random_resized_crop_box(info.height, info.width, seed, epoch, index);
-    ImageScale scale;  // formats other than JPEG decode at full scale
-    if (info.format == ImageFormat::kJpeg)
-      scale = image_scale_at_least(std::max(static_cast<double>(S) / box.height, static_cast<double>(S) / box.width));
-    const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
-    const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, want);  // at least the box's pixels
-    work.resizer.resize(part, want, S, S, all_out, work.pixels.data(), S * 3);
-    return flip;
+  if (const ResizePlanTransform* head = pipeline.head()) {
+    Draws draws = pipeline_draws(seed, epoch, index, 0);
+    const ResizePlan plan = head->plan(info.height, info.width, draws);
+    if (plan.exact && plan.interpolation == Interpolation::kBilinear && plan.antialias) {
+      PixelRect window{0, 0, plan.out_height, plan.out_width};
+      size_t next = 1;
+      if (const ResizePlanTransform* crop = pipeline.head_crop()) {
+        Draws crop_draws = pipeline_draws(seed, epoch, index, 1);
+        const ResizePlan c = crop->plan(plan.out_height, plan.out_width, crop_draws);
+        if (c.exact && c.height == c.out_height && c.width == c.out_width) window = {c.top, c.left, c.height, c.width}, next = 2;
+      }
+      fused_decode(bytes, name, info, plan, window, work);
+      pipeline.run_u8(work.image, seed, epoch, index, work.scratch, next);
+      return;
+    }
   }
-  const EvalGeometry geometry = eval_geometry(info.height, info.width, S);
-  const ImageScale scale = image_scale_at_least(std::max(static_cast<double>(geometry.resized_height) / info.height,
-                                                         static_cast<double>(geometry.resized_width) / info.width));
-  const PixelRect whole{0, 0, scale.apply(info.height), scale.apply(info.width)};
-  const PixelRect needed = work.resizer.source_rect(whole, geometry.resized_height, geometry.resized_width, geometry.crop);
-  const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, needed);
-  work.resizer.resize(part, whole, geometry.resized_height, geometry.resized_width, geometry.crop, work.pixels.data(), S * 3);
-  return flip;
+  const RgbImage whole = work.decoder.decode(bytes, name, info, ImageScale{});
+  work.image.reshape(whole.height, whole.width, 3);
+  std::memcpy(work.image.data(), whole.data, static_cast<size_t>(work.image.bytes()));
+  pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
+}
+
+// The pipeline of these options: theirs, or (per thread, made once) the default from the built-in flags.
+const Pipeline& pipeline_of(const Dataset& dataset, const AugmentOptions& options, ImageWork& work) {
+  if (options.pipeline) return *options.pipeline;
+  const std::string spec = transform_spec_default(dataset, options);
+  if (!work.default_pipeline || work.default_spec != spec) {
+    work.default_pipeline = std::make_shared<const Pipeline>(spec);
+    work.default_spec = spec;
+  }
+  return *work.default_pipeline;
 }
 
 template <typename T, bool kChannelsLast>
 int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                     uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
-  const int64_t n = dataset.size(), plane = 3 * dataset.image_size * dataset.image_size;
-  const std::vector<float> lut_f = normalize_lut(dataset);
-  std::vector<T> lut(lut_f.size());
-  for (size_t i = 0; i < lut.size(); ++i) lut[i] = static_cast<T>(lut_f[i]);
+  const int64_t n = dataset.size(), S = dataset.image_size, plane = 3 * S * S;
   ImageWork& work = image_work();
+  const Pipeline& pipeline = pipeline_of(dataset, options, work);
+  pipeline_check_output(pipeline);
+  const std::vector<float> lut_f = pipeline.value_table(3);
+  std::vector<T> lut(lut_f.size());
+  for (size_t i = 0; i < lut.size(); ++i) lut[i] = static_cast<T>(lut_f[i]);  // same rounding as Tensor::to
   int64_t skipped = 0;
   for (int64_t b = 0; b < count; ++b) {
     int64_t index = indices[b];
@@ -118,8 +157,16 @@ int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int6
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
-        const bool flip = sample_pixels(dataset, index, options, seed, epoch, work);
-        sample_write<T, kChannelsLast>(work.pixels.data(), dataset.image_size, flip, lut.data(), dst + b * plane);
+        sample_image(dataset, index, pipeline, seed, epoch, work);
+        const ImageU8& image = work.image;
+        if (image.height != S || image.width != S || image.channels != 3)
+          throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(image.channels) +
+                           " x " + std::to_string(image.height) + " x " + std::to_string(image.width) +
+                           " image (C x H x W), but the batch holds 3 x " + std::to_string(S) + " x " + std::to_string(S) +
+                           ": end the transform's crop or resize at " + std::to_string(S) + " (the image size), 3 channels");
+        sample_write<T, kChannelsLast>(image, lut.data(), dst + b * plane);
+        pipeline.erase_output(dst + b * plane, 3, S, S, kChannelsLast ? 1 : S * S, kChannelsLast ? S * 3 : S,
+                              kChannelsLast ? 3 : 1, seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
         break;
       } catch (const InputError&) {
         if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
@@ -161,7 +208,7 @@ int64_t encoded_batch_write_layout(bool channels_last, const Dataset& dataset, c
 }  // namespace
 
 CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, int64_t epoch, int64_t index) {
-  Draws draws(hash_mix(seed ^ kCropSalt, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index)));
+  Draws draws = pipeline_draws(seed, epoch, index, 0);
   const double area = static_cast<double>(height * width);
   for (int t = 0; t < kCropTries; ++t) {
     const auto [w, h] = box_sides_draw(draws, area, kScaleMin, kScaleMax, kRatioMin, kRatioMax);
@@ -181,7 +228,35 @@ CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, in
 }
 
 bool random_flip(uint64_t seed, int64_t epoch, int64_t index) {
-  return hash_mix(seed ^ kFlipSalt, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index)) >> 63;
+  return pipeline_draws(seed, epoch, index, 1).uniform(0.0, 1.0) < 0.5;  // RandomHorizontalFlip at position 1
+}
+
+std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options) {
+  const int64_t S = dataset.image_size;
+  std::string spec = options.crop ? "RandomResizedCrop(" + std::to_string(S) + ")"
+                                  : "Resize(" + std::to_string(S * 256 / 224) + "), CenterCrop(" + std::to_string(S) + ")";
+  if (options.flip) spec += ", RandomHorizontalFlip()";
+  auto floats = [](const std::vector<float>& values) {  // float32's shortest digits: 0.485, not 0.48500001...
+    std::string out = "(";
+    for (size_t i = 0; i < values.size(); ++i) {
+      char digits[32];
+      const auto end = std::to_chars(digits, digits + sizeof(digits), values[i]).ptr;
+      std::string text(digits, end);
+      if (text.find_first_of(".en") == std::string::npos) text += ".0";
+      out += (i ? ", " : "") + text;
+    }
+    return out + (values.size() == 1 ? ",)" : ")");
+  };
+  spec += ", ToTensor()";
+  if (!dataset.mean.empty()) spec += ", Normalize(mean=" + floats(dataset.mean) + ", std=" + floats(dataset.stddev) + ")";
+  if (options.erase > 0.0) spec += ", RandomErasing(p=" + float_repr(options.erase) + ")";
+  return spec;
+}
+
+void pipeline_check_output(const Pipeline& pipeline) {
+  if (!pipeline.float_output())
+    throw TransformTypeError("the transform " + pipeline.repr() + " ends with uint8 images; fastloop's batches are float: "
+                             "end it with ToDtype(torch.float32, scale=True) or ToTensor() (and Normalize)");
 }
 
 EvalGeometry eval_geometry(int64_t height, int64_t width, int64_t size) {

@@ -1,9 +1,10 @@
-// Batch assembly from encoded images with torchvision's ImageNet transforms: train = RandomResizedCrop
-// (scale (0.08, 1), ratio (3/4, 4/3), 10 tries, centre-crop fallback) + horizontal flip; eval =
-// Resize(size * 256 / 224) + CenterCrop(size). Each sample is decoded at the smallest JPEG DCT scale that
-// still covers its crop at the output size (eval: only the part under the centre crop), resized with
-// image_resize.h (ATen's uint8 antialiased bilinear kernel, the one torchvision v2 uses, bit for bit) and
-// written through the per-channel normalisation table into the batch buffer.
+// Batch assembly from encoded images through the loader's transform pipeline (AugmentOptions::pipeline;
+// without one, the built-in flags' default: train = RandomResizedCrop(size) + RandomHorizontalFlip, eval =
+// Resize(size * 256 / 224) + CenterCrop(size), then ToTensor + Normalize). A pipeline that begins with a crop
+// or resize has each sample decoded at the smallest JPEG DCT scale that still covers its crop at the output
+// size (eval: only the part under the centre crop), resized with image_resize.h (ATen's uint8 antialiased
+// bilinear kernel, bit for bit); the uint8 transforms follow, and the output stage's value table writes the
+// result into the batch buffer.
 #pragma once
 
 #include "fastloop/data/transforms/augment.h"
@@ -13,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 
 namespace fastloop {
 
@@ -23,8 +25,17 @@ using CropBox = PixelRect;
 /// uniform draws taken from (seed, epoch, index) instead of torch's generator.
 CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, int64_t epoch, int64_t index);
 
-/// Whether sample `index` of `epoch` is flipped (probability 1/2), from the same (seed, epoch, index).
+/// Whether sample `index` of `epoch` is flipped (probability 1/2), from the same (seed, epoch, index): what
+/// RandomHorizontalFlip() draws second in a pipeline (pipeline_draws position 1).
 bool random_flip(uint64_t seed, int64_t epoch, int64_t index);
+
+/// The transform spec the built-in flags stand for on an encoded dataset (see above; options.erase adds
+/// RandomErasing(p=erase) after Normalize, the dataset's mean and std are Normalize's).
+std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options);
+
+/// TransformTypeError unless the pipeline ends with float images (the batches are float).
+class Pipeline;
+void pipeline_check_output(const Pipeline& pipeline);
 
 /// Resize(size * 256 / 224) then CenterCrop(size): the resized image's size and the crop within it.
 struct EvalGeometry {
