@@ -32,7 +32,8 @@ std::string color_number(double v) {
   char buf[64];
   const double a = std::fabs(v);
   const bool fixed = a == 0 || (a >= 1e-4 && a < 1e16);
-  auto end = std::to_chars(buf, buf + sizeof(buf), v, fixed ? std::chars_format::fixed : std::chars_format::scientific).ptr;
+  const auto format = fixed ? std::chars_format::fixed : std::chars_format::scientific;
+  auto end = std::to_chars(buf, buf + sizeof(buf), v, format).ptr;
   std::string text(buf, end);
   if (fixed && text.find('.') == std::string::npos) text += ".0";
   return text;
@@ -388,7 +389,8 @@ void solarize_u8(ImageU8& image, double threshold) {
 
 void adjust_sharpness_u8(ImageU8& image, double sharpness_factor, TransformScratch& scratch) {
   if (image.channels != 1 && image.channels != 3)
-    throw TransformTypeError("Input image tensor can have 1 or 3 channels, but found " + std::to_string(image.channels));
+    throw TransformTypeError("Input image tensor can have 1 or 3 channels, but found " +
+                             std::to_string(image.channels));
   check_non_negative(sharpness_factor, "sharpness_factor");
   const int64_t h = image.height, w = image.width, c = image.channels;
   if (h <= 2 || w <= 2) return;
