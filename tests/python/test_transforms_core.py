@@ -349,3 +349,28 @@ def test_the_same_seed_and_index_give_the_same_result_and_others_differ(images):
     first = _apply(spec, image, 3)
     assert torch.equal(first, _apply(spec, image, 3))
     assert not torch.equal(first, _apply(spec, image, 4))
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def _cli_batches(loader_dump, tmp_path, flags, batches: int):
+    from safetensors.torch import load_file
+
+    from conftest import run
+
+    out = tmp_path / "cli.safetensors"
+    run([loader_dump, *flags, "--dump-epoch", 1, "--dump-batches", batches, "--dump-out", out])
+    tensors = load_file(str(out))
+    return [tensors[f"images_{k}"] for k in range(batches)]
+
+
+def test_the_built_in_augmentation_is_the_default_transform_spelled_out(loader_dump, tmp_path, image_folder):
+    flags = ["--data", f"imagefolder:{image_folder}", "--batch-size", "8", "--image-size", "48", "--seed", "3",
+             "--no-channels-last"]
+    built_in = _cli_batches(loader_dump, tmp_path, flags, 3)
+    spec = ("RandomResizedCrop(48), RandomHorizontalFlip(), ToTensor(), "
+            "Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))")
+    spelled = _cli_batches(loader_dump, tmp_path, flags + ["--transform", spec], 3)
+    assert all(torch.equal(a, b) for a, b in zip(built_in, spelled))
+    other = _cli_batches(loader_dump, tmp_path, flags + ["--transform", spec.replace("RandomResizedCrop(48)",
+                                                                                      "RandomResizedCrop(48, scale=(0.5, 1))")], 3)
+    assert not all(torch.equal(a, b) for a, b in zip(built_in, other))

@@ -67,6 +67,15 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.data.shuffle_buffer, {}},
       {"data.mixup", "--mixup", "mixup alpha, per batch as timm's Mixup (0: off)", &c.data.mixup, {}},
       {"data.cutmix", "--cutmix", "cutmix alpha, per batch as timm's Mixup (0: off)", &c.data.cutmix, {}},
+      {"data.transform", "--transform",
+       "the train split's transforms as torchvision's classes, e.g. \"RandomResizedCrop(224, scale=(0.35, 1)), "
+       "RandomHorizontalFlip(), ToTensor(), Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))\" (empty: the "
+       "built-in augmentation of --augment, --flip, --random-erasing)",
+       &c.data.transform, {}},
+      {"data.eval_transform", "--eval-transform",
+       "evaluation's transforms, as --transform (empty: Resize + CenterCrop + Normalize for image files); "
+       "checkpoints record it for predict and the exports",
+       &c.data.eval_transform, {}},
       {"model.name", "--model", "architecture (fastloop models lists them)", &c.model.name, {}},
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},

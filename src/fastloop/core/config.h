@@ -32,6 +32,8 @@ struct DataConfig {
   int64_t shuffle_buffer = 2048;         // shards: samples held for the streaming shuffle
   double mixup = 0.0;                    // mixup alpha (0: off), per batch as timm's Mixup
   double cutmix = 0.0;                   // cutmix alpha (0: off)
+  std::string transform;                 // the train split's transforms, torchvision's spelling (data/transforms/spec.h); empty: the built-in
+  std::string eval_transform;            // the same for evaluation (and what a checkpoint records for predict); empty: the built-in
 };
 
 struct ModelConfig {

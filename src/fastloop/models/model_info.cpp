@@ -20,6 +20,7 @@ ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
   info.std = split.stddev;
   info.channels_last = config.perf.channels_last;
   info.autocast = config.perf.amp;
+  info.transform = config.data.eval_transform;
   return info;
 }
 
@@ -28,6 +29,7 @@ std::string model_info_to_json(const ModelInfo& info) {
                               {"height", info.height},     {"width", info.width},       {"image_files", info.image_files},
                               {"resize", info.resize},     {"mean", info.mean},         {"std", info.std},
                               {"channels_last", info.channels_last}, {"autocast", info.autocast}};
+  if (!info.transform.empty()) j["transform"] = info.transform;  // older readers ignore it
   return j.dump();
 }
 
@@ -46,6 +48,7 @@ ModelInfo model_info_from_json(const std::string& json, const std::string& where
     info.std = j.at("std").get<std::vector<float>>();
     info.channels_last = j.at("channels_last").get<bool>();
     info.autocast = j.at("autocast").get<std::string>();
+    info.transform = j.value("transform", std::string());  // absent before --eval-transform existed
     return info;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where + ": its model info is malformed (" + e.what() + "); write it again with fastloop");

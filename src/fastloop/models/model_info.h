@@ -22,6 +22,7 @@ struct ModelInfo {
   std::vector<float> mean, std;      // per channel, in [0, 1] units: x = (pixel / 255 - mean) / std
   bool channels_last = false;        // the layout it ran in (results are the same in either)
   std::string autocast = "off";      // off | fp16 | bf16: the dtype it was trained and evaluated in
+  std::string transform;             // --eval-transform's pipeline (data/transforms/spec.h); empty: the fields above
 };
 
 /// The extra file of a TorchScript export (`fastloop export --format torchscript`) that holds its ModelInfo

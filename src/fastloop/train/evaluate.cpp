@@ -24,6 +24,7 @@ LoaderOptions eval_loader_options(int64_t batch_size, int64_t workers, const Eva
   options.dtype = eval.amp.dtype;
   options.channels_last = eval.channels_last;
   options.pin_memory = eval.pin_memory;
+  options.augment.pipeline = eval.transform;
   return options;
 }
 

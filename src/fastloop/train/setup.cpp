@@ -2,6 +2,7 @@
 #include "fastloop/train/setup.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
@@ -39,6 +40,7 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   options.fold_bn = config.perf.fold_bn;
   options.tta = config.data.tta;
   options.group = setup.group.get();
+  if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   return options;
 }
 
@@ -79,6 +81,7 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
   options.channels_last = config.perf.channels_last;
   options.pin_memory = config.data.pin_memory;
   options.on_device = config.data.on_device;
+  if (!config.data.transform.empty()) options.augment.pipeline = std::make_shared<const Pipeline>(config.data.transform);
   return options;
 }
 
