@@ -6,6 +6,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _C
+from .transforms import compile_transform
 
 __all__ = ["Loader"]
 
@@ -61,6 +62,10 @@ class Loader:
         drop_last: drop the last partial batch; None: on for train, off otherwise.
         rank, world_size: this process's share of every epoch (``DistributedSampler`` semantics); None:
             ``torch.distributed``'s group when it is initialised, else the whole split.
+        transform: a ``torchvision.transforms`` / ``transforms.v2`` pipeline (``Compose`` of supported
+            operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end
+            in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``) at
+            ``image_size`` (image files) or the data set's size. None: the built-in augmentation.
         bad_image_policy: an undecodable image ``"stop"``\ s with its path (``ValueError``), or is
             ``"skip"``\ ped and replaced.
 
@@ -94,15 +99,18 @@ class Loader:
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         bad_image_policy: str = "stop",
+        transform: Any = None,
     ) -> None:
         rank, world_size = _group_rank(rank, world_size)
+        if transform is not None:  # kept as its spec: it pickles, and TypeError names what cannot run
+            transform = compile_transform(transform)
         # The arguments as given (rank and world_size resolved): what pickling carries to another process
         # and what a forked child rebuilds its threads from.
         self._args: Dict[str, Any] = dict(
             source=source, split=split, batch_size=batch_size, workers=workers, prefetch=prefetch,
             augment=augment, image_size=image_size, mean=mean, std=std, dtype=dtype,
             channels_last=channels_last, device=device, seed=seed, shuffle=shuffle, drop_last=drop_last,
-            rank=rank, world_size=world_size, bad_image_policy=bad_image_policy,
+            rank=rank, world_size=world_size, bad_image_policy=bad_image_policy, transform=transform,
         )
         self._impl = _C.Loader(_resolved(self._args))
         self._pid = os.getpid()
@@ -124,6 +132,11 @@ class Loader:
     def batch_size(self) -> int:
         """Samples per batch."""
         return self._args["batch_size"]
+
+    @property
+    def transform(self) -> Optional[str]:
+        """The compiled transform pipeline in fastloop's spec (None: the built-in augmentation)."""
+        return self._args["transform"]
 
     @property
     def rank(self) -> int:
@@ -191,7 +204,8 @@ class Loader:
 
     def __repr__(self) -> str:
         return (f"fastloop.Loader({self.source!r}, split={self.split!r}, batch_size={self.batch_size}, "
-                f"batches={len(self)}, rank={self.rank}, world_size={self.world_size})")
+                f"batches={len(self)}, rank={self.rank}, world_size={self.world_size}"
+                + (f", transform={self.transform!r})" if self.transform else ")"))
 
 
 class _LoaderIterator:
@@ -232,6 +246,7 @@ def _resolved(args: Dict[str, Any]) -> Dict[str, Any]:
     out["std"] = _channels(args["std"], "std")
     out["dtype"] = _dtype_name(args["dtype"])
     out["device"] = str(args["device"])
+    out["transform"] = args.get("transform") or ""
     return out
 
 

@@ -15,6 +15,7 @@
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/setup.h"
+#include "fastloop/data/transforms/pipeline.h"  // Loader(transform=)
 
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ struct SplitLoaderArgs {
   std::optional<bool> augment, shuffle, drop_last;
   std::string mean, std, dtype = "float32", device = "cpu", bad_image_policy = "stop";
   bool channels_last = false;
+  std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
 
   /// From the dict fastloop.Loader passes (its keyword arguments by name, resolved); a missing key keeps
   /// the default, an unknown one is a bug of the package and says so.
@@ -48,6 +50,7 @@ struct SplitLoaderArgs {
     take("std", a.std), take("dtype", a.dtype), take("channels_last", a.channels_last), take("device", a.device);
     take("seed", a.seed), take("shuffle", a.shuffle), take("drop_last", a.drop_last), take("rank", a.rank);
     take("world_size", a.world_size), take("bad_image_policy", a.bad_image_policy);
+    take("transform", a.transform);
     if (read != given.size()) throw std::logic_error("fastloop._C.Loader: an argument it does not know was given");
     return a;
   }
@@ -171,6 +174,7 @@ class SplitLoader {
     }
     if (args.shuffle) options.sampler.shuffle = *args.shuffle;
     if (args.drop_last) options.drop_last = *args.drop_last;
+    if (!args.transform.empty()) options.augment.pipeline = std::make_shared<const Pipeline>(args.transform);
     return options;
   }
 

@@ -374,3 +374,34 @@ def test_the_built_in_augmentation_is_the_default_transform_spelled_out(loader_d
     other = _cli_batches(loader_dump, tmp_path, flags + ["--transform", spec.replace("RandomResizedCrop(48)",
                                                                                       "RandomResizedCrop(48, scale=(0.5, 1))")], 3)
     assert not all(torch.equal(a, b) for a, b in zip(built_in, other))
+
+
+# ---------------------------------------------------------------------------------------------- Loader(transform=)
+def test_loader_takes_a_torchvision_pipeline_and_shows_it(image_folder):
+    import pickle
+
+    source = f"imagefolder:{image_folder}"
+    default = fastloop.Loader(source, batch_size=8, workers=2, image_size=48, seed=3)
+    spelled = fastloop.Loader(source, batch_size=8, workers=2, image_size=48, seed=3, transform=T.Compose([
+        T.RandomResizedCrop(48), T.RandomHorizontalFlip(), T.ToTensor(),
+        T.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]))
+    assert spelled.transform.startswith("RandomResizedCrop(size=(48, 48)")
+    assert "transform='RandomResizedCrop(size=(48, 48)" in repr(spelled)
+    for (a, la), (b, lb) in zip(default, spelled):  # the built-in augmentation is this pipeline
+        assert torch.equal(a, b) and torch.equal(la, lb)
+    again = pickle.loads(pickle.dumps(spelled))
+    assert again.transform == spelled.transform
+
+    other = fastloop.Loader(source, batch_size=8, workers=1, image_size=48, seed=3, transform=T.Compose([
+        T.RandomResizedCrop(48, scale=(0.5, 1)), T.TrivialAugmentWide(), T.ToImage(),
+        T.ToDtype(torch.float32, scale=True), T.RandomErasing(0.5)]))
+    images, labels = next(iter(other))
+    assert images.shape == (8, 3, 48, 48) and images.dtype == torch.float32
+
+    with pytest.raises(TypeError, match="Lambda is not supported"):
+        fastloop.Loader(source, transform=T.Compose([T.Lambda(lambda x: x)]))
+    with pytest.raises(TypeError, match="ends with uint8 images"):
+        fastloop.Loader(source, image_size=48, transform=T.Compose([T.RandomResizedCrop(48)]))
+    wrong_size = fastloop.Loader(source, batch_size=8, image_size=48, transform="CenterCrop(40), ToTensor()")
+    with pytest.raises(ValueError, match="end the transform's crop or resize at 48"):
+        next(iter(wrong_size))
