@@ -71,7 +71,7 @@ inline void write_shard(const std::string& path, const std::vector<FakeSample>& 
 
 // Runs tools/shard_peer.py with `args`; the JSON lines it printed (a test failure when it failed).
 inline std::vector<nlohmann::json> peer_run(const std::string& args) {
-  const auto r = test::shell_run(std::string(FASTLOOP_PYTHON) + " " FASTLOOP_TEST_DIR "/../tools/shard_peer.py " + args);
+  const auto r = test::shell_run(test::python_word() + " " + test::quoted(FASTLOOP_TEST_DIR "/../tools/shard_peer.py") + " " + args);
   EXPECT_EQ(r.code, 0) << r.output;
   std::vector<nlohmann::json> lines;
   std::istringstream in(r.output);

@@ -165,7 +165,7 @@ TEST_P(ExportModels, TorchScriptLoadsInLibTorchWithFastloopsLogitsAndItsInfo) {
 
 TEST_P(ExportModels, PythonTorchJitLoadAndOnnxRuntimeGiveFastloopsLogitsAndMetadata) {
   const std::string python = FASTLOOP_PYTHON;
-  if (!fs::exists(python) || test::shell_run(python + " -c 'import onnx, onnxruntime'").code != 0)
+  if (!fs::exists(python) || test::shell_run(test::python_word() + " -c 'import onnx, onnxruntime'").code != 0)
     GTEST_SKIP() << "needs the project venv's python with onnx and onnxruntime (" << python << ")";
   const TrainedRun& run = trained(GetParam());
   // Folded on every model; unfolded (BatchNorm and its running statistics in the file) on small_cnn alone:
@@ -179,12 +179,12 @@ TEST_P(ExportModels, PythonTorchJitLoadAndOnnxRuntimeGiveFastloopsLogitsAndMetad
     for (const char* format : {"torchscript", "onnx"}) {
       const std::string out = stem + (std::string(format) == "onnx" ? ".onnx" : ".pt");
       const auto exported = test::cli_run("export --format " + std::string(format) + " --checkpoint " + run.dir +
-                                          "/last.ckpt --out " + out + flags + " --python " + python);
+                                          "/last.ckpt --out " + out + flags + " --python " + test::python_word());
       ASSERT_EQ(exported.code, 0) << exported.output;
     }
     const at::Tensor want = fold ? run.logits_folded : run.logits;
     safetensors_write(stem + "_expected.safetensors", {{"inputs", run.inputs}, {"logits", want}}, {{"format", "pt"}});
-    const auto checked = test::shell_run(python + " " FASTLOOP_TEST_DIR "/export_check.py --expected " + stem +
+    const auto checked = test::shell_run(test::python_word() + " " + test::quoted(FASTLOOP_TEST_DIR "/export_check.py") + " --expected " + stem +
                                          "_expected.safetensors --torchscript " + stem + ".pt --onnx " + stem + ".onnx");
     ASSERT_EQ(checked.code, 0) << checked.output;
     const auto r = nlohmann::json::parse(checked.output.substr(checked.output.rfind('{', checked.output.find("\"n\""))));

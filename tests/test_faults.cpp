@@ -98,7 +98,7 @@ TEST(Faults, FiniteRunIsUnaffectedByTheNanCheck) {
 // The process may map only so much memory (ulimit -v): a batch far too big for it fails in the
 // training step, and the CLI says which batch and what to do, exit 3, instead of aborting.
 TEST(Faults, BatchTooBigForMemoryGivesTheSizeAndTheWayOut) {
-  const auto [code, output] = test::shell_run("ulimit -v 6000000; " + std::string(FASTLOOP_CLI) +
+  const auto [code, output] = test::shell_run("ulimit -v 6000000; " + test::cli_word() +
                                                " train --data synthetic:3x32x32:2048 --model resnet18 --batch-size 2048"
                                                " --workers 0 --max-steps 1 --threads 1 --device cpu");
   ASSERT_NE(code, -1) << "killed instead of a clean error:\n" << output;

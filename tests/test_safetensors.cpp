@@ -52,7 +52,7 @@ Classifier resnet18_cifar() { return model_make(ModelOptions("resnet18").stem("c
 /// Runs tools/safetensors_roundtrip.py; returns its JSON line, or null (with the output) on failure.
 nlohmann::json python(const std::string& args, std::string& output) {
   const std::string script = std::string(FASTLOOP_TEST_DIR) + "/../tools/safetensors_roundtrip.py";
-  FILE* pipe = popen((std::string(FASTLOOP_PYTHON) + " " + script + " " + args + " 2>&1").c_str(), "r");
+  FILE* pipe = popen((test::python_word() + " " + test::quoted(script) + " " + args + " 2>&1").c_str(), "r");
   char buffer[4096];
   while (pipe && fgets(buffer, sizeof buffer, pipe)) output += buffer;
   const int status = pipe ? pclose(pipe) : -1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "fastloop/core/config.h"
+#include "fastloop/core/shell.h"
 #include "temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -42,13 +43,17 @@ inline CommandResult shell_run(const std::string& command) {
   return result;
 }
 
+/// `path` as one shell word, whatever folder the clone or the build lives in (a space, a quote).
+inline std::string quoted(const std::string& path) { return shell_quote(path); }
+
+/// The fastloop executable as a shell word.
+inline std::string cli_word() { return quoted(FASTLOOP_CLI); }
+
+/// The venv's Python as a shell word.
+inline std::string python_word() { return quoted(FASTLOOP_PYTHON); }
+
 /// Runs the fastloop executable with `args` (shell syntax).
-inline CommandResult cli_run(const std::string& args) {
-  std::string command = FASTLOOP_CLI;  // appended: GCC 12 warns (-Warray-bounds) on string&& + "literal" here
-  command += ' ';
-  command += args;
-  return shell_run(command);
-}
+inline CommandResult cli_run(const std::string& args) { return shell_run(cli_word() + " " + args); }
 
 /// The project venv's Python (scripts/setup.sh makes it) is there: tests that run PyTorch or a Python
 /// tool start with FASTLOOP_SKIP_WITHOUT_VENV(), which reports a skip, never a silent pass.

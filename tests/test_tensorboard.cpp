@@ -41,7 +41,7 @@ nlohmann::json tensorboard_read(const std::string& dir) {
                            "acc = ea.EventAccumulator(sys.argv[1]); acc.Reload()\n"
                            "print('SCALARS ' + json.dumps({t: [[s.step, s.value] for s in acc.Scalars(t)]"
                            " for t in acc.Tags()['scalars']}))\n";
-  const auto result = test::shell_run(std::string(FASTLOOP_PYTHON) + " " + script + " " + dir);
+  const auto result = test::shell_run(test::python_word() + " " + script + " " + dir);
   const size_t at = result.output.find("SCALARS ");
   if (result.code != 0 || at == std::string::npos) ADD_FAILURE() << result.output;
   return at == std::string::npos ? nlohmann::json::object() : nlohmann::json::parse(result.output.substr(at + 8));

@@ -204,11 +204,11 @@ TEST(TorchScript, BadFilesAndModulesAreInputErrorsNamingTheFile) {
 
 TEST(TorchScript, CliRefusesBadModulesAndFoldBnBeforeTrainingWithExitTwo) {
   const std::string common = " --data synthetic:3x16x16:64 --batch-size 16 --epochs 1 --threads 1 --device cpu";
-  auto bad = test::cli_run("train --model torchscript:" + kTorchScriptDir + "bad_output_shape.pt" + common);
+  auto bad = test::cli_run("train --model " + test::quoted("torchscript:" + kTorchScriptDir + "bad_output_shape.pt") + common);
   EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("bad_output_shape.pt"), std::string::npos) << bad.output;
   EXPECT_EQ(bad.output.find("test accuracy"), std::string::npos) << "found before training\n" << bad.output;
-  auto fold = test::cli_run("train --fold-bn --model torchscript:" + kTorchScriptDir + "resnet.pt" + common);
+  auto fold = test::cli_run("train --fold-bn --model " + test::quoted("torchscript:" + kTorchScriptDir + "resnet.pt") + common);
   EXPECT_EQ(fold.code, 2) << fold.output;
   EXPECT_NE(fold.output.find("--fold-bn: the TorchScript model"), std::string::npos) << fold.output;
 }
@@ -270,7 +270,7 @@ TEST(TorchScript, ExportedWeightsLoadStrictlyIntoTheScriptedModuleInPyTorch) {
   auto exported = test::cli_run("export --checkpoint " + checkpoint_path_in(tmp.path()) + " --out " + out);
   ASSERT_EQ(exported.code, 0) << exported.output;
   const std::string module = kTorchScriptDir + "efficientnet.pt";
-  auto loaded = test::shell_run(std::string(FASTLOOP_PYTHON) + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" +
+  auto loaded = test::shell_run(test::python_word() + " -c \"import torch, safetensors.torch as s; m = torch.jit.load('" +
                                 module + "'); m.load_state_dict(s.load_file('" + out + "'), strict=True); print('ok')\"");
   EXPECT_EQ(loaded.code, 0) << loaded.output;
   EXPECT_NE(loaded.output.find("ok"), std::string::npos) << loaded.output;

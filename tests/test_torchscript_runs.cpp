@@ -161,7 +161,7 @@ TEST(TorchScript, BenchTwinWithThePeerIsAlsoTimedInEagerPyTorch) {
 
 TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {
   const test::TempDir tmp;
-  const std::string file = kTorchScriptDir + "resnet.pt";
+  const std::string file = test::quoted(kTorchScriptDir + "resnet.pt");  // a shell word in the commands below
   int64_t parameters = 0;
   const nlohmann::json g = test::torchscript_golden("resnet");
   for (const auto& p : g["params"]) {
@@ -173,7 +173,7 @@ TEST(TorchScript, ModelsBenchAndTuneAcceptAScriptedModel) {
   ASSERT_EQ(models.code, 0) << models.output;
   EXPECT_NE(models.output.find(std::to_string(parameters) + " parameters"), std::string::npos) << models.output;
   EXPECT_NE(models.output.find("MFLOPs per 3x16x16 image"), std::string::npos) << models.output;
-  EXPECT_EQ(test::cli_run("models " + kTorchScriptDir + "bad_two_inputs.pt").code, 2);
+  EXPECT_EQ(test::cli_run("models " + test::quoted(kTorchScriptDir + "bad_two_inputs.pt")).code, 2);
 
   const auto dir = tmp.sub("ts_bench");
   auto bench = test::cli_run("bench --models small_cnn,torchscript:" + file + " --rows baseline,fold-bn --repeat 1 "
