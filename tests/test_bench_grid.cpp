@@ -3,6 +3,7 @@
 // the time split adds up to the step it splits, and a bad row or model names the flag. Nothing here
 // asserts a speed: only relations within one measurement.
 #include "fastloop/bench/grid.h"
+#include "fastloop/bench/rows.h"
 #include "fastloop/core/errors.h"
 
 #include "test_support.h"

@@ -2,7 +2,7 @@
 // TIFF (with JPEG and PNG) trains with loader workers, evaluates from its checkpoint, packs into shards
 // that keep each file's extension and trains from those; a TIFF PIL opens but fastloop does not decode
 // stops training with its name, and --bad-image-policy skip steps over it. Files: the decoder's goldens.
-#include "fastloop/data/sources/imagefolder.h"
+#include "fastloop/data/sources/image_files.h"
 #include "fastloop/data/sources/shards.h"
 
 #include "test_support.h"

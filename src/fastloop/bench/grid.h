@@ -11,11 +11,6 @@
 
 namespace fastloop {
 
-/// Every row name in report order: baseline, workers4, workers8, non-blocking, rec-model, amp,
-/// set-to-none, accumulate, no-grad, cudnn-benchmark, channels-last, fused-optim, cuda-graph,
-/// data-on-device, fold-bn, perf-auto.
-std::vector<std::string> bench_row_names();
-
 BenchResult bench_run(const BenchOptions& options);
 
 } // namespace fastloop

@@ -8,7 +8,6 @@
 // --image-size and the models get the imagenet stem (bench_stem).
 #include "fastloop/bench/rows.h"
 
-#include "fastloop/bench/grid.h"  // bench_row_names()
 
 #include "fastloop/core/config.h"
 #include "fastloop/core/errors.h"

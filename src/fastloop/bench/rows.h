@@ -19,6 +19,11 @@ DatasetSplits bench_data_load(const BenchOptions& options);
 /// stem on data held in memory (CIFAR-sized images). A stem other than auto, cifar or imagenet: InputError.
 std::string bench_stem(const BenchOptions& options, const std::string& model, const DatasetSplits& data);
 
+/// Every row name in report order: baseline, workers4, workers8, non-blocking, rec-model, amp,
+/// set-to-none, accumulate, no-grad, cudnn-benchmark, channels-last, fused-optim, cuda-graph,
+/// data-on-device, fold-bn, perf-auto.
+std::vector<std::string> bench_row_names();
+
 /// "row: what it switches" for a name of bench_row_names().
 std::string bench_row_description(const std::string& row);
 

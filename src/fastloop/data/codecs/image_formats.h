@@ -3,7 +3,7 @@
 // and decodes to PIL's convert("RGB") pixels; internal to data/ (no torch types, as image_decode.h).
 #pragma once
 
-#include "fastloop/data/codecs/image_decode.h"
+#include "fastloop/data/codecs/image_types.h"
 
 #include <cstdint>
 #include <string>

@@ -8,7 +8,7 @@
 // longjmp, which this file confines to one C-style function.
 #pragma once
 
-#include "fastloop/data/codecs/image_decode.h"
+#include "fastloop/data/codecs/image_types.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,7 +2,6 @@
 #include "fastloop/data/sources/image_files.h"
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/sources/imagefolder.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -42,6 +41,18 @@ std::shared_ptr<const ImageFiles> ImageFiles::list(const std::vector<std::string
 }
 
 std::string_view ImageFiles::bytes(int64_t i, std::string& scratch) const { return image_file_read(name(i), scratch); }
+
+const char* const kImageExtensions[9] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"};
+
+bool image_file_name(const std::string& file_name) {
+  std::string lower = file_name;
+  for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (const char* ext : kImageExtensions) {
+    const size_t n = std::strlen(ext);
+    if (lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0) return true;
+  }
+  return false;
+}
 
 std::string_view image_file_read(const std::string& path, std::string& scratch) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -26,6 +26,12 @@ class ImageFiles final : public EncodedImages {
   std::vector<std::string> paths_;
 };
 
+/// torchvision.datasets.folder.IMG_EXTENSIONS.
+extern const char* const kImageExtensions[9];
+
+/// True when `file_name` ends with one of kImageExtensions, ignoring ASCII case.
+bool image_file_name(const std::string& file_name);
+
 /// Reads the file `path` into `scratch`; an unreadable file throws InputError naming it (image folders too).
 std::string_view image_file_read(const std::string& path, std::string& scratch);
 

@@ -21,8 +21,6 @@
 
 namespace fastloop {
 
-const char* const kImageExtensions[9] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"};
-
 namespace {
 
 constexpr int kMaxDepth = 64;  // folder levels below a class folder: os.walk(followlinks=True) would loop forever
@@ -58,16 +56,6 @@ void walk(const std::string& root, int depth, std::vector<std::pair<std::string,
 }
 
 }  // namespace
-
-bool image_file_name(const std::string& file_name) {
-  std::string lower = file_name;
-  for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  for (const char* ext : kImageExtensions) {
-    const size_t n = std::strlen(ext);
-    if (lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0) return true;
-  }
-  return false;
-}
 
 std::shared_ptr<const ImageFolder> ImageFolder::list(const std::string& root, const std::vector<std::string>* expected_classes) {
   std::shared_ptr<ImageFolder> folder(new ImageFolder(root));

@@ -13,8 +13,6 @@
 
 namespace fastloop {
 
-/// torchvision.datasets.folder.IMG_EXTENSIONS.
-extern const char* const kImageExtensions[9];
 
 class ImageFolder final : public EncodedImages {
  public:
@@ -42,8 +40,5 @@ class ImageFolder final : public EncodedImages {
   std::vector<uint64_t> path_end_;  // one past the end of path i in paths_
   std::vector<int32_t> labels_;
 };
-
-/// True when `file_name` ends with one of kImageExtensions, ignoring ASCII case.
-bool image_file_name(const std::string& file_name);
 
 } // namespace fastloop

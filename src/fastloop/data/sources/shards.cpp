@@ -22,7 +22,7 @@ namespace {
 
 constexpr int64_t kMaxClasses = int64_t{1} << 24;
 constexpr int64_t kMaxPatternFiles = 1'000'000;
-// imagefolder.cpp's kImageExtensions without the dot (a test checks they agree); listed here so that the
+// image_files.cpp's kImageExtensions without the dot (a test checks they agree); listed here so that the
 // tar fuzz target links without the folder listing.
 constexpr const char* kMemberImageExtensions[] = {"jpg", "jpeg", "png", "ppm", "bmp", "pgm", "tif", "tiff", "webp"};
 

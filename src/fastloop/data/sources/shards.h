@@ -23,7 +23,7 @@ struct ShardSample {
 };
 
 /// Whether a member's extension (after the key's '.', lower-cased) is an image: torchvision's
-/// IMG_EXTENSIONS (imagefolder.h's kImageExtensions) without the dot, which `fastloop pack` writes.
+/// IMG_EXTENSIONS (image_files.h's kImageExtensions) without the dot, which `fastloop pack` writes.
 bool shard_image_extension(const std::string& ext);
 
 /// The samples of one tar archive held in memory, grouped as webdataset's group_by_keys does (members
