@@ -2,8 +2,8 @@
 // page drawn from whatever parses (plot_html): any bytes must parse or throw InputError, never crash or
 // escape with another exception type.
 #include "fastloop/core/errors.h"
-#include "fastloop/report/metrics_read.h"
-#include "fastloop/report/plot.h"
+#include "fastloop/plot/metrics_read.h"
+#include "fastloop/plot/plot.h"
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 // fastloop_loader_dump: the batches `fastloop train FLAGS...` would train on, written to a safetensors file
 // (images_K, labels_K for batch K of --dump-epoch), so tests/python can check that fastloop.Loader gives the
 // same bits. It builds the run as train does (train_setup) and reads its train loader; nothing is trained.
-#include "fastloop/cli/config_flags.h"
-#include "fastloop/cli/exit_code.h"
+#include "fastloop/run/config_flags.h"
+#include "fastloop/run/exit_code.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/train/setup.h"

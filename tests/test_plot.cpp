@@ -3,8 +3,8 @@
 // and the page in headless Chromium: every chart drawn with one line per run inside its frame.
 #include "test_support.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/report/metrics_read.h"
-#include "fastloop/report/plot.h"
+#include "fastloop/plot/metrics_read.h"
+#include "fastloop/plot/plot.h"
 #include "fastloop/train/trainer.h"
 
 #include <gtest/gtest.h>

@@ -103,7 +103,7 @@ TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
   const std::filesystem::path dir = tmp.path();
   PythonPeer peer("/bin/sh", stand_in_peer(dir), tiny_options(), "cpu", 1);
   EXPECT_EQ(peer.torch_version(), "9.9.9");
-  PeerCell cell(peer, "small_cnn", "baseline");
+  PythonCellPeer cell(peer, "small_cnn", "baseline");
   cell.train_begin(), cell.train_rep(), cell.train_rep(), cell.eval_begin(), cell.eval_rep(), cell.eval_rep();
   ASSERT_EQ(cell.status(), "ok");
   EXPECT_EQ(cell.train_reps(), (std::vector<double>{50.0, 50.0}));
@@ -123,11 +123,11 @@ TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
   EXPECT_DOUBLE_EQ(bench.python.eval.max, 2.2);
   EXPECT_FALSE(bench.python.eval.noisy);
 
-  PeerCell broken(peer, "small_cnn", "broken");  // a failing cell stays in its cell; the peer goes on
+  PythonCellPeer broken(peer, "small_cnn", "broken");  // a failing cell stays in its cell; the peer goes on
   broken.train_begin(), broken.train_rep();
   EXPECT_EQ(broken.status(), "failed: RuntimeError: no such model");
   EXPECT_TRUE(broken.train_reps().empty());
-  PeerCell after(peer, "small_cnn", "baseline");
+  PythonCellPeer after(peer, "small_cnn", "baseline");
   after.train_begin(), after.train_rep();
   EXPECT_EQ(after.status(), "ok");
   EXPECT_EQ(after.train_reps().size(), 1u);

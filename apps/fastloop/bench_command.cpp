@@ -10,8 +10,10 @@
 #include "fastloop/bench/grid.h"
 #include "fastloop/bench/loader_bench.h"
 #include "fastloop/bench/report.h"
+#include "fastloop/bench/rows.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/core/out_file.h"
+#include "fastloop/core/python_path.h"
 #include "fastloop/dist/launch.h"
 #include "fastloop/train/runtime.h"
 
@@ -60,8 +62,7 @@ Subcommand bench_loader_add(CLI::App& bench) {
   return {app, [flags] {
             auto result = loader_bench_run(flags->options);
             if (flags->compare_python) {
-              const char* env = std::getenv("FASTLOOP_PYTHON");
-              loader_bench_compare_python(result, env && *env ? env : "./.venv/bin/python", flags->peer);
+              loader_bench_compare_python(result, python_interpreter(), flags->peer);
             }
             const std::string md = loader_bench_markdown(result);
             std::printf("%s", md.c_str());
@@ -72,13 +73,6 @@ Subcommand bench_loader_add(CLI::App& bench) {
             }
             return 0;
           }};
-}
-
-/// The python that runs tools/ scripts: $FASTLOOP_PYTHON, else the project venv's.
-std::string peer_python(const std::string& given) {
-  if (!given.empty()) return given;
-  const char* env = std::getenv("FASTLOOP_PYTHON");
-  return env && *env ? env : "./.venv/bin/python";
 }
 
 struct GridFlags {
@@ -134,7 +128,7 @@ int grid_run(const CLI::App& app, GridFlags& flags) {
     for (const auto& value : option->results()) values += (values.empty() ? "" : ",") + value;
     command += " " + values;
   }
-  options.python = peer_python(options.python);
+  options.python = python_interpreter(options.python);
   options.peer = flags.peer;
   if (!flags.out.empty()) {  // each cell's result on disk as soon as it is measured
     options.on_cell = [&](const BenchResult& partial) {

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "flag_checks.h"
 
+#include "fastloop/core/python_path.h"
 #include "fastloop/bench/e2e_bench.h"
 #include "fastloop/core/out_file.h"
 
@@ -28,8 +29,7 @@ Subcommand bench_e2e_add(CLI::App& bench, TrainConfig& config, std::string& reci
   return {app, [&config, options, out, no_python] {
             options->config = config;
             options->compare_python = !*no_python;
-            const char* python = std::getenv("FASTLOOP_PYTHON");
-            if (python && *python) options->python = python;
+            options->python = python_interpreter(options->python);
             const E2eBenchResult result = e2e_bench_run(*options);
             const std::string md = e2e_bench_markdown(result);
             std::printf("%s", md.c_str());

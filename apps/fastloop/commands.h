@@ -2,7 +2,7 @@
 // returns the function main() runs when it was chosen; library errors propagate to main().
 #pragma once
 
-#include "fastloop/cli/config_flags.h"
+#include "fastloop/run/config_flags.h"
 #include "fastloop/core/config.h"
 
 #include <CLI/CLI.hpp>

@@ -4,7 +4,7 @@
 #include "commands.h"
 #include "flag_checks.h"
 
-#include "fastloop/cli/eval_run.h"
+#include "fastloop/run/eval_run.h"
 #include "fastloop/core/out_file.h"
 #include "fastloop/train/tta.h"
 

@@ -1,9 +1,9 @@
 // `fastloop export --checkpoint FILE --out FILE [--format safetensors|torchscript|onnx] [--fold-bn] [--ema]`:
 // a checkpoint's model as safetensors weights (PyTorch state_dict names), a TorchScript file traced in C++,
-// or an ONNX model, each with its class names and evaluation transform (cli/export_run.h).
+// or an ONNX model, each with its class names and evaluation transform (run/export_run.h).
 #include "commands.h"
 
-#include "fastloop/cli/export_run.h"
+#include "fastloop/run/export_run.h"
 
 #include <cstdio>
 #include <memory>

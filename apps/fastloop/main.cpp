@@ -1,8 +1,8 @@
 // fastloop: train and evaluate CNNs on LibTorch with the PyTorch Performance Tuning Guide built in.
-// Errors become exit codes in one place (fastloop/cli/exit_code.h): bad input 2, a run that cannot go on 3, else 1.
+// Errors become exit codes in one place (fastloop/run/exit_code.h): bad input 2, a run that cannot go on 3, else 1.
 #include "commands.h"
 
-#include "fastloop/cli/exit_code.h"
+#include "fastloop/run/exit_code.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/version.h"
 

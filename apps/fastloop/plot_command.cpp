@@ -3,7 +3,7 @@
 #include "commands.h"
 
 #include "fastloop/core/out_file.h"
-#include "fastloop/report/plot.h"
+#include "fastloop/plot/plot.h"
 
 #include <cstdio>
 #include <memory>

@@ -4,8 +4,9 @@
 #include "commands.h"
 #include "flag_checks.h"
 
-#include "fastloop/cli/predict_run.h"
+#include "fastloop/run/predict_run.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,13 +25,6 @@ struct PredictFlags {
   bool no_fold_bn = false;
   bool no_graph = false;
 };
-
-std::string csv_field(const std::string& s) {  // RFC 4180: quoted when it holds a comma, quote or newline
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 /// Writes rows as CSV or JSON lines, by the --out file's extension.
 class PredictionWriter {

@@ -1,7 +1,7 @@
-// `fastloop train`: the training loop's flags; train_run() (fastloop/cli/train_main.h) does the rest.
+// `fastloop train`: the training loop's flags; train_run() (fastloop/run/train_main.h) does the rest.
 #include "commands.h"
 
-#include "fastloop/cli/train_main.h"
+#include "fastloop/run/train_main.h"
 
 namespace fastloop {
 

@@ -4,6 +4,7 @@
 #include "fastloop/bench/report_tables.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/python_path.h"
 #include "fastloop/core/shell.h"
 #include "fastloop/core/stats.h"
 #include "fastloop/train/trainer.h"
@@ -62,7 +63,7 @@ std::string e2e_peer_command(const E2eBenchOptions& options) {
   peer_check(c);
   std::ostringstream command;
   command.precision(17);
-  command << shell_quote(options.python) << ' ' << shell_quote(options.peer) << " --data " << shell_quote(c.data.source)
+  command << shell_quote(python_interpreter(options.python)) << ' ' << shell_quote(options.peer) << " --data " << shell_quote(c.data.source)
           << " --model " << shell_quote(c.model.name) << " --epochs " << c.run.epochs << " --batch-size "
           << c.data.batch_size << " --lr " << c.optim.lr << " --momentum " << c.optim.momentum << " --weight-decay "
           << c.optim.weight_decay << " --label-smoothing " << c.optim.label_smoothing << " --pct-start " << c.schedule.pct_start << " --crop-pad "

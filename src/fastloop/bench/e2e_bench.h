@@ -15,7 +15,7 @@ struct E2eBenchOptions {
   TrainConfig config;                       // the recipe both sides train
   int64_t repeat = 3;                       // pairs (a fastloop run, then a PyTorch run)
   bool compare_python = true;               // false: fastloop's runs alone
-  std::string python = "./.venv/bin/python";
+  std::string python;  // interpreter for the peer; empty: python_interpreter()'s
   std::string peer = "tools/train_peer.py";
 };
 

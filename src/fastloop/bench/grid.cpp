@@ -10,6 +10,7 @@
 #include "fastloop/bench/twin_peer.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/core/python_path.h"
 #include "fastloop/core/stats.h"
 #include "fastloop/core/text.h"
 #include "fastloop/data/sources/source.h"
@@ -200,10 +201,10 @@ BenchCell cell_measure(const BenchResult& result, const std::string& model, cons
   cell.threads = rank_threads;
   cell.peak_memory_kind = memory_peak_kind(device);
   const auto cell_start = std::chrono::steady_clock::now();
-  std::optional<PeerCell> peer_cell;
+  std::optional<PythonCellPeer> peer_cell;
   if (peer && nproc == 1 && !na) plan.peers.push_back(&peer_cell.emplace(*peer, model, row));
   std::optional<TwinPeer> twin;
-  std::optional<PeerCell> eager_cell;  // the twin in eager PyTorch, in the peer's second slot
+  std::optional<PythonCellPeer> eager_cell;  // the twin in eager PyTorch, in the peer's second slot
   if (!options.twin.empty() && is_torchscript_name(model) && nproc == 1 && !na) {
     std::optional<std::string> twin_na;
     CellPlan twin_plan = bench_cell_plan(options, options.twin, row, device, rank_threads, nproc, data, twin_na);
@@ -265,7 +266,7 @@ BenchResult bench_run(const BenchOptions& options) {
   std::string peer_failure;
   if (options.compare_python) {
     try {
-      peer = std::make_unique<PythonPeer>(options.python.empty() ? "./.venv/bin/python" : options.python,
+      peer = std::make_unique<PythonPeer>(python_interpreter(options.python),
                                           options.peer, result.options, device.is_cuda() ? "cuda" : "cpu", threads);
       result.environment.pytorch_version = peer->torch_version();
     } catch (const std::exception& e) {

@@ -108,10 +108,10 @@ std::string PythonPeer::request(const std::string& line) {
   }
 }
 
-PeerCell::PeerCell(PythonPeer& peer, std::string model, std::string row, int slot)
+PythonCellPeer::PythonCellPeer(PythonPeer& peer, std::string model, std::string row, int slot)
     : peer_(peer), model_(std::move(model)), row_(std::move(row)), slot_(slot) {}
 
-void PeerCell::begin() {
+void PythonCellPeer::begin() {
   begun_ = true;
   try {
     const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "cell"}, {"model", model_}, {"row", row_}, {"slot", slot_}}.dump()));
@@ -122,7 +122,7 @@ void PeerCell::begin() {
   }
 }
 
-std::string PeerCell::next(const std::string& expected, std::vector<double>* rates) {
+std::string PythonCellPeer::next(const std::string& expected, std::vector<double>* rates) {
   if (status_ != "ok") return status_;
   try {
     const auto reply = nlohmann::json::parse(peer_.request(nlohmann::json{{"op", "next"}, {"slot", slot_}}.dump()));
@@ -136,12 +136,12 @@ std::string PeerCell::next(const std::string& expected, std::vector<double>* rat
   return status_;
 }
 
-void PeerCell::train_begin() { begin(); }
-void PeerCell::train_rep() { next("train_rep", &train_reps_); }
-void PeerCell::eval_begin() {
+void PythonCellPeer::train_begin() { begin(); }
+void PythonCellPeer::train_rep() { next("train_rep", &train_reps_); }
+void PythonCellPeer::eval_begin() {
   if (!begun_) begin();  // an eval-only row starts here
   next("eval_ready", nullptr);
 }
-void PeerCell::eval_rep() { next("eval_rep", &eval_reps_); }
+void PythonCellPeer::eval_rep() { next("eval_rep", &eval_reps_); }
 
 } // namespace fastloop

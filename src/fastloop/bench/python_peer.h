@@ -40,10 +40,10 @@ class PythonPeer {
 
 /// One cell of the peer, driven by cell_run() through CellPeer. A peer that cannot run the row, fails
 /// in it or breaks the protocol leaves the cell's status saying so; fastloop's side goes on.
-class PeerCell : public CellPeer {
+class PythonCellPeer : public CellPeer {
  public:
   /// slot: the peer's cell slot; cells in different slots can be open at once (the --twin's eager cell).
-  PeerCell(PythonPeer& peer, std::string model, std::string row, int slot = 0);
+  PythonCellPeer(PythonPeer& peer, std::string model, std::string row, int slot = 0);
   void train_begin() override;
   void train_rep() override;
   void eval_begin() override;

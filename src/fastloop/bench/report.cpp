@@ -5,6 +5,7 @@
 #include "fastloop/bench/cell_fields.h"
 #include "fastloop/bench/report_tables.h"
 #include "fastloop/core/out_file.h"
+#include "fastloop/core/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,13 +24,6 @@ std::string markdown_cell(const std::string& s) {  // a "|" inside a cell would 
   std::string out;
   for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
 }
 
 std::string csv_number(double v) {

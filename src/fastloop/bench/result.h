@@ -32,7 +32,7 @@ struct BenchOptions {
   bool compare_python = false;        // run tools/bench_peer.py on the same cells
   std::string twin;                   // a built-in model whose cells are timed alternately with each
                                       // torchscript:FILE cell of the same row (its scripted twin): "" none
-  std::string python;                 // interpreter for the peer; empty: ./.venv/bin/python
+  std::string python;                 // interpreter for the peer; empty: python_interpreter()'s
   std::string peer = "tools/bench_peer.py";  // the peer script
   std::vector<int64_t> nproc{1};      // ranks per cell: every cell runs once per entry (DDP over Gloo/NCCL)
   double bucket_mb = 25.0;            // DDP gradient bucket size of the multi-rank cells

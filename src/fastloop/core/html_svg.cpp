@@ -1,4 +1,4 @@
-// Shared by bench/report_html.cpp and report/plot.cpp.
+// Shared by bench/report_html.cpp and plot/plot.cpp.
 #include "fastloop/core/html_svg.h"
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Small text helpers shared by the error messages and reports: one copy instead of one per file.
+// Small text helpers shared by the error messages, reports and CSV writers: one copy instead of one per file.
 #pragma once
 
 #include <string>
@@ -11,6 +11,15 @@ inline std::string join(const std::vector<std::string>& items, const std::string
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : std::string()) + items[i];
   return out;
+}
+
+/// `field` as one CSV field (RFC 4180): in double quotes, its quotes doubled, when it holds a comma, a
+/// quote or a line break; as it is otherwise.
+inline std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
 }
 
 } // namespace fastloop

@@ -2,6 +2,8 @@
 // a failure comes back as the converter's own last line.
 #include "fastloop/io/onnx_export.h"
 
+#include "fastloop/core/python_path.h"
+
 #include "fastloop/core/errors.h"
 #include "fastloop/core/shell.h"
 #include "fastloop/onnx_export_script.h"
@@ -24,15 +26,8 @@ std::string onnx_last_line(const std::string& text) {
 
 }  // namespace
 
-std::string onnx_python_default() {
-  const char* env = std::getenv("FASTLOOP_PYTHON");
-  if (env && *env) return env;
-  if (::access("./.venv/bin/python", X_OK) == 0) return "./.venv/bin/python";
-  return "python3";
-}
-
 void onnx_from_torchscript(const std::string& torchscript_path, const std::string& path, const OnnxExportOptions& options) {
-  const std::string python = options.python.empty() ? onnx_python_default() : options.python;
+  const std::string python = python_interpreter(options.python);
   const std::string command = shell_quote(python) + " -c " + shell_quote(kOnnxExportScript) + " --torchscript " +
                               shell_quote(torchscript_path) + " --out " + shell_quote(path) + " --opset " +
                               std::to_string(options.opset) + " 2>&1";

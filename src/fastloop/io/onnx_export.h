@@ -9,12 +9,9 @@
 namespace fastloop {
 
 struct OnnxExportOptions {
-  std::string python;  // an interpreter with torch and onnx; "" = onnx_python_default()
+  std::string python;  // an interpreter with torch and onnx; "" = python_interpreter()'s
   int64_t opset = 17;  // ONNX Runtime >= 1.12 runs it; 17 is the newest the legacy exporter knows well
 };
-
-/// $FASTLOOP_PYTHON, else ./.venv/bin/python where it exists, else python3.
-std::string onnx_python_default();
 
 /// Converts `torchscript_path` (a fastloop TorchScript export, with its ModelInfo extra file) into the
 /// ONNX file `path` (input "input" [batch, C, H, W], output "logits" [batch, classes], batch dynamic),

@@ -1,5 +1,5 @@
 // Line by line with nlohmann::json; numbers checked for type and finiteness, nulls read as NaN.
-#include "fastloop/report/metrics_read.h"
+#include "fastloop/plot/metrics_read.h"
 
 #include "fastloop/core/errors.h"
 

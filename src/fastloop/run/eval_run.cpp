@@ -1,10 +1,11 @@
 // eval_run(): checkpoint or weights, then data, then the model, then evaluate() (train/evaluate.h).
-#include "fastloop/cli/eval_run.h"
+#include "fastloop/run/eval_run.h"
 
 #include "fastloop/core/config.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
@@ -46,6 +47,7 @@ EvalRun eval_run(const EvalRequest& request) {
   options.fold_bn = request.fold_bn;
   options.confusion = true;
   options.tta = config.data.tta;
+  if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   EvalRun run;
   run.result = evaluate(*model, data.test, config.data.batch_size, request.workers, options);
   run.model = checkpoint ? request.checkpoint : request.init_from;

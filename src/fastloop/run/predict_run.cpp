@@ -2,15 +2,16 @@
 // BatchNorm folded and, in float32, its optimized inference graph (models/inference_graph.h); then per
 // input group (the files and folders together; each --data source alone) a Dataset in the model's
 // evaluation transform, the loader without augmentation, and top-k of the softmax per image.
-#include "fastloop/cli/predict_run.h"
+#include "fastloop/run/predict_run.h"
 
-#include "fastloop/cli/eval_run.h"
+#include "fastloop/run/eval_run.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/class_names.h"
 #include "fastloop/data/sources/image_files.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/models/inference_graph.h"
@@ -203,6 +204,7 @@ PredictSummary predict_run(const PredictRequest& r, const std::function<void(con
   EvalOptions eval;
   eval.channels_last = m.info.channels_last;
   eval.amp = amp_policy(m.info.autocast);
+  if (!m.info.transform.empty()) eval.transform = std::make_shared<const Pipeline>(m.info.transform);  // as trained
   const int64_t k = std::min<int64_t>(r.topk, static_cast<int64_t>(m.info.classes.size()));
   PredictSummary summary;
   summary.eager_reason = m.eager_reason;

@@ -1,5 +1,5 @@
 // TrainConfig fields as CLI11 flags: the help and allowed values come from config_fields().
-#include "fastloop/cli/config_flags.h"
+#include "fastloop/run/config_flags.h"
 
 #include <cstring>
 

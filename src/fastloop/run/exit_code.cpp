@@ -1,5 +1,5 @@
 // Errors to exit codes for every fastloop command line (the executable's main() and train_main()).
-#include "fastloop/cli/exit_code.h"
+#include "fastloop/run/exit_code.h"
 
 #include "fastloop/core/errors.h"
 

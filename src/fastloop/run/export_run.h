@@ -23,7 +23,7 @@ struct ExportRequest {
   std::string format;      // see export_format_resolve
   bool fold_bn = false;    // BatchNorm folded into the conv before it (eval-mode outputs unchanged)
   bool ema = false;        // the EMA of the weights instead of the weights
-  std::string python;      // onnx: the interpreter with torch and onnx ("" = onnx_python_default())
+  std::string python;      // onnx: the interpreter with torch and onnx ("" = python_interpreter()'s)
 };
 
 struct ExportSummary {

@@ -1,8 +1,8 @@
 // export_run(): the checkpoint's model and ModelInfo, then one writer per format; ONNX goes through a
 // TorchScript file written next to `out` (so an unwritable folder fails before python starts).
-#include "fastloop/cli/export_run.h"
+#include "fastloop/run/export_run.h"
 
-#include "fastloop/cli/eval_run.h"
+#include "fastloop/run/eval_run.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/io/onnx_export.h"
 #include "fastloop/io/torchscript_export.h"

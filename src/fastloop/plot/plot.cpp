@@ -1,7 +1,7 @@
 // Line charts drawn at print time into inline SVG (no script, fonts or other resources), so the page
 // opens offline. Each chart: nice-number axes, one polyline per run (log intervals) or markers joined by
 // a dashed line (epoch ends); long runs are thinned to at most kMaxPoints points per line.
-#include "fastloop/report/plot.h"
+#include "fastloop/plot/plot.h"
 
 #include "fastloop/core/html_svg.h"
 

@@ -1,9 +1,9 @@
 // `fastloop train`: runs the training loop; Ctrl-C or SIGTERM stops after the current step with a checkpoint.
 // The executable's `train` subcommand and train_main() (a user's own program) both end up in train_run().
-#include "fastloop/cli/train_main.h"
+#include "fastloop/run/train_main.h"
 
-#include "fastloop/cli/config_flags.h"
-#include "fastloop/cli/exit_code.h"
+#include "fastloop/run/config_flags.h"
+#include "fastloop/run/exit_code.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/trainer.h"
