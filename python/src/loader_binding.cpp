@@ -8,14 +8,7 @@
 #include "bindings.h"
 #include "fork_safe.h"
 
-#include "fastloop/core/config.h"
-#include "fastloop/core/errors.h"
-#include "fastloop/data/loader/loader.h"
-#include "fastloop/data/sources/source.h"
-#include "fastloop/train/evaluate.h"
-#include "fastloop/train/perf_auto.h"
-#include "fastloop/train/setup.h"
-#include "fastloop/data/transforms/pipeline.h"  // Loader(transform=)
+#include "fastloop/fastloop.h"  // the public API only
 
 #include <unistd.h>
 

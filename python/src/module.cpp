@@ -4,8 +4,7 @@
 #include "bindings.h"
 #include "fork_safe.h"
 
-#include "fastloop/core/errors.h"
-#include "fastloop/version.h"
+#include "fastloop/fastloop.h"  // the public API only
 
 #include <c10/util/Exception.h>
 

@@ -4,15 +4,7 @@
 #include "bindings.h"
 #include "fork_safe.h"
 
-#include "fastloop/cli/eval_run.h"
-#include "fastloop/cli/train_main.h"
-#include "fastloop/core/config_set.h"
-#include "fastloop/core/errors.h"
-#include "fastloop/models/model_info.h"
-#include "fastloop/models/registry.h"
-#include "fastloop/models/torchscript.h"
-#include "fastloop/train/checkpoint.h"
-#include "fastloop/train/trainer.h"
+#include "fastloop/fastloop.h"  // the public API only
 
 #include <torch/csrc/jit/api/module.h>
 

@@ -4,9 +4,7 @@
 // TransformTypeError is Python's TypeError, InputError its ValueError.
 #include "bindings.h"
 
-#include "fastloop/core/errors.h"
-#include "fastloop/data/transforms/pipeline.h"
-#include "fastloop/data/transforms/transform.h"
+#include "fastloop/fastloop.h"  // the public API only
 
 #include <cstring>
 

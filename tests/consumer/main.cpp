@@ -2,9 +2,7 @@
 // name, trained by fastloop's loop (same config fields, checkpoints, evaluation) through the installed
 // library. Without arguments it sets the config in code and exits non-zero when the run does not take its 8
 // steps or leaves no checkpoint; with arguments it is `fastloop train` with those flags (train_main).
-#include <fastloop/cli/train_main.h>
-#include <fastloop/models/registry.h>
-#include <fastloop/train/trainer.h>
+#include <fastloop/fastloop.h>  // the public API: the only fastloop header a user includes
 
 #include <torch/torch.h>
 
