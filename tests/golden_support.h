@@ -5,10 +5,13 @@
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <torch/nn/module.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fastloop::test {
 
@@ -27,6 +30,17 @@ inline nlohmann::json recipe_golden(const std::string& name) {
   std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/recipe/") + name);
   EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tools/make_recipe_golden.py and make_recipe94_golden.py";
   return nlohmann::json::parse(in);
+}
+
+/// The state dict in PyTorch's order: modules pre-order, each one's parameters then its buffers.
+inline std::vector<std::pair<std::string, at::Tensor>> state_entries(torch::nn::Module& model) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& item : model.named_modules("", /*include_self=*/true)) {
+    const std::string prefix = item.key().empty() ? "" : item.key() + ".";
+    for (const auto& p : item.value()->named_parameters(/*recurse=*/false)) out.emplace_back(prefix + p.key(), p.value());
+    for (const auto& b : item.value()->named_buffers(/*recurse=*/false)) out.emplace_back(prefix + b.key(), b.value());
+  }
+  return out;
 }
 
 /// Sets LibTorch's intra-op threads for a scope and restores them.

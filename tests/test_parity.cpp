@@ -15,21 +15,11 @@
 namespace {
 
 using nlohmann::json;
+using fastloop::test::state_entries;
 
 constexpr double kRelTol = 1e-5;
 constexpr double kFloorOfRms = 1e-3;
 constexpr int64_t kSamples = 8;  // entries at (j * (n - 1)) / 7, as in make_golden.py
-
-/// The state dict in PyTorch's order: modules pre-order, each one's parameters then its buffers.
-std::vector<std::pair<std::string, at::Tensor>> state_entries(torch::nn::Module& model) {
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const auto& item : model.named_modules("", /*include_self=*/true)) {
-    const std::string prefix = item.key().empty() ? "" : item.key() + ".";
-    for (const auto& p : item.value()->named_parameters(/*recurse=*/false)) out.emplace_back(prefix + p.key(), p.value());
-    for (const auto& b : item.value()->named_buffers(/*recurse=*/false)) out.emplace_back(prefix + b.key(), b.value());
-  }
-  return out;
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

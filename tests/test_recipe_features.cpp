@@ -26,6 +26,7 @@
 #include <set>
 
 using namespace fastloop;
+using fastloop::test::state_entries;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -35,17 +36,6 @@ json golden(const std::string& name) { return test::recipe_golden(name); }
 
 at::Tensor from_json(const json& values, at::IntArrayRef shape) {
   return torch::tensor(values.get<std::vector<double>>(), torch::kFloat64).to(torch::kFloat32).reshape(shape);
-}
-
-/// The state dict in PyTorch's order (modules pre-order, each one's parameters then buffers), as test_parity.
-std::vector<std::pair<std::string, at::Tensor>> state_entries(torch::nn::Module& model) {
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const auto& item : model.named_modules("", /*include_self=*/true)) {
-    const std::string prefix = item.key().empty() ? "" : item.key() + ".";
-    for (const auto& p : item.value()->named_parameters(false)) out.emplace_back(prefix + p.key(), p.value());
-    for (const auto& b : item.value()->named_buffers(false)) out.emplace_back(prefix + b.key(), b.value());
-  }
-  return out;
 }
 
 Classifier small_cnn() { return model_make(ModelOptions("small_cnn").in_channels(1).num_classes(10)); }
