@@ -140,6 +140,11 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.perf.interop_threads, {}},
       {"run.epochs", "--epochs", "passes over the train split", &c.run.epochs, {}},
       {"run.max_steps", "--max-steps", "stop after this many steps (0: no limit)", &c.run.max_steps, {}},
+      {"run.time_budget", "--time-budget",
+       "end the whole run within this time (300s, 5m, 2h): steps, evaluations and checkpoints planned from this "
+       "machine's measured speed, the schedule spanning them; off: --epochs. Off when --max-steps or --epochs "
+       "(other than 8) is given",
+       &c.run.time_budget, {}},
       {"run.seed", "--seed", "seed of weights, shuffling and augmentation", &c.run.seed, {}},
       {"run.threads", "--threads", "intra-op threads (0: the cores this process may use)", &c.run.threads, {}},
       {"run.log_every", "--log-every", "steps between metric lines", &c.run.log_every, {}},

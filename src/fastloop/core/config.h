@@ -87,6 +87,9 @@ struct PerfConfig {
 struct RunConfig {
   int64_t epochs = 8;                    // the default recipe's: 93.16% on Fashion-MNIST (README)
   int64_t max_steps = 0;                 // 0: no limit; otherwise stop after this many optimizer steps
+  std::string time_budget = "300s";      // the whole run's time (300s, 5m, 2h): steps and evaluations planned
+                                         // from measured costs (train/budget_calibrate.h); off: --epochs. A
+                                         // given --max-steps, or --epochs other than 8, turns it off
   int64_t seed = 0;
   int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
   int64_t log_every = 50;                // steps between metric lines

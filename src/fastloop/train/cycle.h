@@ -42,6 +42,8 @@ class TrainCycle {
   CycleResult optimizer_step(const TrainPosition& position, const SavedCheckpoint& last_saved = {},
                              PhaseRecorder* recorder = nullptr);
 
+  /// --time-budget's re-plan: the schedule from optimizer step `from` on ends at `new_total` steps.
+  void replan(int64_t from, int64_t new_total) { stepper_.schedule_replan(from, new_total); }
   int64_t skipped_steps() const { return skipped_; }  // optimizer steps skipped for inf/nan
   const Stepper& stepper() const { return stepper_; }
 

@@ -79,4 +79,12 @@ void MetricsWriter::epoch(const EpochReport& r) {
   out_ << line.dump() << '\n' << std::flush;
 }
 
+void MetricsWriter::record(const std::string& kind, const std::string& json_object) {
+  if (!out_.is_open()) return;
+  nlohmann::ordered_json line = {{"kind", kind}};
+  const auto fields = nlohmann::ordered_json::parse(json_object);  // held: items() refers into it
+  for (const auto& [key, value] : fields.items()) line[key] = value;
+  out_ << line.dump() << '\n' << std::flush;
+}
+
 } // namespace fastloop

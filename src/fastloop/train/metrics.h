@@ -52,6 +52,8 @@ class MetricsWriter {
   explicit MetricsWriter(const std::string& path);
   void step(const StepReport& report);
   void epoch(const EpochReport& report);
+  /// One line {"kind": kind, ...the fields of `json_object`} (--time-budget's plan and re-plans).
+  void record(const std::string& kind, const std::string& json_object);
 
  private:
   std::ofstream out_;

@@ -6,6 +6,7 @@
 #include "fastloop/core/config.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace fastloop {
 
@@ -23,14 +24,28 @@ class LrSchedule {
   /// at the learning-rate peak, on the same cosine phases as the learning rate.
   double momentum_at(int64_t step) const;
 
+  /// A budgeted run re-planned at step `from` to `new_total` steps: the steps from `from` on follow the
+  /// rest of the schedule compressed (or stretched) onto the new length (schedule_warp, budget_plan.h),
+  /// so it still ends where it would have. Steps before `from` keep their values.
+  void replan(int64_t from, int64_t new_total);
+  int64_t total_steps() const { return total_steps_; }
+
  private:
   /// OneCycleLR's two cosine phases: start → peak over pct_start of the steps, then peak → end.
-  double onecycle_at(int64_t step, double start, double peak, double end) const;
+  double onecycle_at(double step, double start, double peak, double end) const;
+  /// The step of the schedule as first planned that `step` takes after the re-plans.
+  double unwarped(int64_t step) const;
+
+  struct Replan {
+    int64_t from, old_total, new_total;
+  };
 
   ScheduleConfig config_;
   double peak_lr_;
   int64_t total_steps_;
   int64_t steps_per_epoch_;
+  int64_t planned_total_;        // total_steps_ before any re-plan: the clock the formulas run on
+  std::vector<Replan> replans_;  // in the order they were made
 };
 
 } // namespace fastloop

@@ -38,6 +38,9 @@ class Stepper {
   /// non-finite loss skips the update on every rank alike; the caller applies --nan-policy.
   CycleResult optimizer_step(int64_t step, PhaseRecorder* recorder = nullptr);
 
+  /// --time-budget's re-plan: from optimizer step `from` on, the schedule ends at `new_total` steps.
+  void schedule_replan(int64_t from, int64_t new_total) { schedule_.replan(from, new_total); }
+
   bool graphed() const { return graph_ != nullptr; }
   /// Why --cuda-graph is not capturing (empty while it may still capture, or when it did).
   const std::string& graph_refusal() const { return graph_refusal_; }

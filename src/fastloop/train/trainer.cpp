@@ -16,6 +16,7 @@
 #include "fastloop/train/tensorboard_log.h"
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -72,6 +73,15 @@ class RunCheckpoint {
     best_.offer(accuracy, setup_.position.epoch, [this](const std::string& path) { save_to(path); });
   }
   const SavedCheckpoint& last() const { return last_; }
+  /// --time-budget: the plan (and its re-plans) recorded beside the config, which then holds the run's
+  /// --epochs and --max-steps as planned.
+  void record_budget(const std::string& budget_json) {
+    TrainConfig saved = setup_.config;
+    saved.dist.world_size = setup_.world_size();
+    auto json = nlohmann::ordered_json::parse(config_to_json(saved));
+    json["budget"] = nlohmann::ordered_json::parse(budget_json);
+    config_json_ = json.dump();
+  }
 
  private:
   void save_to(const std::string& path) const {
@@ -114,6 +124,8 @@ class RunLog {
     metrics_.epoch(report);
     tensorboard_.epoch(report);
   }
+  /// --time-budget's plan and re-plans as --metrics lines.
+  void record(const std::string& kind, const std::string& json) { metrics_.record(kind, json); }
 
  private:
   const TrainConfig& config_;
@@ -184,15 +196,18 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const auto started = Clock::now();
   config_validate(config);  // the one check of a run's config (train_setup and the CLI rely on it)
+  const DistEnv dist_env = dist_env_detect();
+  RunBudget budget(budget_seconds(config, dist_env.world_size), control.progress && dist_env.rank == 0);
   if (control.on_start) control.on_start(config);
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
-  const DistEnv dist_env = dist_env_detect();
   const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
   const DatasetSplits data = data_load(config.data);
-  TrainSetup setup = train_setup(config, data.train, device, process_group_join(config.dist, dist_env, device));
+  // --time-budget: calibrated on a setup of its own, then --epochs and --max-steps as planned.
+  const TrainConfig planned = budget.plan(config, data, device, started, control.budget_costs);
+  TrainSetup setup = train_setup(planned, data.train, device, process_group_join(config.dist, dist_env, device));
   Loader loader(data.train, setup.train_loader);
   if (data.test.size() == 0 && setup.main_rank()) no_test_split_report(config.data.source);
-  const RunLength length = run_length(config, loader.batches_per_epoch(), data.train.size());
+  RunLength length = run_length(setup.config, loader.batches_per_epoch(), data.train.size());
   TrainCycle cycles(setup, length, setup.main_rank());
   TrainPosition& position = setup.position;
   RunCheckpoint checkpoint(setup);
@@ -200,13 +215,15 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
                         length.total_steps);
 
   RunLog log(setup, control);
+  if (budget.on()) log.record("plan", budget.plan_json()), checkpoint.record_budget(budget.json());
   TrainSummary summary;
   double train_seconds = 0.0;
   int64_t images_trained = 0;
   bool done = position.step >= length.total_steps;
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
   // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
-  while (position.epoch < config.run.epochs && (!done || position.batch > 0)) {
+  while (position.epoch < setup.config.run.epochs && (!done || position.batch > 0)) {
+    const int64_t epoch_first_step = position.step;
     setup.model->train();
     loader.start_epoch(position.epoch, position.batch);
     Tally interval(device), epoch(device);
@@ -249,16 +266,31 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
 
     // --- each epoch end: evaluate, report, checkpoint ---
     if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
-    summary.test = evaluate_run(setup, data.test, control.progress, position.epoch + 1 == config.run.epochs);
+    const auto eval_start = Clock::now();
+    summary.test = evaluate_run(setup, data.test, control.progress, position.epoch + 1 == setup.config.run.epochs);
+    const double eval_s = seconds_since(eval_start);
     log.epoch(position, epoch, summary.test, epoch_train_s);
     checkpoint.offer_best(summary.test.accuracy);
     ++position.epoch, position.batch = 0;
     checkpoint.save();
+
+    // --- a budgeted run whose machine slowed down: the remaining steps re-planned, the schedule with them ---
+    const int64_t epoch_steps = std::max<int64_t>(position.step - epoch_first_step, 1);
+    const int64_t replanned = budget.epoch_end(position.step, epoch_train_s / static_cast<double>(epoch_steps),
+                                               eval_s, seconds_since(started), control.budget_costs);
+    if (replanned > 0) {
+      length.total_steps = setup.config.run.max_steps = replanned;
+      setup.config.run.epochs = budget.current().epochs;
+      cycles.replan(position.step, replanned);
+      log.record("replan", budget.last_replan_json());
+      checkpoint.record_budget(budget.json());
+    }
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
     summary.test = evaluate_run(setup, data.test, control.progress, /*final=*/true);
   profiler.finish();
   summary_fill(summary, setup, train_seconds, images_trained);
+  summary.budget = budget.json();
   summary.elapsed_seconds = seconds_since(started);
   expect_accuracy(config, summary);
   return summary;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fastloop/core/config.h"
+#include "fastloop/train/budget_calibrate.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/metrics.h"
@@ -20,6 +21,9 @@ struct TrainControl {
   /// Called once the config has passed config_validate, before any work (`fastloop train` prints its
   /// choices here, so a bad flag's message is the first output).
   std::function<void(const TrainConfig&)> on_start;
+  /// --time-budget: the costs to plan with instead of the measured ones (tests: a plan and its re-plans
+  /// that do not depend on this machine's speed).
+  RunBudget::CostsHook budget_costs;
 };
 
 struct TrainSummary {
@@ -30,6 +34,7 @@ struct TrainSummary {
   double train_seconds = 0.0;
   double elapsed_seconds = 0.0;  // from the start of train() (data loading) to the end of the final evaluation
   double img_per_s = 0.0; // training images per second, whole run, all ranks together
+  std::string budget;     // --time-budget: {"plan", "replans", "replayable"} as JSON; empty without a budget
   // Distributed runs (DistributedDataParallel's counters, this rank):
   int64_t world_size = 1;
   int64_t rank = 0;

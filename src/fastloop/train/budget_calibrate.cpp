@@ -1,0 +1,186 @@
+// --time-budget in a run (budget_calibrate.h): the calibration on a throw-away setup (train_setup seeds
+// the weights, and the loader and mixup draw from the run's seed and step, so the planned run that follows
+// trains exactly as a run given its --epochs and --max-steps), the plan and the once-per-epoch re-plan.
+#include "fastloop/train/budget_calibrate.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/cycle.h"
+#include "fastloop/train/evaluate.h"
+#include "fastloop/train/setup.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace fastloop {
+
+namespace {
+
+constexpr int64_t kWarmupSteps = 3;     // first steps build kernels and caches: not timed
+constexpr int64_t kMaxTimedSteps = 20;
+constexpr double kTimedSeconds = 3.0;   // timed steps stop once they took this long (and >= 2 ran)
+constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy machine (15 s of 300 s)
+
+/// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
+double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
+
+/// Seconds per optimizer step over the calibration's timed steps (the loader's wait included).
+double steps_time(TrainSetup& setup, const Dataset& train, const RunLength& length, int64_t& steps_run) {
+  Loader loader(train, setup.train_loader);
+  TrainCycle cycles(setup, length, /*announce=*/false);
+  setup.model->train();
+  TrainPosition position;
+  loader.start_epoch(position.epoch);
+  Clock::time_point timed_start;
+  at::Tensor loss;
+  for (;;) {
+    auto batch = loader.next();
+    if (!batch) {  // a split of fewer batches than calibration steps: go on with the next epoch
+      loader.start_epoch(++position.epoch), position.batch = 0;
+      continue;
+    }
+    const int64_t micro = length.micro(position.batch), cycle_length = length.cycle_length(position.batch);
+    loss = cycles.micro_step(*batch, position.step, micro, cycle_length);
+    ++position.batch;
+    if (micro + 1 < cycle_length) continue;
+    cycles.optimizer_step(position);
+    ++position.step;
+    if (position.step == kWarmupSteps) {
+      loss.item();  // the device has finished the warm-up before the clock starts
+      timed_start = Clock::now();
+    }
+    const int64_t timed = position.step - kWarmupSteps;
+    if (timed >= kMaxTimedSteps || (timed >= 2 && seconds_since(timed_start) >= kTimedSeconds)) break;
+  }
+  loss.item();
+  const double seconds = seconds_since(timed_start);
+  loader.stop();
+  steps_run = position.step;
+  return seconds / static_cast<double>(position.step - kWarmupSteps);
+}
+
+/// One checkpoint write into --checkpoint-dir, timed and removed; 0 when it cannot be written (the run's
+/// own first save then reports why).
+double checkpoint_time(TrainSetup& setup, const TrainConfig& config) {
+  if (config.run.checkpoint_dir.empty()) return 0.0;
+  const auto path = std::filesystem::path(config.run.checkpoint_dir) / ".budget_calibration.ckpt";
+  std::error_code error;
+  std::filesystem::create_directories(config.run.checkpoint_dir, error);
+  const auto start = Clock::now();
+  try {
+    checkpoint_save(path.string(), *setup.model, setup.optimizer.get(), TrainPosition{}, config_to_json(config),
+                    &setup.scaler, setup.ema ? &setup.ema->module() : nullptr, model_info_to_json(setup.info));
+  } catch (const std::exception&) {
+    return 0.0;
+  }
+  const double seconds = seconds_since(start);
+  std::filesystem::remove(path, error);
+  return seconds;
+}
+
+}  // namespace
+
+double budget_seconds(const TrainConfig& config, int64_t world_size) {
+  const RunConfig& run = config.run;
+  if (run.time_budget == "off" || run.max_steps > 0 || run.epochs != RunConfig{}.epochs) return 0.0;
+  const double seconds = duration_parse(run.time_budget);
+  if (run.resume != "off") {
+    // --resume on without a checkpoint: the setup's own message says so. --resume auto without one starts fresh.
+    std::error_code error;
+    if (!std::filesystem::exists(checkpoint_path_in(run.checkpoint_dir), error)) return run.resume == "on" ? 0.0 : seconds;
+    throw InputError("--time-budget " + run.time_budget + " with --resume " + run.resume + " and " +
+                     checkpoint_path_in(run.checkpoint_dir) + ": a resumed run is not re-planned yet; give the "
+                     "first run's plan (--epochs E --max-steps N, from its plan line) or --time-budget off");
+  }
+  if (world_size > 1)
+    throw InputError("--time-budget " + run.time_budget + ": distributed runs (" + std::to_string(world_size) +
+                     " ranks) are not planned yet; give --epochs or --max-steps");
+  return seconds;
+}
+
+Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device) {
+  Calibration out;
+  const auto setup_start = Clock::now();
+  TrainSetup setup = train_setup(config, data.train, device, nullptr);
+  Loader sizing(data.train, setup.train_loader);
+  const RunLength length = run_length(config, sizing.batches_per_epoch(), data.train.size());
+  out.setup_s = seconds_since(setup_start);
+  out.steps_per_epoch = length.steps_per_epoch;
+  out.costs.step_s = steps_time(setup, data.train, length, out.steps);
+  if (data.test.size() > 0) {
+    EvalOptions options = setup.eval;
+    options.tta = "off";
+    const auto eval_start = Clock::now();
+    evaluate(*setup.model, data.test, config.data.batch_size, config.data.workers, options);
+    const double models = setup.ema ? 2.0 : 1.0;  // with --ema-decay both the weights and their EMA
+    out.costs.eval_s = models * seconds_since(eval_start);
+    out.costs.final_eval_s = out.costs.eval_s * tta_factor(config.data.tta);
+  }
+  out.costs.checkpoint_s = checkpoint_time(setup, config);
+  return out;
+}
+
+TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
+                            Clock::time_point started, const CostsHook& hook) {
+  if (!on()) return config;
+  const Calibration calibration = budget_calibrate(config, data, device);
+  BudgetCosts measured = calibration.costs;
+  measured.spent_s = seconds_since(started) + calibration.setup_s;  // the run's own setup is still to come
+  costs_ = hook ? hook(measured, 0) : measured;
+  request_.budget_s = seconds_;
+  request_.margin = kMargin;
+  request_.steps_per_epoch = calibration.steps_per_epoch;
+  request_.checkpoints = !config.run.checkpoint_dir.empty();
+  request_.checkpoint_every = config.run.checkpoint_every;
+  plan_ = budget_plan(costs_, request_);
+  first_json_ = budget_plan_json(plan_, costs_);
+  if (announce_) std::printf("%s\n", budget_plan_line(plan_, costs_).c_str()), std::fflush(stdout);
+  TrainConfig planned = config;
+  planned.run.epochs = plan_.epochs;
+  planned.run.max_steps = plan_.steps;
+  return planned;
+}
+
+int64_t RunBudget::epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook) {
+  if (!on() || step >= plan_.steps) return 0;
+  BudgetCosts seen = costs_;
+  if (step_s > 0) seen.step_s = step_s;
+  if (eval_s > 0 && costs_.eval_s > 0) seen.final_eval_s = costs_.final_eval_s * eval_s / costs_.eval_s;
+  if (eval_s > 0) seen.eval_s = eval_s;
+  seen.spent_s = elapsed_s;
+  if (hook) seen = hook(seen, step);
+  BudgetRequest request = request_;
+  request.done_steps = step;
+  if (!budget_replan_needed(plan_, seen, request)) return 0;
+  const double projected_s = budget_cost(seen, request, plan_.steps);
+  const BudgetPlan next = budget_plan(seen, request);
+  if (next.steps >= plan_.steps) return 0;
+  nlohmann::ordered_json record = nlohmann::ordered_json::parse(budget_plan_json(next, seen));
+  record["at_step"] = step;
+  record["projected_s"] = projected_s;
+  replans_.push_back(record.dump());
+  if (announce_)
+    std::printf("re-plan at step %lld: the projected end %.0f s passes the %.0f s budget (steps now %.3g ms); "
+                "%lld steps in all instead of %lld, the schedule compressed to end with them (this run is not "
+                "replayable by --max-steps alone)\n",
+                static_cast<long long>(step), projected_s, seconds_, 1e3 * seen.step_s,
+                static_cast<long long>(next.steps), static_cast<long long>(plan_.steps)),
+        std::fflush(stdout);
+  plan_ = next;
+  costs_ = seen;
+  return next.steps;
+}
+
+std::string RunBudget::json() const {
+  if (!on()) return "";
+  nlohmann::ordered_json out;
+  out["plan"] = nlohmann::ordered_json::parse(first_json_);
+  out["replans"] = nlohmann::json::array();
+  for (const auto& replan : replans_) out["replans"].push_back(nlohmann::ordered_json::parse(replan));
+  out["replayable"] = replans_.empty();  // a re-planned run's schedule depended on the clock
+  return out.dump();
+}
+
+} // namespace fastloop

@@ -1,0 +1,165 @@
+// Budgeted training's arithmetic (budget_plan.h): the cost of a run of N steps as the training loop runs
+// it (an evaluation at each epoch end and after the last step, a checkpoint after each), and the largest N
+// whose cost fits the budget less its margin, found by bisection (the cost never falls as N grows).
+#include "fastloop/train/budget_plan.h"
+
+#include "fastloop/core/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fastloop {
+
+namespace {
+
+/// 2310 -> "2,310".
+std::string thousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+/// Seconds as people read them: "31 ms", "3.1 s", "291 s".
+std::string seconds_text(double s) {
+  char text[32];
+  if (s < 1.0) std::snprintf(text, sizeof(text), "%.3g ms", 1e3 * s);
+  else if (s < 10.0) std::snprintf(text, sizeof(text), "%.1f s", s);
+  else std::snprintf(text, sizeof(text), "%.0f s", s);
+  return text;
+}
+
+/// The evaluations of a run of `steps` after `done` steps: each epoch end in between, then the final one.
+std::vector<int64_t> eval_steps_of(int64_t done, int64_t steps, int64_t per_epoch) {
+  std::vector<int64_t> out;
+  for (int64_t end = (done / per_epoch + 1) * per_epoch; end < steps; end += per_epoch) out.push_back(end);
+  out.push_back(steps);
+  return out;
+}
+
+int64_t checkpoints_of(const BudgetRequest& request, int64_t evals, int64_t steps) {
+  if (!request.checkpoints) return 0;
+  const int64_t every = request.checkpoint_every;
+  return evals + (every > 0 ? steps / every - request.done_steps / every : 0);
+}
+
+}  // namespace
+
+double duration_parse(const std::string& text, const std::string& flag) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  const std::string unit = end == begin ? "?" : std::string(end);
+  const double scale = unit.empty() || unit == "s" ? 1.0 : unit == "m" ? 60.0 : unit == "h" ? 3600.0 : 0.0;
+  if (scale == 0.0 || !std::isfinite(value) || value <= 0)
+    throw InputError(flag + " " + text + ": not a duration; give seconds, minutes or hours, e.g. 300s, 5m, 2h");
+  return value * scale;
+}
+
+double BudgetPlan::epochs_exact() const {
+  return steps_per_epoch > 0 ? static_cast<double>(steps) / static_cast<double>(steps_per_epoch) : 0.0;
+}
+
+double budget_cost(const BudgetCosts& costs, const BudgetRequest& request, int64_t steps) {
+  // Epoch ends strictly between done and steps, then the final evaluation after the last step.
+  const int64_t per_epoch = request.steps_per_epoch;
+  const int64_t evals = (steps - 1) / per_epoch - request.done_steps / per_epoch + 1;
+  return costs.spent_s + static_cast<double>(steps - request.done_steps) * costs.step_s +
+         static_cast<double>(evals - 1) * costs.eval_s + costs.final_eval_s +
+         static_cast<double>(checkpoints_of(request, evals, steps)) * costs.checkpoint_s;
+}
+
+BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request) {
+  if (request.steps_per_epoch < 1 || costs.step_s <= 0 || request.budget_s <= 0 || request.margin < 0 ||
+      request.margin >= 1)
+    throw InputError("budget_plan: steps per epoch, step seconds and the budget must be > 0, the margin in [0, 1)");
+  const double target = request.budget_s * (1.0 - request.margin);
+  const int64_t per_epoch = request.steps_per_epoch;
+  const int64_t least = request.done_steps > 0 ? request.done_steps + 1 : per_epoch;
+  if (request.done_steps == 0 && budget_cost(costs, request, least) > target) {
+    const double smallest = std::ceil(budget_cost(costs, request, least) / (1.0 - request.margin));
+    char message[512];
+    std::snprintf(message, sizeof(message),
+                  "--time-budget %.0f s is too small for one epoch: measured %s per step x %lld steps + an "
+                  "evaluation of %s + %s of loading and calibration%s; give at least %.0fs (with the %.0f%% "
+                  "margin), or --epochs/--max-steps",
+                  request.budget_s, seconds_text(costs.step_s).c_str(), static_cast<long long>(per_epoch),
+                  seconds_text(costs.final_eval_s).c_str(), seconds_text(costs.spent_s).c_str(),
+                  request.checkpoints ? (" + a checkpoint of " + seconds_text(costs.checkpoint_s)).c_str() : "",
+                  smallest, 100.0 * request.margin);
+    throw InputError(message);
+  }
+  // The cost rises with the steps: bisect for the last N that fits, between `least` and the N of no evals.
+  int64_t fits = least;
+  int64_t beyond = request.done_steps + static_cast<int64_t>(std::max(0.0, target - costs.spent_s) / costs.step_s) + 2;
+  beyond = std::max(std::min<int64_t>(beyond, int64_t{1} << 50), least + 1);
+  while (beyond - fits > 1) {
+    const int64_t mid = fits + (beyond - fits) / 2;
+    (budget_cost(costs, request, mid) <= target ? fits : beyond) = mid;
+  }
+  BudgetPlan plan;
+  plan.steps = fits;
+  plan.steps_per_epoch = per_epoch;
+  plan.epochs = (fits + per_epoch - 1) / per_epoch;
+  plan.eval_steps = eval_steps_of(request.done_steps, fits, per_epoch);
+  plan.evals = static_cast<int64_t>(plan.eval_steps.size());
+  plan.checkpoints = checkpoints_of(request, plan.evals, fits);
+  plan.planned_s = budget_cost(costs, request, fits);
+  plan.budget_s = request.budget_s;
+  plan.margin_s = request.budget_s * request.margin;
+  return plan;
+}
+
+bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
+  return plan.steps > request.done_steps && budget_cost(costs, request, plan.steps) > request.budget_s;
+}
+
+std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs) {
+  char epochs[32];
+  std::snprintf(epochs, sizeof(epochs), "%.1f", plan.epochs_exact());
+  std::string line = "plan: " + thousands(plan.steps) + " steps (" + epochs + " epochs) of " +
+                     seconds_text(costs.step_s) + " + " + std::to_string(plan.evals) + " evals of " +
+                     seconds_text(costs.eval_s);
+  if (costs.final_eval_s > costs.eval_s * 1.05) line += " (the last with TTA: " + seconds_text(costs.final_eval_s) + ")";
+  if (plan.checkpoints > 0)
+    line += " + " + std::to_string(plan.checkpoints) + " checkpoints of " + seconds_text(costs.checkpoint_s);
+  line += " + " + seconds_text(costs.spent_s) + " loading and calibration = " + seconds_text(plan.planned_s) +
+          " of " + seconds_text(plan.budget_s) + " (" + seconds_text(plan.margin_s) + " kept free); replay: --epochs " +
+          std::to_string(plan.epochs) + " --max-steps " + std::to_string(plan.steps);
+  return line;
+}
+
+std::string budget_plan_json(const BudgetPlan& plan, const BudgetCosts& costs) {
+  nlohmann::ordered_json out;
+  out["steps"] = plan.steps;
+  out["epochs"] = plan.epochs;
+  out["steps_per_epoch"] = plan.steps_per_epoch;
+  out["evals"] = plan.evals;
+  out["eval_steps"] = plan.eval_steps;
+  out["checkpoints"] = plan.checkpoints;
+  out["planned_s"] = plan.planned_s;
+  out["budget_s"] = plan.budget_s;
+  out["margin_s"] = plan.margin_s;
+  out["step_s"] = costs.step_s;
+  out["eval_s"] = costs.eval_s;
+  out["final_eval_s"] = costs.final_eval_s;
+  out["checkpoint_s"] = costs.checkpoint_s;
+  out["spent_s"] = costs.spent_s;
+  return out.dump();
+}
+
+double schedule_warp(double step, int64_t from, int64_t old_total, int64_t new_total) {
+  if (step < static_cast<double>(from) || new_total == old_total) return step;
+  const double old_span = static_cast<double>(old_total - 1 - from);
+  const double new_span = static_cast<double>(new_total - 1 - from);
+  if (new_span <= 0) return static_cast<double>(old_total - 1);  // one step left: the schedule's last
+  return static_cast<double>(from) + (step - static_cast<double>(from)) * old_span / new_span;
+}
+
+} // namespace fastloop

@@ -1,0 +1,76 @@
+// Budgeted training's arithmetic as pure functions (no clock, no model): a duration parsed, a run planned
+// from measured costs so that its steps, every evaluation and the checkpoints end within a time budget,
+// the plan re-made from the costs seen so far, and the schedule's clock warped onto a re-planned length.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+
+/// A duration as `--time-budget` takes it: a number of seconds with an optional unit, `300s`, `5m`,
+/// `2h`, `90` (seconds). Throws InputError naming `flag` when it is not one or not > 0.
+double duration_parse(const std::string& text, const std::string& flag = "--time-budget");
+
+/// What one run costs on this machine, in seconds, as calibration measured it (or a re-plan saw it).
+struct BudgetCosts {
+  double step_s = 0.0;        // one optimizer step, loader wait included
+  double eval_s = 0.0;        // one evaluation pass over the test split (per-epoch, without TTA)
+  double final_eval_s = 0.0;  // the final evaluation (with --tta: its extra forward passes)
+  double checkpoint_s = 0.0;  // one checkpoint write; 0 without --checkpoint-dir
+  double spent_s = 0.0;       // already gone before the planned steps: data loading, setup, calibration
+};
+
+/// The run a plan is for.
+struct BudgetRequest {
+  double budget_s = 0.0;           // the whole run: loading, calibration, training, evaluations, checkpoints
+  double margin = 0.05;            // fraction of the budget kept free for noise (0.05: 15 s of 300 s)
+  int64_t steps_per_epoch = 0;     // optimizer steps of one pass over the train split
+  int64_t checkpoint_every = 0;    // --checkpoint-every (0: checkpoints only at epoch ends)
+  bool checkpoints = false;        // --checkpoint-dir given: a checkpoint after each epoch's evaluation
+  int64_t done_steps = 0;          // re-plans: steps already run (their cost is in spent_s)
+  int64_t done_evals = 0;          // re-plans: evaluations already run (at epoch ends before done_steps)
+};
+
+/// The planned run. Evaluations fall at each epoch end and after the last step (the last one the final,
+/// with TTA), as the training loop runs them.
+struct BudgetPlan {
+  int64_t steps = 0;               // optimizer steps in all (--max-steps of the replay)
+  int64_t epochs = 0;              // passes the sampler starts: ceil(steps / steps_per_epoch) (--epochs)
+  int64_t evals = 0;               // evaluations still to come (after done_steps)
+  std::vector<int64_t> eval_steps; // the step count after which each of them runs
+  int64_t checkpoints = 0;         // checkpoint writes still to come
+  double planned_s = 0.0;          // the projected end, spent_s included
+  double budget_s = 0.0;
+  double margin_s = 0.0;           // seconds of the budget left free
+  double epochs_exact() const;     // steps / steps_per_epoch (7.7)
+  int64_t steps_per_epoch = 0;
+};
+
+/// The most steps (>= one epoch's) whose steps, evaluations and checkpoints end by budget - margin.
+/// Throws InputError when not even one epoch fits, with the measured costs and the smallest budget
+/// that would. With done_steps > 0 (a re-plan) at least one more step is planned, so the schedule can end.
+BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request);
+
+/// The seconds a run of `steps` costs after `request.done_steps` (evaluations, final evaluation and
+/// checkpoints as the loop runs them), spent_s included.
+double budget_cost(const BudgetCosts& costs, const BudgetRequest& request, int64_t steps);
+
+/// Whether a run planned to `plan.steps` must be re-planned: its projected end with `costs` (as seen so
+/// far, spent_s the elapsed time) passes the budget itself (the margin is used up).
+bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request);
+
+/// One sentence: "plan: 2,310 steps (7.7 epochs) of 31 ms + 4 evals of 3.1 s + ... = 291 s of 300 s".
+std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs);
+
+/// The plan as a JSON object text (the metrics line's and the checkpoint's record).
+std::string budget_plan_json(const BudgetPlan& plan, const BudgetCosts& costs);
+
+/// A schedule re-planned at step `from` from `old_total` to `new_total` steps: the step of the old
+/// schedule whose learning rate step `step` takes. Continuous at `from`; the last step maps to the last,
+/// so the schedule still ends where it would have (at zero for cosine, one-cycle's floor). Steps before
+/// `from` are unchanged.
+double schedule_warp(double step, int64_t from, int64_t old_total, int64_t new_total);
+
+} // namespace fastloop

@@ -1,0 +1,274 @@
+// --time-budget: the planner's arithmetic as pure functions (costs in, plan out: fits, exact fits, rounding,
+// refusals, re-plans, the schedule warped onto a re-planned length), and short synthetic runs whose costs
+// are injected (no clock in any assertion): the plan recorded, replayed bit for bit by --max-steps, re-made.
+#include "fastloop/core/errors.h"
+#include "fastloop/train/budget_calibrate.h"
+#include "fastloop/train/budget_plan.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/schedule.h"
+#include "fastloop/train/trainer.h"
+
+#include "temp_dir.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+
+namespace fastloop {
+namespace {
+
+BudgetRequest request_of(double budget_s, int64_t steps_per_epoch, double margin = 0.05) {
+  BudgetRequest request;
+  request.budget_s = budget_s;
+  request.steps_per_epoch = steps_per_epoch;
+  request.margin = margin;
+  return request;
+}
+
+std::string thrown_message(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BudgetPlan, DurationParsesSecondsMinutesAndHours) {
+  EXPECT_EQ(duration_parse("300s"), 300.0);
+  EXPECT_EQ(duration_parse("5m"), 300.0);
+  EXPECT_EQ(duration_parse("2h"), 7200.0);
+  EXPECT_EQ(duration_parse("90"), 90.0);
+  EXPECT_EQ(duration_parse("1.5m"), 90.0);
+  for (const char* bad : {"", "m", "5x", "5 m", "-3s", "0s", "inf", "5mm"})
+    EXPECT_THROW(duration_parse(bad), InputError) << bad;
+  EXPECT_NE(thrown_message([] { duration_parse("5min"); }).find("--time-budget 5min: not a duration"), std::string::npos);
+}
+
+TEST(BudgetPlan, FillsTheBudgetLessItsMargin) {
+  BudgetCosts costs;
+  costs.step_s = 0.031, costs.eval_s = 3.1, costs.final_eval_s = 3.1, costs.spent_s = 5.0;
+  const BudgetPlan plan = budget_plan(costs, request_of(300, 300));
+  EXPECT_EQ(plan.steps, 6732);   // 5 + 6,732 x 0.031 + 23 x 3.1 = 284.99 s <= 285 s; one step more is 285.02 s
+  EXPECT_EQ(plan.epochs, 23);    // 22.44 epochs: the sampler starts 23
+  EXPECT_EQ(plan.evals, 23);
+  ASSERT_EQ(plan.eval_steps.size(), 23u);
+  EXPECT_EQ(plan.eval_steps.front(), 300);
+  EXPECT_EQ(plan.eval_steps[21], 6600);
+  EXPECT_EQ(plan.eval_steps.back(), 6732);  // the final evaluation, after the last (partial) epoch
+  EXPECT_NEAR(plan.epochs_exact(), 22.44, 1e-9);
+  EXPECT_LE(plan.planned_s, 285.0);
+  EXPECT_GT(budget_cost(costs, request_of(300, 300), plan.steps + 1), 285.0);
+  EXPECT_EQ(plan.margin_s, 15.0);
+}
+
+TEST(BudgetPlan, CountsTheFinalTtaEvaluationAndCheckpoints) {
+  BudgetCosts costs;
+  costs.step_s = 0.031, costs.eval_s = 3.1, costs.final_eval_s = 6.2, costs.checkpoint_s = 0.25, costs.spent_s = 5.0;
+  BudgetRequest request = request_of(300, 300);
+  request.checkpoints = true, request.checkpoint_every = 1000;
+  const BudgetPlan plan = budget_plan(costs, request);
+  EXPECT_EQ(plan.steps, 6506);
+  EXPECT_EQ(plan.epochs, 22);
+  EXPECT_EQ(plan.checkpoints, 22 + 6);  // one per evaluation, one per 1,000 steps
+  EXPECT_LE(plan.planned_s, 285.0);
+}
+
+TEST(BudgetPlan, AnExactFitTakesItsLastStepAndRoundsEpochsUp) {
+  BudgetCosts costs;  // binary-exact costs: 20 steps x 0.5 s + 2 evaluations x 1 s = 12 s
+  costs.step_s = 0.5, costs.eval_s = 1.0, costs.final_eval_s = 1.0;
+  BudgetPlan plan = budget_plan(costs, request_of(12, 10, 0.0));
+  EXPECT_EQ(plan.steps, 20);
+  EXPECT_EQ(plan.epochs, 2);
+  EXPECT_EQ(plan.planned_s, 12.0);
+  plan = budget_plan(costs, request_of(11.9, 10, 0.0));  // 19 steps: the second epoch cut, still evaluated
+  EXPECT_EQ(plan.steps, 19);
+  EXPECT_EQ(plan.epochs, 2);
+  EXPECT_EQ(plan.eval_steps, (std::vector<int64_t>{10, 19}));
+  plan = budget_plan(costs, request_of(12.5, 10, 0.0));  // 21 steps would need a third evaluation: 13.5 s
+  EXPECT_EQ(plan.steps, 20);
+}
+
+TEST(BudgetPlan, RefusesABudgetShorterThanOneEpochWithTheSmallestThatFits) {
+  BudgetCosts costs;
+  costs.step_s = 0.5, costs.eval_s = 2.0, costs.final_eval_s = 2.0, costs.spent_s = 3.0;
+  // One epoch: 3 + 100 x 0.5 + 2 = 55 s, with the 5% margin 57.9 s: the smallest budget is 58 s.
+  const std::string message = thrown_message([&] { budget_plan(costs, request_of(57, 100)); });
+  EXPECT_NE(message.find("--time-budget 57 s is too small for one epoch"), std::string::npos) << message;
+  EXPECT_NE(message.find("500 ms per step x 100 steps"), std::string::npos) << message;
+  EXPECT_NE(message.find("give at least 58s"), std::string::npos) << message;
+  EXPECT_EQ(budget_plan(costs, request_of(58, 100)).steps, 100);
+  EXPECT_THROW(budget_plan(costs, request_of(0, 100)), InputError);
+}
+
+TEST(BudgetPlan, ReplansOnlyWhenTheProjectedEndPassesTheBudget) {
+  BudgetCosts costs;
+  costs.step_s = 1.0, costs.eval_s = 2.0, costs.final_eval_s = 2.0;
+  BudgetRequest request = request_of(100, 8);
+  const BudgetPlan plan = budget_plan(costs, request);
+  EXPECT_EQ(plan.steps, 75);  // 9 epochs: 72 + 18 = 90 s; 3 steps more and a 10th evaluation: 95 s
+  // After the first epoch as planned (8 s of steps, 2 s of evaluation), the plan stands.
+  BudgetCosts seen = costs;
+  seen.spent_s = 10.0;
+  request.done_steps = 8;
+  EXPECT_FALSE(budget_replan_needed(plan, seen, request));
+  // The machine slowed down to 1.5 s per step: 10 + 67 x 1.5 + 9 x 2 = 128.5 s > 100 s.
+  seen.step_s = 1.5;
+  ASSERT_TRUE(budget_replan_needed(plan, seen, request));
+  const BudgetPlan next = budget_plan(seen, request);
+  EXPECT_LT(next.steps, plan.steps);
+  EXPECT_GT(next.steps, 8);
+  EXPECT_LE(budget_cost(seen, request, next.steps), 95.0);
+  EXPECT_GT(budget_cost(seen, request, next.steps + 1), 95.0);
+  EXPECT_EQ(next.eval_steps.front(), 16);  // the first epoch's evaluation is behind it
+  // So slow that not one more step fits: one is still planned, so the schedule ends.
+  seen.step_s = 100.0;
+  EXPECT_EQ(budget_plan(seen, request).steps, 9);
+}
+
+TEST(BudgetPlan, ScheduleWarpKeepsTheStartAndTheEnd) {
+  EXPECT_EQ(schedule_warp(10, 40, 100, 70), 10.0);  // before the re-plan: unchanged
+  EXPECT_EQ(schedule_warp(40, 40, 100, 70), 40.0);  // continuous where it starts
+  EXPECT_EQ(schedule_warp(69, 40, 100, 70), 99.0);  // the new last step is the old last
+  EXPECT_NEAR(schedule_warp(54.5, 40, 100, 70), 69.5, 1e-12);  // the middles of 40..69 and 40..99
+  EXPECT_EQ(schedule_warp(41, 40, 100, 41), 99.0);   // one step left: the schedule's last value
+}
+
+TEST(BudgetPlan, ReplannedOneCycleEndsWhereItWouldHave) {
+  ScheduleConfig config;  // onecycle
+  const LrSchedule planned(config, 0.1, 100, 10);
+  LrSchedule replanned = planned;
+  replanned.replan(40, 70);
+  for (int64_t step : {0, 20, 39, 40}) EXPECT_EQ(replanned.lr_at(step), planned.lr_at(step)) << step;
+  EXPECT_EQ(replanned.lr_at(69), planned.lr_at(99));
+  EXPECT_LT(replanned.lr_at(69), 1e-5);  // one-cycle's floor: 0.1 / 25 / 1e4
+  for (int64_t step = 41; step < 70; ++step) EXPECT_LT(replanned.lr_at(step), replanned.lr_at(step - 1)) << step;
+  replanned.replan(50, 60);  // a second re-plan composes with the first
+  EXPECT_EQ(replanned.lr_at(59), planned.lr_at(99));
+  EXPECT_EQ(replanned.total_steps(), 60);
+}
+
+TEST(BudgetPlan, BudgetSecondsTurnsOffForAGivenLength) {
+  TrainConfig config;
+  EXPECT_EQ(budget_seconds(config), 300.0);  // bare `fastloop train`
+  config.run.time_budget = "5m";
+  EXPECT_EQ(budget_seconds(config), 300.0);
+  config.run.epochs = 2;
+  EXPECT_EQ(budget_seconds(config), 0.0);
+  config.run.epochs = 8, config.run.max_steps = 20;
+  EXPECT_EQ(budget_seconds(config), 0.0);
+  config.run.max_steps = 0, config.run.time_budget = "off";
+  EXPECT_EQ(budget_seconds(config), 0.0);
+  config.run.time_budget = "soon";
+  EXPECT_THROW(budget_seconds(config), InputError);
+  test::TempDir dir;  // --resume: fresh (auto) or the setup's own message (on) without a checkpoint; refused with one
+  config.run.time_budget = "300s", config.run.checkpoint_dir = dir.path(), config.run.resume = "auto";
+  EXPECT_EQ(budget_seconds(config), 300.0);
+  config.run.resume = "on";
+  EXPECT_EQ(budget_seconds(config), 0.0);
+  std::ofstream(checkpoint_path_in(dir.path())) << "a checkpoint";
+  EXPECT_THROW(budget_seconds(config), InputError);
+  config.run.resume = "off";
+  EXPECT_THROW(budget_seconds(config, 2), InputError);
+}
+
+// --- short synthetic runs with injected costs: 256 images in batches of 32, 8 steps per epoch ---
+
+/// 1 s per step, 2 s per evaluation, and at an epoch end exactly the time the plan expected then.
+BudgetCosts steady_costs(const BudgetCosts&, int64_t done_steps) {
+  BudgetCosts costs;
+  costs.step_s = 1.0, costs.eval_s = 2.0, costs.final_eval_s = 2.0;
+  costs.spent_s = static_cast<double>(done_steps) * 1.0 + static_cast<double>(done_steps / 8) * 2.0;
+  return costs;
+}
+
+TrainConfig budgeted_config(const std::string& dir) {
+  TrainConfig config = test::tiny_config(256, 32);
+  config.run.epochs = RunConfig{}.epochs;  // the budget plans the length
+  config.run.time_budget = "100s";
+  config.run.metrics = dir + "/metrics.jsonl";
+  config.run.checkpoint_dir = dir + "/ckpt";
+  return config;
+}
+
+TEST(BudgetRun, PlannedRunIsReplayedBitForBitByItsSteps) {
+  test::TempDir dir;
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = steady_costs;
+  const TrainSummary budgeted = train(budgeted_config(dir.path()), control);
+  ASSERT_FALSE(budgeted.budget.empty());
+  const auto record = nlohmann::json::parse(budgeted.budget);
+  EXPECT_EQ(record["plan"]["steps"], 75);  // as BudgetPlan.ReplansOnlyWhenTheProjectedEndPassesTheBudget
+  EXPECT_EQ(record["plan"]["epochs"], 10);
+  EXPECT_TRUE(record["replayable"].get<bool>());
+  EXPECT_EQ(budgeted.position.step, 75);
+
+  // The metrics and the checkpoint record the plan; the checkpoint's config holds its epochs and steps.
+  std::ifstream metrics(dir.path() + "/metrics.jsonl");
+  int plans = 0;
+  for (std::string line; std::getline(metrics, line);) {
+    const auto json = nlohmann::json::parse(line);
+    if (json["kind"] != "plan") continue;
+    ++plans;
+    EXPECT_EQ(json["steps"], 75);
+  }
+  EXPECT_EQ(plans, 1);
+  const auto saved = nlohmann::json::parse(Checkpoint::read(checkpoint_path_in(dir.path() + "/ckpt")).config_json());
+  EXPECT_EQ(saved["run.max_steps"], 75);
+  EXPECT_EQ(saved["run.epochs"], 10);
+  EXPECT_EQ(saved["budget"]["plan"]["steps"], 75);
+
+  // The replay: the recorded --epochs and --max-steps, no calibration; the same weights to the bit.
+  TrainConfig replay = test::tiny_config(256, 32);
+  replay.run.epochs = 10, replay.run.max_steps = 75;
+  const TrainSummary replayed = train(replay, control);
+  EXPECT_TRUE(replayed.budget.empty());
+  EXPECT_EQ(replayed.test.loss, budgeted.test.loss);
+  EXPECT_EQ(replayed.test.accuracy, budgeted.test.accuracy);
+  replay.run.max_steps = 74;  // and the comparison can tell runs apart
+  EXPECT_NE(train(replay, control).test.loss, budgeted.test.loss);
+}
+
+TEST(BudgetRun, SlowerMachineIsReplannedAndSaysItIsNotReplayable) {
+  test::TempDir dir;
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
+    BudgetCosts costs = steady_costs(measured, done_steps);
+    if (done_steps > 0) costs.step_s = 1.5, costs.spent_s += 4.0;  // the first epoch took 12 s of steps, not 8
+    return costs;
+  };
+  const TrainSummary summary = train(budgeted_config(dir.path()), control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  ASSERT_GE(record["replans"].size(), 1u);
+  EXPECT_FALSE(record["replayable"].get<bool>());
+  EXPECT_EQ(record["replans"][0]["at_step"], 8);
+  const int64_t steps = record["replans"].back()["steps"];
+  EXPECT_LT(steps, 75);
+  EXPECT_EQ(summary.position.step, steps);  // the run ended where the re-plan said
+  std::ifstream metrics(dir.path() + "/metrics.jsonl");
+  int replans = 0;
+  for (std::string line; std::getline(metrics, line);) replans += nlohmann::json::parse(line)["kind"] == "replan";
+  EXPECT_EQ(replans, static_cast<int>(record["replans"].size()));
+}
+
+TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
+    BudgetCosts costs = steady_costs(measured, done_steps);
+    costs.step_s = 20.0;  // one epoch: 160 s of steps
+    return costs;
+  };
+  test::TempDir dir;
+  const std::string message = thrown_message([&] { train(budgeted_config(dir.path()), control); });
+  EXPECT_NE(message.find("too small for one epoch"), std::string::npos) << message;
+  EXPECT_NE(message.find("give at least 171s"), std::string::npos) << message;  // (160 + 2) / 0.95
+}
+
+}  // namespace
+}  // namespace fastloop
