@@ -3,6 +3,7 @@
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
+#include "fastloop/data/transforms/registry.h"
 
 #include <gtest/gtest.h>
 

@@ -23,6 +23,7 @@
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/registry.h"
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
 #include "fastloop/models/model_info.h"

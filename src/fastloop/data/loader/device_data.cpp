@@ -3,6 +3,7 @@
 // normalization table. Indexing in [B, H, W, C] order gives channels_last batches with no extra pass.
 #include "fastloop/data/loader/device_data.h"
 
+#include "fastloop/data/transforms/augment.h"
 #include "fastloop/data/transforms/random_erasing.h"
 
 #include <ATen/ATen.h>

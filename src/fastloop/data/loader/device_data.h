@@ -3,7 +3,8 @@
 // tensor ops (two gathers per batch), with no workers and no host-to-device copy per step.
 #pragma once
 
-#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/loader/loader_options.h"
+#include "fastloop/data/sources/dataset.h"
 
 #include <ATen/core/Tensor.h>
 

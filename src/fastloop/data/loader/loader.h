@@ -7,6 +7,7 @@
 #include "fastloop/data/transforms/augment.h"
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/loader/device_copy.h"
+#include "fastloop/data/loader/loader_options.h"
 #include "fastloop/data/loader/sampler.h"
 
 #include <ATen/core/Tensor.h>
@@ -27,26 +28,6 @@
 namespace fastloop {
 
 class DeviceData;
-
-struct LoaderOptions {
-  int64_t batch_size = 128;
-  int64_t workers = 1;         // 0: assemble in the calling thread
-  int64_t prefetch = 4;        // batches assembled ahead of the consumer
-  bool drop_last = true;
-  AugmentOptions augment;
-  SamplerOptions sampler;
-  at::ScalarType dtype = at::kFloat;  // kFloat, or kHalf / kBFloat16 when autocast computes in them
-  bool channels_last = false;  // images NHWC in memory (sizes stay [B, C, H, W])
-  at::Device device = at::kCPU;  // where next() delivers batches
-  bool pin_memory = true;      // CUDA device: pinned ring + non_blocking copy on a side stream
-  bool on_device = false;      // device-resident mode: whole dataset on `device`, batched tensor ops, no workers
-};
-
-struct Batch {
-  at::Tensor images;           // [B, C, H, W], LoaderOptions' dtype, layout and device
-  at::Tensor labels;           // int64 [B]
-  int64_t index = 0;           // batch number within the epoch
-};
 
 /// Batches of one epoch of a `dataset_size` split under `options` (this rank's share, drop_last applied).
 int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options);

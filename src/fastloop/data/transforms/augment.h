@@ -4,26 +4,13 @@
 #pragma once
 
 #include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/transforms/augment_options.h"
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace fastloop {
-
-class Pipeline;
-
-struct AugmentOptions {
-  bool crop = false;      // random crop after zero padding by `pad` pixels (torchvision RandomCrop)
-  int64_t pad = 4;        // pixels
-  bool flip = false;      // horizontal flip with probability 1/2
-  double erase = 0.0;     // RandomErasing probability (random_erasing.h); 0: off
-  bool alternate_flip = false;  // flip: random in epoch 0, then each sample's flip alternates per epoch (airbench)
-  /// Encoded data: the transform pipeline (pipeline.h) every sample goes through; null: the default that
-  /// the flags above stand for (image_augment.h's transform_spec_default). In-memory arrays keep the fused
-  /// crop / flip / normalise pass of this file.
-  std::shared_ptr<const Pipeline> pipeline;
-};
 
 /// The random choices for one sample: the crop origin in the padded image and the flip.
 struct SampleDraw {

@@ -3,6 +3,7 @@
 // transforms.v2 does: torch.rand(1) >= p skips, multinomial(p, 1), randperm(n).
 #include "fastloop/data/transforms/families.h"
 #include "fastloop/data/transforms/spec.h"
+#include "fastloop/data/transforms/registry.h"
 
 #include <numeric>
 

@@ -7,7 +7,7 @@
 // result into the batch buffer.
 #pragma once
 
-#include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/transforms/augment_options.h"
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/codecs/image_decode.h"
 

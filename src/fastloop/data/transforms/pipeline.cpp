@@ -1,6 +1,7 @@
 // The compiled pipeline of pipeline.h: the split into the uint8 part and the output stage, and the output
 // stage's arithmetic per uint8 value, emulating torch's dtype rounding after each operation.
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/registry.h"
 
 #include "fastloop/data/loader/sampler.h"
 

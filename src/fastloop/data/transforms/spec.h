@@ -16,19 +16,4 @@ namespace fastloop {
 /// A syntax error throws InputError naming the character position and what was expected there.
 std::vector<TransformSpec> spec_parse(const std::string& text);
 
-/// The canonical spelling: "Name(positional, ..., keyword=value, ...)" joined by ", "; sequences as tuples,
-/// floats as Python's repr, strings in single quotes. spec_parse(spec_to_string(x)) == x.
-std::string spec_to_string(const std::vector<TransformSpec>& specs);
-std::string spec_to_string(const TransformSpec& spec);
-
-/// A value as Python's repr writes it (tuples for sequences): "(0.35, 1)", "'random'", "None".
-std::string value_repr(const TransformValue& value);
-
-/// Python's repr of a float: the shortest digits that read back the same, "1.0", "0.1", "1e-05".
-std::string float_repr(double value);
-
-/// Whether two values / specs are the same as written (the round-trip tests' equality).
-bool value_equal(const TransformValue& a, const TransformValue& b);
-bool spec_equal(const TransformSpec& a, const TransformSpec& b);
-
 } // namespace fastloop

@@ -1,12 +1,12 @@
 // TransformArgs (a spec's arguments bound to a signature as Python binds a call, with Python's messages),
-// the value helpers, and the registry of every operation, built once from families.h's functions.
+// the value helpers, and the registry type (registry.h builds the one with every operation).
 #include "fastloop/data/transforms/transform.h"
-
-#include "fastloop/data/transforms/families.h"
-#include "fastloop/data/transforms/spec.h"
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 
 namespace fastloop {
 namespace {
@@ -237,21 +237,123 @@ std::vector<std::string> TransformRegistry::names() const {
   std::sort(out.begin(), out.end());
   return out;
 }
+std::string float_repr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  // The shortest round-trip digits in scientific form, then Python's choice of fixed or exponent form.
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  std::string sci(buffer, result.ptr);
+  const size_t e = sci.find('e');
+  const int exponent = std::atoi(sci.c_str() + e + 1);
+  std::string mantissa = sci.substr(0, e);
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits;
+  for (char c : mantissa)
+    if (c != '.') digits += c;
+  std::string out;
+  if (exponent < -4 || exponent >= 16) {
+    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char exp_text[8];
+    std::snprintf(exp_text, sizeof(exp_text), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    out += exp_text;
+  } else if (exponent < 0) {
+    out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  } else {
+    const size_t point = static_cast<size_t>(exponent) + 1;
+    if (digits.size() <= point) {
+      out = digits + std::string(point - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, point) + "." + digits.substr(point);
+    }
+  }
+  return negative ? "-" + out : out;
+}
 
-const TransformRegistry& transform_registry() {
-  // A function-local static: C++11 makes its construction thread-safe, and it is built on first use.
-  static const TransformRegistry registry = [] {
-    TransformRegistry built;
-    transforms_register_containers(built);
-    transforms_register_conversions(built);
-    transforms_register_resize(built);
-    transforms_register_erasing(built);
-    transforms_register_geometry(built);
-    transforms_register_color(built);
-    transforms_register_auto(built);
-    return built;
-  }();
-  return registry;
+std::string value_repr(const TransformValue& value) {
+  using Kind = TransformValue::Kind;
+  switch (value.kind) {
+    case Kind::kNone: return "None";
+    case Kind::kBool: return value.boolean ? "True" : "False";
+    case Kind::kInt: return std::to_string(value.integer);
+    case Kind::kFloat: return float_repr(value.number);
+    case Kind::kName: return value.text;
+    case Kind::kString: {
+      std::string out = "'";
+      for (char c : value.text) {
+        if (c == '\'' || c == '\\') out += '\\';
+        out += c;
+      }
+      return out + "'";
+    }
+    case Kind::kList: {
+      std::string out = "(";
+      for (size_t i = 0; i < value.list.size(); ++i) out += (i ? ", " : "") + value_repr(value.list[i]);
+      return out + (value.list.size() == 1 ? ",)" : ")");
+    }
+    case Kind::kTransforms: {
+      std::string out = "[";
+      for (size_t i = 0; i < value.transforms.size(); ++i) out += (i ? ", " : "") + spec_to_string(value.transforms[i]);
+      return out + "]";
+    }
+  }
+  return "None";
+}
+
+std::string spec_to_string(const TransformSpec& spec) {
+  std::string out = spec.name + "(";
+  bool first = true;
+  for (const auto& value : spec.positional) {
+    out += (first ? "" : ", ") + value_repr(value);
+    first = false;
+  }
+  for (const auto& [key, value] : spec.keywords) {
+    out += (first ? "" : ", ") + key + "=" + value_repr(value);
+    first = false;
+  }
+  return out + ")";
+}
+
+std::string spec_to_string(const std::vector<TransformSpec>& specs) {
+  std::string out;
+  for (size_t i = 0; i < specs.size(); ++i) out += (i ? ", " : "") + spec_to_string(specs[i]);
+  return out;
+}
+
+bool value_equal(const TransformValue& a, const TransformValue& b) {
+  using Kind = TransformValue::Kind;
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::kNone: return true;
+    case Kind::kBool: return a.boolean == b.boolean;
+    case Kind::kInt: return a.integer == b.integer;
+    case Kind::kFloat: return a.number == b.number;
+    case Kind::kString:
+    case Kind::kName: return a.text == b.text;
+    case Kind::kList:
+      if (a.list.size() != b.list.size()) return false;
+      for (size_t i = 0; i < a.list.size(); ++i)
+        if (!value_equal(a.list[i], b.list[i])) return false;
+      return true;
+    case Kind::kTransforms:
+      if (a.transforms.size() != b.transforms.size()) return false;
+      for (size_t i = 0; i < a.transforms.size(); ++i)
+        if (!spec_equal(a.transforms[i], b.transforms[i])) return false;
+      return true;
+  }
+  return false;
+}
+
+bool spec_equal(const TransformSpec& a, const TransformSpec& b) {
+  if (a.name != b.name || a.positional.size() != b.positional.size() || a.keywords.size() != b.keywords.size())
+    return false;
+  for (size_t i = 0; i < a.positional.size(); ++i)
+    if (!value_equal(a.positional[i], b.positional[i])) return false;
+  for (size_t i = 0; i < a.keywords.size(); ++i)
+    if (a.keywords[i].first != b.keywords[i].first || !value_equal(a.keywords[i].second, b.keywords[i].second))
+      return false;
+  return true;
 }
 
 } // namespace fastloop

@@ -124,7 +124,7 @@ using TransformPtr = std::shared_ptr<const Transform>;
 using TransformFactory = std::function<TransformPtr(const TransformArgs&)>;
 
 /// The operations by torchvision class name: each op file has a `transforms_register_<family>(registry)`
-/// (families.h) that transform_registry() calls once.
+/// (families.h) that transform_registry() (registry.h) calls once.
 class TransformRegistry {
  public:
   void add(const std::string& name, std::vector<TransformParam> signature, TransformFactory factory);
@@ -141,7 +141,20 @@ class TransformRegistry {
   std::vector<Entry> entries_;
 };
 
-/// The registry with every supported operation (built once, on first use; thread-safe).
-const TransformRegistry& transform_registry();
+/// Writing values and specs back as Python would, and comparing them as written.
+/// The canonical spelling: "Name(positional, ..., keyword=value, ...)" joined by ", "; sequences as tuples,
+/// floats as Python's repr, strings in single quotes. spec_parse(spec_to_string(x)) == x.
+std::string spec_to_string(const std::vector<TransformSpec>& specs);
+std::string spec_to_string(const TransformSpec& spec);
+
+/// A value as Python's repr writes it (tuples for sequences): "(0.35, 1)", "'random'", "None".
+std::string value_repr(const TransformValue& value);
+
+/// Python's repr of a float: the shortest digits that read back the same, "1.0", "0.1", "1e-05".
+std::string float_repr(double value);
+
+/// Whether two values / specs are the same as written (the round-trip tests' equality).
+bool value_equal(const TransformValue& a, const TransformValue& b);
+bool spec_equal(const TransformSpec& a, const TransformSpec& b);
 
 } // namespace fastloop

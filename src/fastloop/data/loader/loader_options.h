@@ -1,0 +1,36 @@
+// What a Loader is asked for (batch size, workers, augmentation, sampler, dtype, layout, device) and what
+// it hands back (Batch): shared by the threaded loader and the device-resident mode (device_data.h), which
+// the loader owns, so neither includes the other's header.
+#pragma once
+
+#include "fastloop/data/loader/sampler.h"
+#include "fastloop/data/transforms/augment_options.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+namespace fastloop {
+
+struct LoaderOptions {
+  int64_t batch_size = 128;
+  int64_t workers = 1;         // 0: assemble in the calling thread
+  int64_t prefetch = 4;        // batches assembled ahead of the consumer
+  bool drop_last = true;
+  AugmentOptions augment;
+  SamplerOptions sampler;
+  at::ScalarType dtype = at::kFloat;  // kFloat, or kHalf / kBFloat16 when autocast computes in them
+  bool channels_last = false;  // images NHWC in memory (sizes stay [B, C, H, W])
+  at::Device device = at::kCPU;  // where next() delivers batches
+  bool pin_memory = true;      // CUDA device: pinned ring + non_blocking copy on a side stream
+  bool on_device = false;      // device-resident mode: whole dataset on `device`, batched tensor ops, no workers
+};
+
+struct Batch {
+  at::Tensor images;           // [B, C, H, W], LoaderOptions' dtype, layout and device
+  at::Tensor labels;           // int64 [B]
+  int64_t index = 0;           // batch number within the epoch
+};
+
+} // namespace fastloop

@@ -1,0 +1,25 @@
+// The loader's augmentation settings: the fused array pass's crop, flip and erasing, and the transform
+// pipeline of encoded images. A header of its own, so the array pass (augment.h) and the encoded-image
+// pass (image_augment.h) share it without including each other.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace fastloop {
+
+class Pipeline;
+
+struct AugmentOptions {
+  bool crop = false;      // random crop after zero padding by `pad` pixels (torchvision RandomCrop)
+  int64_t pad = 4;        // pixels
+  bool flip = false;      // horizontal flip with probability 1/2
+  double erase = 0.0;     // RandomErasing probability (random_erasing.h); 0: off
+  bool alternate_flip = false;  // flip: random in epoch 0, then each sample's flip alternates per epoch (airbench)
+  /// Encoded data: the transform pipeline (pipeline.h) every sample goes through; null: the default that
+  /// the flags above stand for (image_augment.h's transform_spec_default). In-memory arrays keep the fused
+  /// crop / flip / normalise pass of this file.
+  std::shared_ptr<const Pipeline> pipeline;
+};
+
+} // namespace fastloop
