@@ -210,9 +210,12 @@ class AugMix final : public Transform {
 
 void AugMix::apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const {
   const int64_t n = image.bytes(), width_chains = options_.mixture_width;
-  // scratch.floats: [m0, m1, weights..., mix...]; the chain's image is a per-thread buffer that only grows.
-  scratch.floats.resize(std::max<size_t>(scratch.floats.size(), static_cast<size_t>(2 + width_chains + n)));
-  float* m = scratch.floats.data();
+  // Per-thread buffers that only grow: [m0, m1, weights..., mix...] and the chain's image. Not scratch.floats
+  // or scratch.spare: the chain's operations (affine_u8, sharpness) use those themselves.
+  thread_local std::vector<float> buffer;
+  thread_local ImageU8 chain;
+  if (buffer.size() < static_cast<size_t>(2 + width_chains + n)) buffer.resize(2 + width_chains + n);
+  float* m = buffer.data();
   float* weights = m + 2;
   float* mix = weights + width_chains;
   dirichlet(draws, 2, m);
@@ -220,7 +223,6 @@ void AugMix::apply(ImageU8& image, Draws& draws, TransformScratch& scratch) cons
   for (int64_t i = 0; i < width_chains; ++i) weights[i] *= m[1];
   const uint8_t* original = image.data();
   for (int64_t j = 0; j < n; ++j) mix[j] = m[0] * static_cast<float>(original[j]);
-  thread_local ImageU8 chain;
   for (int64_t i = 0; i < width_chains; ++i) {
     chain.reshape(image.height, image.width, image.channels);
     std::copy(image.data(), image.data() + n, chain.data());
