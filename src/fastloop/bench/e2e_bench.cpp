@@ -36,7 +36,8 @@ void peer_check(const TrainConfig& c) {
          "on fashion-mnist, mnist, cifar10 or synthetic data");
 }
 
-E2eRun fastloop_run(const TrainConfig& config) {
+E2eRun fastloop_run(TrainConfig config) {
+  config.run.time_budget = "off";  // the same epochs as the PyTorch peer, not the default recipe's 300 s
   TrainControl quiet;
   quiet.progress = false;
   const TrainSummary summary = train(config, quiet);

@@ -41,9 +41,7 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
 /// projected end passes the budget. Off (seconds 0): every call is a no-op and config passes unchanged.
 class RunBudget {
  public:
-  /// Tests inject costs here: called with the costs measured (at the plan, done_steps 0) or seen so far
-  /// (at an epoch end, spent_s the elapsed seconds), returns the costs to plan with.
-  using CostsHook = std::function<BudgetCosts(const BudgetCosts& measured, int64_t done_steps)>;
+  using CostsHook = BudgetCostsHook;
 
   RunBudget(double seconds, bool announce) : seconds_(seconds), announce_(announce) {}
   bool on() const { return seconds_ > 0; }

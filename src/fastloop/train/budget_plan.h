@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct BudgetCosts {
 };
 
 /// The run a plan is for.
+/// Tests inject costs through this: called with the costs measured (at the plan, done_steps 0) or seen
+/// so far (at an epoch end), returns the costs to plan with.
+using BudgetCostsHook = std::function<BudgetCosts(const BudgetCosts& measured, int64_t done_steps)>;
+
 struct BudgetRequest {
   double budget_s = 0.0;           // the whole run: loading, calibration, training, evaluations, checkpoints
   double margin = 0.05;            // fraction of the budget kept free for noise (0.05: 15 s of 300 s)

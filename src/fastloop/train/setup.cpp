@@ -9,7 +9,6 @@
 #include "fastloop/models/registry.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
-#include "fastloop/train/trainer.h"
 
 #include <torch/utils.h>
 

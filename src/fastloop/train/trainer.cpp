@@ -9,6 +9,7 @@
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/train/best_checkpoints.h"
+#include "fastloop/train/budget_calibrate.h"
 #include "fastloop/train/cycle.h"
 #include "fastloop/train/faults.h"
 #include "fastloop/train/profile.h"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "fastloop/core/config.h"
-#include "fastloop/train/budget_calibrate.h"
+#include "fastloop/train/budget_plan.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/metrics.h"
@@ -23,7 +23,7 @@ struct TrainControl {
   std::function<void(const TrainConfig&)> on_start;
   /// --time-budget: the costs to plan with instead of the measured ones (tests: a plan and its re-plans
   /// that do not depend on this machine's speed).
-  RunBudget::CostsHook budget_costs;
+  BudgetCostsHook budget_costs;
 };
 
 struct TrainSummary {
