@@ -48,6 +48,7 @@ def train(
     recipe: Optional[str] = None,
     model: Optional[torch.jit.ScriptModule] = None,
     quiet: bool = False,
+    time_budget: Optional[str] = None,
     **fields: Any,
 ) -> Dict[str, Any]: ...
 

@@ -28,6 +28,7 @@ def train(
     recipe: Optional[str] = None,
     model: Optional[torch.jit.ScriptModule] = None,
     quiet: bool = False,
+    time_budget: Optional[str] = None,
     **fields: Any,
 ) -> Dict[str, Any]:
     r"""Runs what ``fastloop train`` runs and returns its summary.
@@ -37,6 +38,12 @@ def train(
         model: a ``torch.jit.ScriptModule`` (``torch.jit.script(module)``) to train in place instead of
             ``model.name``: its forward takes an image batch and returns logits.
         quiet: no progress display and none of the run's report lines.
+        time_budget: the whole run's time, ``"300s"``, ``"5m"``, ``"2h"`` (``run.time_budget``; the default
+            is 300 s): a short calibration measures the step and evaluation costs on this machine, then
+            the steps, evaluations and the schedule are planned to end within it (the plan is printed,
+            and recorded in ``run.metrics`` and the checkpoint); ``"off"`` trains ``epochs``. Given
+            ``max_steps``, or ``epochs`` other than 8, turn it off: a plan replays with its recorded
+            ``epochs`` and ``max_steps``.
         \**fields: settings by TOML key (``**{"optim.lr": 0.05}``), by name where it is unique
             (``epochs=2``, ``max_steps=20``) or nested as in TOML (``optim={"lr": 0.05}``); they override
             the recipe, and ``--perf auto`` keeps them as it keeps flags given on a command line.
@@ -56,6 +63,8 @@ def train(
     if model is not None and not isinstance(model, torch.jit.ScriptModule):
         raise TypeError(f"fastloop.train: model must be a torch.jit.ScriptModule (torch.jit.script(module)), "
                         f"got {type(model).__name__}")
+    if time_budget is not None:
+        fields["run.time_budget"] = time_budget
     sys.stdout.flush()
     summary = _C.train(os.fspath(recipe) if recipe is not None else "", _flatten(fields), model, quiet)
     if summary["stopped"]:

@@ -141,3 +141,25 @@ def test_public_names_have_docstrings_and_stubs():
         if name != "__version__":
             assert getattr(fastloop, name).__doc__, name
     assert fastloop.__version__ == fastloop._build.version
+
+
+def test_time_budget_keyword_reaches_the_run_and_a_bad_one_is_refused():
+    with pytest.raises(ValueError, match="--time-budget soon: not a duration"):
+        fastloop.train(quiet=True, time_budget="soon", **{"data.source": "synthetic:3x16x16:512"})
+
+
+def test_time_budget_plans_the_run_and_its_recorded_steps_replay_it(tmp_path):
+    # A real (short) budget: the plan depends on this machine's speed, so the test reads it back from the
+    # metrics and checks the replay, never the time taken.
+    fields = {key: value for key, value in SHORT.items() if key not in ("run.max_steps", "run.epochs")}
+    metrics = tmp_path / "metrics.jsonl"
+    budgeted = fastloop.train(quiet=True, time_budget="6s", **fields, **{"run.metrics": str(metrics)})
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    plans = [r for r in records if r["kind"] == "plan"]
+    assert len(plans) == 1 and plans[0]["budget_s"] == 6.0
+    if any(r["kind"] == "replan" for r in records):
+        pytest.skip("the machine slowed down and the run was re-planned: not replayable by its steps")
+    assert budgeted["steps"] == plans[0]["steps"] >= 16  # at least one epoch of 16 steps
+    replayed = fastloop.train(quiet=True, **fields, epochs=plans[0]["epochs"], max_steps=plans[0]["steps"])
+    assert replayed["test_loss"] == budgeted["test_loss"]
+    assert replayed["test_accuracy"] == budgeted["test_accuracy"]
