@@ -162,8 +162,11 @@ class SplitLoader {
       options = eval_loader_options(config.data.batch_size, config.data.workers, eval);
       options.sampler = {false, static_cast<uint64_t>(args.seed), args.rank, args.world_size};
       options.prefetch = config.data.prefetch;
-      if (args.augment.value_or(false))
-        options.augment = {true, config.data.crop_pad, config.data.flip};
+      if (args.augment.value_or(false)) {
+        options.augment.crop = true;
+        options.augment.pad = config.data.crop_pad;
+        options.augment.flip = config.data.flip;
+      }
     }
     if (args.shuffle) options.sampler.shuffle = *args.shuffle;
     if (args.drop_last) options.drop_last = *args.drop_last;

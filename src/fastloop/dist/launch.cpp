@@ -143,7 +143,9 @@ LocalRanks spawn_local_ranks(const LaunchOptions& options, const std::vector<std
     close(out[1]);
     close(err[1]);
     local_ranks.ranks.push_back({rank, pid});
-    const std::string prefix = "[" + std::to_string(rank) + "] ";
+    std::string prefix = "[";  // appended: GCC 12 warns (-Wstringop-overflow) on "[" + std::string&& here
+    prefix += std::to_string(rank);
+    prefix += "] ";
     local_ranks.relays.push_back({out[0], stdout, "", prefix});
     local_ranks.relays.push_back({err[0], stderr, "", prefix});
     if (options.announce())

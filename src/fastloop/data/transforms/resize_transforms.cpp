@@ -16,7 +16,13 @@ namespace {
 
 constexpr int kCropTries = 10;  // torchvision's make_params
 
-std::string size_repr(int64_t h, int64_t w) { return "(" + std::to_string(h) + ", " + std::to_string(w) + ")"; }
+std::string size_repr(int64_t h, int64_t w) {
+  std::string out = "(";  // appended: GCC 12 warns (-Wrestrict) on "(" + std::string&& here
+  out += std::to_string(h);
+  out += ", ";
+  out += std::to_string(w);
+  return out + ")";
+}
 
 // torchvision's _setup_size: a number -> (n, n); a sequence of one -> (s, s); of two -> (h, w).
 std::pair<int64_t, int64_t> setup_size(const TransformArgs& args, const std::string& name) {
