@@ -143,7 +143,7 @@ TEST(ImageTraining, TwoRanksTrainTheirHalfOfAFolderAndOfItsShardsAndEvaluateTheW
 TEST(ImageTraining, ResNet50RecipeRunsOnAFolder) {
   const test::TempDir tmp;
   const std::string recipe = std::string(FASTLOOP_TEST_DIR) + "/../recipes/imagefolder_resnet50.toml";
-  const auto r = test::cli_run("train --config " + recipe + " --data imagefolder:" + folder_make(tmp.sub("image_training_recipe")) +
+  const auto r = test::cli_run("train --config " + test::quoted(recipe) + " --data imagefolder:" + folder_make(tmp.sub("image_training_recipe")) +
                                " --batch-size 4 --workers 2 --max-steps 1" + kTiny);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(images_and_steps(r.output), std::make_pair(int64_t{5}, int64_t{1})) << r.output;

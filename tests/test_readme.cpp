@@ -93,14 +93,14 @@ ReadmeWorkspace readme_workspace(const test::TempDir& tmp) {
 std::string readme_python_line(const std::string& what) {
   for (const auto& c : readme_sh_commands())
     if (c.text.rfind("python ", 0) == 0 && c.text.find(what) != std::string::npos)
-      return std::string(FASTLOOP_PYTHON).append(c.text.substr(6));
+      return test::python_word().append(c.text.substr(6));
   ADD_FAILURE() << "no README line `python ...` writes " << what;
   return "false";
 }
 
 /// Runs `args` (fastloop's, shell syntax) in the work folder for a placeholder; fails the test if it fails.
 void readme_make(const ReadmeWorkspace& ws, const std::string& args) {
-  const auto r = test::shell_run("cd " + ws.work + " && " FASTLOOP_CLI " " + args);
+  const auto r = test::shell_run("cd " + test::quoted(ws.work) + " && " + test::cli_word() + " " + args);
   EXPECT_EQ(r.code, 0) << "making a placeholder: fastloop " << args << "\n" << r.output;
 }
 
@@ -117,7 +117,7 @@ void readme_prepare(const std::string& command, const ReadmeWorkspace& ws) {
     readme_make(ws, "train --model resnet18 --data cifar10:" + ws.cifar +
                         " --batch-size 16 --max-steps 1 --checkpoint-dir runs/r18");
   if (std::regex_search(command, std::regex("(torchscript:|models )r18\\.pt( |$)")) && !fs::exists(work / "r18.pt")) {
-    const auto r = test::shell_run("cd " + ws.work + " && " + readme_python_line("'r18.pt'"));  // the README's own
+    const auto r = test::shell_run("cd " + test::quoted(ws.work) + " && " + readme_python_line("'r18.pt'"));  // the README's own
     EXPECT_EQ(r.code, 0) << "making r18.pt with the README's python line\n" << r.output;
   }
   if (names("--init-from r18.safetensors") && !fs::exists(work / "r18.safetensors"))
@@ -154,6 +154,14 @@ std::string readme_flags_set(std::string command, const std::vector<std::pair<st
   return command;
 }
 
+/// `fastloop ...` or `build/fastloop ...` as the CLI built here, its path one shell word (a string, not a
+/// regex replacement: the path may hold any character).
+std::string readme_program_replaced(const std::string& command) {
+  for (const std::string program : {"build/fastloop", "fastloop"})
+    if (command.rfind(program, 0) == 0) return test::cli_word() + command.substr(program.size());
+  return command;
+}
+
 /// The command as the test runs it: the CLI built here, the placeholders' data, /tmp/X in the test's
 /// folder, a trailing `...` (your flags) the small CIFAR-10, and long runs short:
 /// - training (train, launch ... -- train, bench e2e): --max-steps 2 (the end of --profile-steps A:B), batch
@@ -165,11 +173,12 @@ std::string readme_flags_set(std::string command, const std::vector<std::pair<st
 /// - tune: 2 trials of 1 warm-up and 1 timed step, at batch 16; synthetic data of 128 images.
 std::string readme_shortened(std::string command, const ReadmeWorkspace& ws) {
   auto has = [&](const std::string& what) { return std::regex_search(command, std::regex(what)); };
-  command = std::regex_replace(command, std::regex("^(build/)?fastloop"), FASTLOOP_CLI);
-  command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + ws.cifar);
-  command = std::regex_replace(command, std::regex("imagefolder:/data/\\S+"), "imagefolder:" + ws.images);
+  // /tmp/X of the README into the test's folder first: the CLI's own path may lie under /tmp too.
   const std::string tmp = fs::path(ws.work).parent_path().string();
   command = std::regex_replace(command, std::regex("(^| )/tmp/"), "$1" + tmp + "/tmp_");
+  command = readme_program_replaced(command);
+  command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + ws.cifar);
+  command = std::regex_replace(command, std::regex("imagefolder:/data/\\S+"), "imagefolder:" + ws.images);
   command = std::regex_replace(command, std::regex(" \\.\\.\\.$"), " --data cifar10:" + ws.cifar);  // "your flags"
   command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:128$2");
   const bool bench = has(" bench( |$)"), e2e = has(" bench e2e( |$)"), loader = has(" bench loader( |$)");
@@ -219,7 +228,7 @@ void readme_run_in_order(const std::vector<std::string>& commands) {
     readme_prepare(command, ws);
     const std::string run = readme_shortened(command, ws);
     const auto start = std::chrono::steady_clock::now();
-    const auto r = test::shell_run("cd " + ws.work + " && " + run);
+    const auto r = test::shell_run("cd " + test::quoted(ws.work) + " && " + run);
     std::printf("readme: %.1f s  %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                 command.c_str());
     std::fflush(stdout);  // a line per command as it ends: where a run's time goes
@@ -235,7 +244,7 @@ void readme_run_in_order(const std::vector<std::string>& commands) {
 /// small one (training lines without --data or --config, and predict's `fashion-mnist` source), training
 /// lines short.
 std::string runnable(std::string command, const std::string& cifar, const std::string& fashion) {
-  command = std::regex_replace(command, std::regex("^(build/)?fastloop"), FASTLOOP_CLI);
+  command = readme_program_replaced(command);
   command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + cifar);
   command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:512$2");  // a short test split
   command = std::regex_replace(command, std::regex(" fashion-mnist( |$)"), " fashion-mnist:" + fashion + "$1");
@@ -261,7 +270,7 @@ TEST(Readme, EveryCommandOfUsingItRunsAsWritten) {
   const std::string work = tmp.sub("work");  // the repository root as the commands see it: its recipes/
   std::filesystem::create_directory_symlink(FASTLOOP_TEST_DIR "/../recipes", work + "/recipes");
   for (const auto& command : commands) {
-    const auto r = test::shell_run("cd " + work + " && " + runnable(command, cifar, fashion));
+    const auto r = test::shell_run("cd " + test::quoted(work) + " && " + runnable(command, cifar, fashion));
     EXPECT_EQ(r.code, 0) << command << "\n" << r.output;
     if (command == "build/fastloop train") {  // no flags: the default recipe, --perf auto included
       EXPECT_NE(r.output.find("perf auto:"), std::string::npos) << r.output;

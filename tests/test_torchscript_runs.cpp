@@ -25,7 +25,7 @@ TEST(TorchScript, TwoRanksTrainAScriptedModelWithDdp) {
   const test::TempDir tmp;
   const auto dir = tmp.sub("ts_ddp");
   auto r = test::cli_run("launch --nproc-per-node 2 --master-port " + std::to_string(free_port()) +
-                         " -- train --model torchscript:" + kTorchScriptDir + "resnet.pt --data synthetic:3x16x16:128 "
+                         " -- train --model " + test::quoted("torchscript:" + kTorchScriptDir + "resnet.pt") + " --data synthetic:3x16x16:128 "
                          "--batch-size 8 --max-steps 4 --accumulate 2 --workers 0 --threads 1 --device cpu "
                          "--bucket-mb 0.05 --checkpoint-dir " + dir);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -46,7 +46,7 @@ TEST(TorchScript, TwoRanksOfAScriptedModelTrainAsOneProcessOfTwiceTheBatch) {
   // The ViT has LayerNorm and no dropout, so without per-rank batch statistics 2 ranks x 8 images per step
   // must end where 1 process x 16 does: the gradients of the script's parameters are really averaged.
   const auto one = tmp.sub("ts_ddp_one"), two = tmp.sub("ts_ddp_two");
-  const std::string train = " train --model torchscript:" + kTorchScriptDir + "vit.pt --data synthetic:3x16x16:128 "
+  const std::string train = " train --model " + test::quoted("torchscript:" + kTorchScriptDir + "vit.pt") + " --data synthetic:3x16x16:128 "
                             "--max-steps 3 --workers 0 --threads 1 --device cpu --optim sgd --lr 0.5 --bucket-mb 0.01 "
                             "--perf manual --amp off ";  // fp32 as given: the 1e-5 bound is float32's
   auto single = test::cli_run(train + "--batch-size 16 --checkpoint-dir " + one);
