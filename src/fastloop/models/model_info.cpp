@@ -6,6 +6,23 @@
 #include <nlohmann/json.hpp>
 
 namespace fastloop {
+namespace {
+
+constexpr int64_t kMaxSide = 1 << 16;  // pixels; larger sides are not images a model of ours was trained on
+
+/// j[key] as an integer in [lo, hi]; a float, a string or an out-of-range number is malformed input.
+int64_t int_field(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi) {
+  const auto& v = j.at(key);
+  if (!v.is_number_integer()) throw InputError(std::string("\"") + key + "\" must be an integer, not " + v.dump());
+  const bool fits = !v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(hi);
+  const int64_t n = fits ? v.get<int64_t>() : hi;
+  if (!fits || n < lo || n > hi)
+    throw InputError(std::string("\"") + key + "\" = " + v.dump() + " is outside [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
+  return n;
+}
+
+} // namespace
 
 ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
   ModelInfo info;
@@ -39,11 +56,11 @@ ModelInfo model_info_from_json(const std::string& json, const std::string& where
     ModelInfo info;
     info.model = j.at("model").get<std::string>();
     info.classes = j.at("classes").get<std::vector<std::string>>();
-    info.channels = j.at("channels").get<int64_t>();
-    info.height = j.at("height").get<int64_t>();
-    info.width = j.at("width").get<int64_t>();
+    info.channels = int_field(j, "channels", 1, 4);
+    info.height = int_field(j, "height", 1, kMaxSide);
+    info.width = int_field(j, "width", 1, kMaxSide);
     info.image_files = j.at("image_files").get<bool>();
-    info.resize = j.at("resize").get<int64_t>();
+    info.resize = int_field(j, "resize", 0, kMaxSide);
     info.mean = j.at("mean").get<std::vector<float>>();
     info.std = j.at("std").get<std::vector<float>>();
     info.channels_last = j.at("channels_last").get<bool>();
@@ -51,6 +68,8 @@ ModelInfo model_info_from_json(const std::string& json, const std::string& where
     info.transform = j.value("transform", std::string());  // absent before --eval-transform existed
     return info;
   } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": its model info is malformed (" + e.what() + "); write it again with fastloop");
+  } catch (const InputError& e) {
     throw InputError(where + ": its model info is malformed (" + e.what() + "); write it again with fastloop");
   }
 }
