@@ -260,6 +260,24 @@ def test_output_stage_matches_torchvisions_float_pipeline(images):
             assert torch.equal(got, reference(image)), (spec, tuple(image.shape))
 
 
+@pytest.mark.parametrize("value", ["0.5", "(0.1, -0.2, 3.0)"])
+def test_random_erasing_after_normalize_erases_the_float_image_as_torchvision(images, value):
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    spec = f"ToTensor(), Normalize({mean}, {std}), RandomErasing(p=1, value={value})"
+    v = torch.tensor(eval(value), dtype=torch.float32).reshape(-1, 1, 1)
+    erased = 0
+    for image in [im for im in images if im.shape[0] == 3][:3]:
+        for index in range(4):
+            box = _draws(spec, image.shape[1], image.shape[2], index + 1, position=2)[index]
+            normalized = T1.Normalize(mean, std)(image.float().div(255))
+            want = normalized
+            if box["erase"] == [1.0]:
+                erased += 1
+                want = F.erase(normalized, int(box["i"][0]), int(box["j"][0]), int(box["h"][0]), int(box["w"][0]), v)
+            assert torch.equal(_C._transform_output(spec, image, SEED, index), want), (value, box)
+    assert erased > 0
+
+
 # ---------------------------------------------------------------------------------------------- distributions
 N = 12_000
 

@@ -29,6 +29,8 @@ class RandomErasingTransform : public Transform {
   /// The value erased pixel (c, y, x) of the box gets, in the box's channel-major order: value[c] (or its only
   /// value), or a standard normal draw for value='random'.
   double value_draw(int64_t channel, Draws& draws) const;
+  /// value='random': a new draw per pixel; otherwise one value per channel, drawn from nothing.
+  bool random() const { return random_; }
 
  private:
   double p_;

@@ -72,11 +72,14 @@ class Pipeline {
       Draws draws = pipeline_draws(seed, epoch, index, position);
       const ErasingBox box = op->box_draw(channels, height, width, draws);
       if (!box.erase) continue;
-      for (int64_t c = 0; c < channels; ++c)
+      for (int64_t c = 0; c < channels; ++c) {
+        // A fixed value is one output value per channel; 'random' draws (and converts) each pixel's.
+        const float fixed = op->random() ? 0.0f : output_value(op->value_draw(c, draws), c, steps_before);
         for (int64_t y = box.top; y < box.top + box.height; ++y)
           for (int64_t x = box.left; x < box.left + box.width; ++x)
             store(out + c * channel_stride + y * row_stride + x * pixel_stride,
-                  output_value(op->value_draw(c, draws), c, steps_before));
+                  op->random() ? output_value(op->value_draw(c, draws), c, steps_before) : fixed);
+      }
     }
   }
 
