@@ -7,7 +7,8 @@
 # (`train --metrics` JSON lines, as `fastloop plot` reads and draws them), image_decode (every image format,
 # chosen by the first bytes; seeded with JPEGs and PNGs), image_webp, image_tiff and image_bmp_pnm (those
 # formats only, from their own seeds: libwebp, libtiff and the hand-written BMP/PNM decoders), model_info
-# (the class names and evaluation transform of checkpoints and exports).
+# (the class names and evaluation transform of checkpoints and exports), transform_spec (`--transform` text:
+# parsed, printed back, compiled).
 # safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
 all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
-  image_bmp_pnm model_info)
+  image_bmp_pnm model_info transform_spec)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -34,6 +35,13 @@ case "$target" in
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/sources/idx.cpp); max_len=4096; torch=1 ;;
   # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).
   model_info) sources=(fuzz/model_info_fuzzer.cpp src/fastloop/models/model_info.cpp); max_len=4096; torch=1 ;;
+  # transform_spec: `--transform` text and the eval transform of checkpoints, parsed and compiled (every op's
+  # argument checks); its headers reach ATen's. The batch assembly beside them (decoders) is not linked.
+  transform_spec) sources=(fuzz/transform_spec_fuzzer.cpp src/fastloop/data/transforms/functional/*.cpp
+    src/fastloop/data/loader/sampler.cpp); max_len=4096; torch=1
+    for f in src/fastloop/data/transforms/*.cpp; do
+      case "$f" in */augment.cpp | */image_augment.cpp | */random_erasing.cpp) ;; *) sources+=("$f") ;; esac
+    done ;;
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/sources/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.

@@ -32,6 +32,13 @@ bool is_number(const TransformValue& value) {
 
 }  // namespace
 
+TransformSpec::TransformSpec() = default;
+TransformSpec::TransformSpec(const TransformSpec& other) = default;
+TransformSpec::TransformSpec(TransformSpec&& other) noexcept = default;
+TransformSpec& TransformSpec::operator=(const TransformSpec& other) = default;
+TransformSpec& TransformSpec::operator=(TransformSpec&& other) noexcept = default;
+TransformSpec::~TransformSpec() = default;
+
 TransformValue value_none() { return TransformValue{}; }
 TransformValue value_bool(bool value) {
   TransformValue v;

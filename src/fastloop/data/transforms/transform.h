@@ -49,6 +49,16 @@ struct TransformValue {
 
 /// A transform as written: torchvision's class name and its arguments, positional then by keyword.
 struct TransformSpec {
+  // Declared here, defined in transform.cpp: TransformValue and TransformSpec hold each other, and clang with
+  // libstdc++ in C++20 would otherwise instantiate ~TransformSpec inside std::pair<std::string,
+  // TransformValue>'s own instantiation (an incomplete-type error).
+  TransformSpec();
+  TransformSpec(const TransformSpec& other);
+  TransformSpec(TransformSpec&& other) noexcept;
+  TransformSpec& operator=(const TransformSpec& other);
+  TransformSpec& operator=(TransformSpec&& other) noexcept;
+  ~TransformSpec();
+
   std::string name;
   std::vector<TransformValue> positional;
   std::vector<std::pair<std::string, TransformValue>> keywords;
