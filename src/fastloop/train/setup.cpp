@@ -43,6 +43,21 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   return options;
 }
 
+/// --alternate-flip is a rule of the built-in flip of in-memory data (augment.h's flip_decide). Image files and
+/// shards, and any --transform, run through the transform pipeline, whose RandomHorizontalFlip draws each
+/// epoch's flip afresh: refused there rather than silently dropped.
+void alternate_flip_check(const TrainConfig& config, const Dataset& train) {
+  if (!config.data.alternate_flip || !config.data.augment || !config.data.flip) return;  // no flip to alternate
+  std::string which;
+  if (!config.data.transform.empty()) which = "a --transform pipeline (" + config.data.transform + ")";
+  else if (train.encoded)
+    which = "image files and shards (" + config.data.source + "), which run through the built-in transform pipeline";
+  if (which.empty()) return;
+  throw InputError("--alternate-flip is not supported with " + which + ": it alternates the built-in flip of in-memory "
+                   "data sets (IDX, CIFAR, synthetic) only, and a pipeline's RandomHorizontalFlip draws each epoch's "
+                   "flip at random. Drop --alternate-flip (data.alternate_flip) to flip at random each epoch");
+}
+
 /// --resume: model, optimizer, scaler, RNG and position from the run's checkpoint, written by as many ranks.
 void resume(TrainSetup& setup) {
   auto saved = Checkpoint::read(setup.checkpoint);
@@ -89,6 +104,7 @@ int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
 
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group) {
+  alternate_flip_check(config, train);
   runtime_apply(config.perf, config.run.threads);
   TrainSetup setup;
   setup.config = config;
