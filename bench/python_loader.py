@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The loader alone through Python: fastloop.Loader against the C++ loader bench (`fastloop bench loader`,
 the binding's cost) and against torchvision's ImageFolder + DataLoader at equal workers (the reference
-ImageNet transforms of tools/loader_peer.py), training transform (RandomResizedCrop + flip, normalised).
+ImageNet transforms of bench/peers/loader_peer.py), training transform (RandomResizedCrop + flip, normalised).
 
 Per worker count the three alternate over --pairs pairs (Python, DataLoader, C++; then C++, DataLoader,
 Python; ...), so all see the machine at the same speed; img/s is the median over a side's repetitions, CPU
@@ -29,7 +29,7 @@ from torchvision import datasets
 import fastloop
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "bench" / "peers"))
 from loader_peer import cpu_seconds, imagenet_transform  # noqa: E402
 
 

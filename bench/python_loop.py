@@ -26,7 +26,7 @@ from torchvision import datasets
 
 import fastloop
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from loader_peer import imagenet_transform  # noqa: E402
 from python_loader import children_gone  # noqa: E402

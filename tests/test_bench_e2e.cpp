@@ -1,5 +1,5 @@
 // `fastloop bench e2e` (bench/e2e_bench.h): whole training runs against a PyTorch peer process, here a
-// stand-in shell script that answers like tools/train_peer.py and notes how many fastloop runs it saw.
+// stand-in shell script that answers like bench/peers/train_peer.py and notes how many fastloop runs it saw.
 #include "fastloop/bench/e2e_bench.h"
 #include "fastloop/core/errors.h"
 

@@ -248,7 +248,7 @@ TEST(ImageBench, PythonPeerIsNotApplicableToAnImageFolderAndTheGridStillRuns) {
   const std::string dir = folder_make(tmp.sub("image_bench_peer"));
   const auto r = test::cli_run("bench --data imagefolder:" + dir + kBenchGrid + " --models resnet18 --rows baseline --out " +
                                dir + "/grid --compare-python --python " + test::python_word() + " --peer " +
-                               test::quoted(FASTLOOP_TEST_DIR "/../tools/bench_peer.py"));
+                               test::quoted(FASTLOOP_TEST_DIR "/../bench/peers/bench_peer.py"));
   ASSERT_EQ(r.code, 0) << r.output;
   const auto report = nlohmann::json::parse(std::ifstream(dir + "/grid.json"));
   const auto* cell = cell_of(report, "resnet18", "baseline", 1);

@@ -57,7 +57,7 @@ TEST(LoaderBenchImages, MeasuresImageFolderCellsAndSaysWhetherTheLoaderKeepsUp) 
   EXPECT_NE(md.find("Keeps up with resnet18 training at 32x32?"), std::string::npos) << md;
   EXPECT_NE(loader_bench_verdict(r).find("keep"), std::string::npos);
   FASTLOOP_SKIP_WITHOUT_VENV();
-  loader_bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../tools/loader_peer.py");
+  loader_bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../bench/peers/loader_peer.py");
   for (const auto& row : r.rows) EXPECT_GT(row.pytorch_img_per_s, 0.0) << row.workers << " workers";
   EXPECT_NE(loader_bench_json(r).find("\"pytorch_cpu_us_per_img\""), std::string::npos);
 }
@@ -75,7 +75,7 @@ TEST(LoaderBenchImages, MeasuresShardsButThePythonPeerReadsOnlyImageFolders) {
   EXPECT_EQ(r.step_img_per_s, 0.0);
   EXPECT_EQ(loader_bench_verdict(r), "");
   try {
-    loader_bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../tools/loader_peer.py");
+    loader_bench_compare_python(r, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/../bench/peers/loader_peer.py");
     ADD_FAILURE() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("imagefolder:DIR, not 'shards:"), std::string::npos) << e.what();

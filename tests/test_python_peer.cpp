@@ -1,6 +1,6 @@
 // The PyTorch peer (bench/python_peer.h): its repetitions interleave with fastloop's inside each cell
 // (cell_run calls the CellPeer in order), a stand-in peer run by /bin/sh speaks the protocol, its replies
-// become the cell's figures and pair ratios, failures stay in their cell, and tools/bench_peer.py itself
+// become the cell's figures and pair ratios, failures stay in their cell, and bench/peers/bench_peer.py itself
 // runs a tiny grid interleaved with fastloop.
 #include "fastloop/bench/python_peer.h"
 
@@ -135,10 +135,10 @@ TEST(BenchPythonPeer, StandInPeerFillsTheCellAndItsPairRatios) {
 
 TEST(BenchPythonPeer, APeerThatCannotStartNamesTheCommand) {
   try {
-    PythonPeer peer("/nonexistent/python3", "tools/bench_peer.py", tiny_options(), "cpu", 1);
+    PythonPeer peer("/nonexistent/python3", "bench/peers/bench_peer.py", tiny_options(), "cpu", 1);
     ADD_FAILURE() << "no error for a missing interpreter";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/python3 tools/bench_peer.py --serve"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/python3 bench/peers/bench_peer.py --serve"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("FASTLOOP_PYTHON"), std::string::npos) << e.what();
   }
@@ -150,7 +150,7 @@ TEST(BenchPythonPeer, BenchPeerScriptRunsATinyGridInterleavedWithFastloop) {
   o.rows = {"baseline", "no-grad", "cuda-graph"};
   o.compare_python = true;
   o.python = FASTLOOP_PYTHON;
-  o.peer = FASTLOOP_TEST_DIR "/../tools/bench_peer.py";
+  o.peer = FASTLOOP_TEST_DIR "/../bench/peers/bench_peer.py";
   const BenchResult r = bench_run(o);
   ASSERT_EQ(r.cells.size(), 3u);
   EXPECT_EQ(r.environment.pytorch_version.rfind("2.", 0), 0u) << r.environment.pytorch_version;

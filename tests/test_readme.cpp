@@ -84,6 +84,9 @@ ReadmeWorkspace readme_workspace(const test::TempDir& tmp) {
   readme_images_write(ws.images);
   for (const char* linked : {"recipes", "tools"})
     fs::create_directory_symlink(fs::path(FASTLOOP_TEST_DIR).parent_path() / linked, fs::path(ws.work) / linked);
+  // the bench's Python peers (`bench --compare-python` runs bench/peers/bench_peer.py), not its results/
+  fs::create_directories(fs::path(ws.work) / "bench");
+  fs::create_directory_symlink(fs::path(FASTLOOP_TEST_DIR).parent_path() / "bench/peers", fs::path(ws.work) / "bench/peers");
   if (test::venv_present())  // .venv/bin/python, as in the repository (the peers' default interpreter)
     fs::create_directory_symlink(fs::path(FASTLOOP_PYTHON).parent_path().parent_path(), fs::path(ws.work) / ".venv");
   return ws;

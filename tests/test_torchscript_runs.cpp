@@ -133,7 +133,7 @@ TEST(TorchScript, BenchTwinWithThePeerIsAlsoTimedInEagerPyTorch) {
   o.rows = {"baseline", "no-grad", "set-to-none"};
   o.compare_python = true;
   o.python = FASTLOOP_PYTHON;
-  o.peer = FASTLOOP_TEST_DIR "/../tools/bench_peer.py";
+  o.peer = FASTLOOP_TEST_DIR "/../bench/peers/bench_peer.py";
   const BenchResult result = bench_run(o);
   ASSERT_EQ(result.cells.size(), 3u);
   for (const BenchCell& cell : result.cells) {

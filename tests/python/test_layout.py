@@ -11,14 +11,16 @@ SRC = ROOT / "src"
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
-def component_graph(src: pathlib.Path) -> Dict[str, Set[str]]:
-    """Component -> the components its .h or .cpp includes. A component is a path without its extension; an
-    include resolves against the including file's folder, then src/."""
-    files = [pathlib.Path(d) / f for d, _, fs in os.walk(src) for f in fs if f.endswith((".h", ".cpp"))]
-    headers = {p.relative_to(src).as_posix(): p.relative_to(src).with_suffix("").as_posix()
-               for p in files if p.suffix == ".h"}
+def component_graph(*roots: pathlib.Path) -> Dict[str, Set[str]]:
+    """Component -> the components its .h or .cpp includes. A component is a path without its extension,
+    relative to its root (src/, bench/src/: one include path); an include resolves against the including
+    file's folder, then the roots."""
+    files = [(root, pathlib.Path(d) / f) for root in roots for d, _, fs in os.walk(root)
+             for f in fs if f.endswith((".h", ".cpp"))]
+    headers = {p.relative_to(root).as_posix(): p.relative_to(root).with_suffix("").as_posix()
+               for root, p in files if p.suffix == ".h"}
     graph: Dict[str, Set[str]] = {}
-    for path in files:
+    for src, path in files:
         unit = path.relative_to(src).with_suffix("").as_posix()
         here = path.parent.relative_to(src).as_posix()
         for included in INCLUDE.findall(path.read_text(errors="replace")):
@@ -46,7 +48,7 @@ def mutual_dependencies(graph: Dict[str, Set[str]]) -> List[str]:
 
 
 def test_components_form_no_include_cycle():
-    cycles = mutual_dependencies(component_graph(SRC))
+    cycles = mutual_dependencies(component_graph(SRC, ROOT / "bench" / "src"))
     assert cycles == [], "components that include each other:\n" + "\n".join(cycles)
 
 

@@ -24,7 +24,7 @@ using Json = nlohmann::json;
 /// What the peer mirrors: a flag outside it would compare two different runs.
 void peer_check(const TrainConfig& c) {
   auto refuse = [](bool bad, const std::string& what) {
-    if (bad) throw InputError("bench e2e: the PyTorch peer (tools/train_peer.py) trains " + what +
+    if (bad) throw InputError("bench e2e: the PyTorch peer (bench/peers/train_peer.py) trains " + what +
                               "; change the flag or run without --compare-python");
   };
   refuse(c.optim.name != "sgd" || !c.optim.nesterov, "SGD with Nesterov momentum only (--optim sgd --nesterov)");

@@ -170,7 +170,7 @@ std::vector<std::pair<std::string, std::string>> report_environment(const BenchR
                                            : ""},
       {"load average", e.load_average},
       {"fastloop commit", e.commit},
-      {"PyTorch peer", e.pytorch_version.empty() ? "" : "torch " + e.pytorch_version + " (tools/bench_peer.py)"},
+      {"PyTorch peer", e.pytorch_version.empty() ? "" : "torch " + e.pytorch_version + " (bench/peers/bench_peer.py)"},
       {"date", e.date},
       {"command", e.command}};
   out.erase(std::remove_if(out.begin(), out.end(), [](const auto& kv) { return kv.second.empty(); }), out.end());
@@ -241,7 +241,7 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
     std::string title, note;
   } comparisons[] = {
       {&BenchCell::python, "fastloop ÷ PyTorch",
-       "fastloop img/s ÷ PyTorch img/s on the same cell (tools/bench_peer.py), their repetitions interleaved "
+       "fastloop img/s ÷ PyTorch img/s on the same cell (bench/peers/bench_peer.py), their repetitions interleaved "
        "(A B B A): median and min–max over the pairs; PyTorch's img/s in brackets. ~ marks a ratio whose pairs "
        "spread wider than its distance from 1×: the machine's noise, not an effect."},
       {&BenchCell::twin, "Scripted ÷ built-in (" + twin + ")",
@@ -250,7 +250,7 @@ std::vector<ReportTable> report_tables(const BenchResult& result) {
        "brackets. ~ marks a ratio whose pairs spread wider than its distance from 1×."},
       {&BenchCell::eager, "Scripted ÷ PyTorch eager (" + twin + " in Python)",
        "img/s of each torchscript:FILE cell ÷ the built-in twin's architecture run eagerly in PyTorch "
-       "(tools/bench_peer.py, the twin's own row), their repetitions interleaved with the others': median and "
+       "(bench/peers/bench_peer.py, the twin's own row), their repetitions interleaved with the others': median and "
        "min–max over the pairs; eager PyTorch's img/s in brackets. ~ as above."}};
   for (const auto& k : comparisons) {
     const auto member = k.member;

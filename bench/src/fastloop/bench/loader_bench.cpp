@@ -252,7 +252,7 @@ std::string loader_bench_markdown(const LoaderBenchResult& r) {
      << "Machine: " << r.machine << "; LibTorch " << r.libtorch_version;
   if (!r.pytorch_version.empty())
     md << "; PyTorch peer: torch " << r.pytorch_version << " DataLoader + torchvision transforms on PIL images"
-       << (r.encoded ? " (ImageFolder, " : " (") << o.python_batches << " batches per cell, tools/loader_peer.py)";
+       << (r.encoded ? " (ImageFolder, " : " (") << o.python_batches << " batches per cell, bench/peers/loader_peer.py)";
   ReportTable rates{"", "", {"workers", "augment", "fastloop img/s", "CPU µs/img", "img/s per core", "PyTorch img/s",
                             "PyTorch CPU µs/img", "ratio"}, {}};
   for (const auto& row : r.rows) {

@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the PyTorch twins of the built-in models, parity-tested against fastloop's (tests/test_models.cpp)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from bench_peer import load_split_arrays  # noqa: E402
 from reference_models import make_model  # noqa: E402
 

@@ -2,8 +2,8 @@
 // repetitions; bench/grid.h), printed as markdown and, with --out PREFIX, written as PREFIX.md/.csv/.json/
 // .html. `bench loader` times the loader alone. Flags are registered once each, with their help, as in
 // llama-bench.
-#include "commands.h"
-#include "flag_checks.h"
+#include "../../apps/fastloop/commands.h"
+#include "../../apps/fastloop/flag_checks.h"
 
 #include "fastloop/bench/bench_flags.h"
 #include "fastloop/bench/dist_cell.h"
@@ -30,7 +30,7 @@ namespace {
 struct LoaderBenchFlags {
   LoaderBenchOptions options;
   bool compare_python = false;
-  std::string peer = "tools/loader_peer.py";
+  std::string peer = "bench/peers/loader_peer.py";
   std::string out;
 };
 
@@ -78,7 +78,7 @@ Subcommand bench_loader_add(CLI::App& bench) {
 struct GridFlags {
   BenchOptions options;
   std::vector<std::string> rows{"all"};
-  std::string peer = "tools/bench_peer.py";
+  std::string peer = "bench/peers/bench_peer.py";
   std::string out;
   std::string rank_cell;  // set by a multi-rank cell's launcher: this process is one of its ranks
 };

@@ -1,8 +1,8 @@
 // `fastloop bench latency --checkpoint FILE`: batch-1 latency of predict's model path (run/predict_run.h's
 // predict_latency), one JSON object with every timed iteration, for bench/predict_latency.py to set beside
 // the exported TorchScript file, ONNX Runtime and PyTorch eager.
-#include "commands.h"
-#include "flag_checks.h"
+#include "../../apps/fastloop/commands.h"
+#include "../../apps/fastloop/flag_checks.h"
 
 #include "fastloop/run/predict_run.h"
 

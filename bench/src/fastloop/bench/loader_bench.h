@@ -1,7 +1,7 @@
 // `fastloop bench loader`: images/s of the loader alone (no model) over a grid of worker counts and
 // augmentation on/off, on CIFAR-shaped synthetic data or on a --data source (an image folder or tar
 // shards: decode + RandomResizedCrop + flip, or Resize + CenterCrop), the CPU cost per image, and
-// optionally the same cells through PyTorch's DataLoader (tools/loader_peer.py) for a ratio column. On
+// optionally the same cells through PyTorch's DataLoader (bench/peers/loader_peer.py) for a ratio column. On
 // image data it also times a ResNet50 training step at the same size and says whether the loader keeps up.
 #pragma once
 

@@ -1,4 +1,4 @@
-// `fastloop bench --compare-python`: tools/bench_peer.py runs the same cells in PyTorch Python (same
+// `fastloop bench --compare-python`: bench/peers/bench_peer.py runs the same cells in PyTorch Python (same
 // LibTorch kernels, models, batch, threads and data) as one long-lived process. Its repetitions alternate
 // with fastloop's inside each cell (CellPeer), so both sides of every pair see the machine at the same
 // speed, and each cell gets a "fastloop ÷ PyTorch" ratio per pair of repetitions.

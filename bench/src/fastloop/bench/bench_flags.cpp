@@ -42,7 +42,7 @@ const std::vector<BenchFlag>& bench_flags() {
       {"--device", &O::device, "auto | cpu | cuda", true, {"auto", "cpu", "cuda"}},
       {"--threads", &O::threads, "intra-op threads; 0: the usable cores", false, {}},
       {"--full", &O::full, "seed 001's run: 5 epochs of CIFAR-10 per cell (first excluded), batch 128", true, {}},
-      {"--compare-python", &O::compare_python, "also run the same cells in PyTorch (tools/bench_peer.py)", false, {}},
+      {"--compare-python", &O::compare_python, "also run the same cells in PyTorch (bench/peers/bench_peer.py)", false, {}},
       {"--twin", &O::twin,
        "a built-in model timed alternately with each torchscript:FILE cell of the same row (its scripted twin)", false,
        {}},

@@ -29,11 +29,11 @@ struct BenchOptions {
   std::string device = "auto";        // auto | cpu | cuda
   int64_t threads = 0;                // intra-op threads; 0: the usable cores
   bool full = false;                  // seed 001's whole run: 5 epochs of CIFAR-10 per cell
-  bool compare_python = false;        // run tools/bench_peer.py on the same cells
+  bool compare_python = false;        // run bench/peers/bench_peer.py on the same cells
   std::string twin;                   // a built-in model whose cells are timed alternately with each
                                       // torchscript:FILE cell of the same row (its scripted twin): "" none
   std::string python;                 // interpreter for the peer; empty: python_interpreter()'s
-  std::string peer = "tools/bench_peer.py";  // the peer script
+  std::string peer = "bench/peers/bench_peer.py";  // the peer script
   std::vector<int64_t> nproc{1};      // ranks per cell: every cell runs once per entry (DDP over Gloo/NCCL)
   double bucket_mb = 25.0;            // DDP gradient bucket size of the multi-rank cells
   std::string cli;                    // the fastloop executable that runs a multi-rank cell's ranks

@@ -6,8 +6,8 @@ ImageNet transforms on PIL images (augment on: RandomResizedCrop + RandomHorizon
 CenterCrop; then ToTensor + Normalize). Prints one JSON object {torch, rows: [{workers, augment,
 img_per_s, cpu_us_per_img, images, seconds}]} on stdout; CPU time counts this process and its workers.
 
-    .venv/bin/python tools/loader_peer.py --workers 0,1,2 --batch-size 128 --augment both --batches 40
-    .venv/bin/python tools/loader_peer.py --imagefolder DIR --image-size 224 --workers 0,1,2 --batches 10
+    .venv/bin/python bench/peers/loader_peer.py --workers 0,1,2 --batch-size 128 --augment both --batches 40
+    .venv/bin/python bench/peers/loader_peer.py --imagefolder DIR --image-size 224 --workers 0,1,2 --batches 10
 """
 import argparse
 import json

@@ -15,7 +15,7 @@ eval_img_per_s, train_img_per_s_all, eval_img_per_s_all}]}. Progress goes to std
 
     echo '{"cells":[{"model":"small_cnn","row":"baseline"}],"batch_size":32,"steps":2,"eval_steps":2,
            "warmup":1,"repeat":1,"threads":2,"device":"cpu","data":"synthetic:1x28x28"}' |
-      .venv/bin/python tools/bench_peer.py
+      .venv/bin/python bench/peers/bench_peer.py
 """
 import argparse
 import contextlib
@@ -37,6 +37,8 @@ from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the PyTorch twins of the built-in models, parity-tested against fastloop's (tests/test_models.cpp)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from reference_models import SmallCNN, make_model  # noqa: E402
 
 SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/sources/source.cpp)

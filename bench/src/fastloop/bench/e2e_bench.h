@@ -1,5 +1,5 @@
 // `fastloop bench e2e`: whole `fastloop train` runs against a plain PyTorch loop with the same model and
-// recipe (tools/train_peer.py), interleaved A B B A in one time window so the machine's drift between
+// recipe (bench/peers/train_peer.py), interleaved A B B A in one time window so the machine's drift between
 // windows cancels in each pair's ratio. Reports every pair and the ratio's median and min–max.
 #pragma once
 
@@ -16,7 +16,7 @@ struct E2eBenchOptions {
   int64_t repeat = 3;                       // pairs (a fastloop run, then a PyTorch run)
   bool compare_python = true;               // false: fastloop's runs alone
   std::string python;  // interpreter for the peer; empty: python_interpreter()'s
-  std::string peer = "tools/train_peer.py";
+  std::string peer = "bench/peers/train_peer.py";
 };
 
 struct E2eRun {

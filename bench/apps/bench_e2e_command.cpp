@@ -1,7 +1,7 @@
 // `fastloop bench e2e`: whole training runs of a recipe, fastloop and a plain PyTorch loop interleaved
 // (bench/e2e_bench.h). Takes every train flag and --config, so it measures exactly what `train` would run.
-#include "commands.h"
-#include "flag_checks.h"
+#include "../../apps/fastloop/commands.h"
+#include "../../apps/fastloop/flag_checks.h"
 
 #include "fastloop/core/python_path.h"
 #include "fastloop/bench/e2e_bench.h"
