@@ -24,8 +24,9 @@ if torch.__version__ != _build.torch_version:
         f"torch {torch.__version__}; rebuild it in this environment (pip install . in fastloop's source tree)"
     )
 
+from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
 from ._run import evaluate, model_info, train  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "train", "evaluate", "model_info", "__version__"]
+__all__ = ["Loader", "Files", "train", "evaluate", "model_info", "__version__"]

@@ -1,4 +1,5 @@
 # Type stub of the public names of `import fastloop` (docstrings in _loader.py and _run.py).
+import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -6,15 +7,27 @@ import torch
 __version__: str
 __all__: List[str]
 
+class Files:
+    paths: List[str]
+    labels: List[int]
+    classes: Optional[List[str]]
+    def __init__(
+        self,
+        paths: Sequence[Union[str, "os.PathLike[str]"]],
+        labels: Sequence[Union[int, str]],
+        classes: Optional[Sequence[str]] = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+
 class Loader:
-    source: str
+    source: Union[str, Files]
     split: str
     batch_size: int
     rank: int
     world_size: int
     def __init__(
         self,
-        source: str,
+        source: Union[str, Files],
         split: str = "train",
         batch_size: int = 128,
         workers: Optional[int] = None,

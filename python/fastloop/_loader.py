@@ -6,6 +6,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _C
+from ._files import Files
 from .transforms import compile_transform
 
 __all__ = ["Loader"]
@@ -44,8 +45,10 @@ class Loader:
     Resize and CenterCrop) and normalised into float tensors ``[B, C, H, W]``, labels int64 ``[B]``.
 
     Args:
-        source: any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``fashion-mnist[:DIR]``,
-            ``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``.
+        source: any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``csv:TRAIN.csv[::VAL.csv]``
+            (a header row, ``path`` and ``label`` columns, paths relative to the CSV file), ``fashion-mnist[:DIR]``,
+            ``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; or a :class:`fastloop.Files` (image
+            files and labels), which is both splits: ``split`` then only picks train or eval behaviour.
         split: ``"train"``, or ``"val"`` / ``"test"`` (the evaluation split).
         batch_size: samples per batch.
         workers: C++ threads assembling batches; 0 assembles in ``next()``; None: what ``--perf auto`` picks.
@@ -81,7 +84,7 @@ class Loader:
 
     def __init__(
         self,
-        source: str,
+        source: Union[str, Files],
         split: str = "train",
         batch_size: int = 128,
         workers: Optional[int] = None,
@@ -119,8 +122,8 @@ class Loader:
         self._iteration = 0  # the number of the iteration that runs (an iterator of another is over)
 
     @property
-    def source(self) -> str:
-        """The ``--data`` source."""
+    def source(self) -> Union[str, Files]:
+        """The ``--data`` source, or the :class:`fastloop.Files` given."""
         return self._args["source"]
 
     @property
@@ -247,6 +250,13 @@ def _resolved(args: Dict[str, Any]) -> Dict[str, Any]:
     out["dtype"] = _dtype_name(args["dtype"])
     out["device"] = str(args["device"])
     out["transform"] = args.get("transform") or ""
+    source = args["source"]
+    if isinstance(source, Files):  # carried as lists; the C++ side checks each file
+        out["source"] = "files"
+        out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
+    elif not isinstance(source, str):
+        raise TypeError(f"fastloop.Loader: source must be a --data string or a fastloop.Files, "
+                        f"not {type(source).__name__}")
     return out
 
 

@@ -27,6 +27,9 @@ struct SplitLoaderArgs {
   std::string mean, std, dtype = "float32", device = "cpu", bad_image_policy = "stop";
   bool channels_last = false;
   std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
+  // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
+  std::vector<std::string> files, classes;
+  std::vector<int64_t> labels;
 
   /// From the dict fastloop.Loader passes (its keyword arguments by name, resolved); a missing key keeps
   /// the default, an unknown one is a bug of the package and says so.
@@ -44,6 +47,7 @@ struct SplitLoaderArgs {
     take("seed", a.seed), take("shuffle", a.shuffle), take("drop_last", a.drop_last), take("rank", a.rank);
     take("world_size", a.world_size), take("bad_image_policy", a.bad_image_policy);
     take("transform", a.transform);
+    take("files", a.files), take("labels", a.labels), take("classes", a.classes);
     if (read != given.size()) throw std::logic_error("fastloop._C.Loader: an argument it does not know was given");
     return a;
   }
@@ -123,7 +127,9 @@ class SplitLoader {
       throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
                        std::to_string(args.world_size) + " is not a rank of the group");
     TrainConfig config = config_of(args);
-    data_ = std::make_unique<DatasetSplits>(data_load(config.data));
+    data_ = std::make_unique<DatasetSplits>(
+        args.source == "files" ? files_load(args.files, args.labels, args.classes, data_options_of(config.data))
+                               : data_load(config.data));
     const bool train = args.split == "train";
     const Dataset& split = train ? data_->train : data_->test;
     if (split.size() == 0)
@@ -179,6 +185,16 @@ class SplitLoader {
     if (PyErr_CheckSignals() == 0) return;
     stop();
     throw py::error_already_set();
+  }
+
+  /// What data_load(DataConfig) gives every source, for fastloop.Files (image size, mean, std, bad images).
+  static DataOptions data_options_of(const DataConfig& data) {
+    DataOptions options;
+    options.image_size = data.image_size;
+    options.mean = data.mean;
+    options.std = data.std;
+    options.skip_bad_images = data.bad_image_policy == "skip";
+    return options;
   }
 
   static TrainConfig config_of(const SplitLoaderArgs& args) {

@@ -5,6 +5,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/cifar.h"
 #include "fastloop/data/sources/class_names.h"
+#include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/idx.h"
 #include "fastloop/data/sources/imagefolder.h"
 #include "fastloop/data/sources/shards.h"
@@ -140,6 +141,41 @@ DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg
   return splits;
 }
 
+// An encoded split of listed files with the run's image size, policy and ImageNet's statistics; the test split
+// starts as a copy and gets its own files.
+DatasetSplits listed_splits(std::shared_ptr<const EncodedImages> files, int64_t num_classes,
+                            std::vector<std::string> classes, const DataOptions& options) {
+  DatasetSplits splits;
+  splits.train.encoded = std::move(files);
+  splits.train.num_classes = num_classes;
+  splits.train.classes = std::move(classes);
+  splits.train.image_size = options.image_size;
+  splits.train.skip_bad_images = options.skip_bad_images;
+  splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
+  splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
+  splits.test = splits.train;
+  return splits;
+}
+
+// csv:TRAIN.csv[::VAL.csv] (data/sources/csv_files.h): VAL's labels are read against TRAIN's classes.
+DatasetSplits csv_splits_load(const std::string& spec, const std::string& arg, const DataOptions& options) {
+  const size_t sep = arg.find("::");
+  const std::string train_csv = arg.substr(0, sep);
+  const std::string val_csv = sep == std::string::npos ? "" : arg.substr(sep + 2);
+  if (train_csv.empty() || (sep != std::string::npos && val_csv.empty()))
+    fail_spec(spec, "expected csv:TRAIN.csv or csv:TRAIN.csv::VAL.csv");
+  const CsvListing train = csv_listing_read(train_csv);
+  DatasetSplits splits = listed_splits(csv_files_make(train, train_csv), train.num_classes, train.classes, options);
+  splits.name = "csv";
+  if (val_csv.empty()) {
+    splits.test.encoded = std::make_shared<NoImages>();
+  } else {
+    const CsvListing val = csv_listing_read(val_csv, &train);
+    splits.test.encoded = csv_files_make(val, val_csv);
+  }
+  return splits;
+}
+
 // "R,G,B" (or one value for every channel) as `channels` floats, each checked by `ok`.
 std::vector<float> parse_channels(const std::string& text, const char* flag, int64_t channels, bool (*ok)(float),
                                   const char* range) {
@@ -198,6 +234,21 @@ DatasetSplits data_load(const DataConfig& config) {
   return data_load(config.source, options);
 }
 
+DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64_t>& labels,
+                         std::vector<std::string> classes, const DataOptions& options) {
+  int64_t num_classes = static_cast<int64_t>(classes.size());
+  if (classes.empty())
+    for (int64_t label : labels) num_classes = std::max(num_classes, label + 1);
+  auto files = LabeledFiles::make(std::move(paths), labels, num_classes,
+                                  [](size_t i) { return "fastloop.Files: paths[" + std::to_string(i) + "]"; });
+  DatasetSplits splits = listed_splits(files, num_classes, std::move(classes), options);
+  splits.name = "files";
+  if (splits.train.classes.empty()) splits.train.classes = class_names_numbered(num_classes);
+  splits.test.classes = splits.train.classes;
+  normalization_apply(splits, options);
+  return splits;
+}
+
 namespace {
 
 DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options) {
@@ -221,6 +272,10 @@ DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options
   if (kind == "imagefolder") {
     if (!has_arg) fail_spec(spec, "imagefolder needs its directory: imagefolder:DIR");
     return imagefolder_load(spec, arg, options);
+  }
+  if (kind == "csv") {
+    if (!has_arg) fail_spec(spec, "csv needs its file: csv:TRAIN.csv or csv:TRAIN.csv::VAL.csv");
+    return csv_splits_load(spec, arg, options);
   }
   if (kind == "shards") {
     if (!has_arg) fail_spec(spec, "shards needs its folder or pattern: shards:DIR or shards:TRAIN_PATTERN[::VAL_PATTERN]");

@@ -1,18 +1,20 @@
 // Turns a data spec (the --data flag, DataConfig::source) into train and test splits.
-// Forms: fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW[:N]] | imagefolder:DIR.
+// Forms: fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW[:N]] | imagefolder:DIR | shards:... |
+// csv:TRAIN.csv[::VAL.csv].
 #pragma once
 
 #include "fastloop/core/config.h"
 #include "fastloop/data/sources/dataset.h"
 
 #include <string>
+#include <vector>
 
 namespace fastloop {
 
 // The forms data_load accepts, as listed in its error messages and in the CLI's help.
 constexpr const char* kDataSpecForms =
     "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
-    "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN]";
+    "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN], csv:TRAIN.csv[::VAL.csv]";
 
 /// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
 /// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
@@ -38,8 +40,18 @@ constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 //                         PNG, WebP, BMP, PPM/PGM, TIFF); without DIR/val the test split is empty (training skips evaluation)
 //   shards:DIR            WebDataset tar shards DIR/train-*.tar and DIR/val-*.tar (`fastloop pack` writes them);
 //   shards:TRAIN[::VAL]   or brace patterns, e.g. train-{000000..000099}.tar; without VAL no test split
+//   csv:TRAIN[::VAL]      image files listed in CSV files (data/sources/csv_files.h): a header row, columns
+//                         `path` and `label` (or exactly two columns: path, label), paths relative to the CSV
+//                         file, labels all class indices or all class names (sorted, as ImageFolder's folders);
+//                         VAL's labels are read against TRAIN's classes; without VAL no test split
 // A spec that does not parse throws InputError naming the spec and listing the forms.
 DatasetSplits data_load(const std::string& spec, const DataOptions& options = {});
+
+/// fastloop.Files: `paths` with class indices `labels` as both splits (a Loader picks train or eval behaviour by
+/// its split). `classes` names the indices (empty: "0", "1", ... up to the largest label). Each path must be an
+/// existing image file (InputError naming paths[i] otherwise).
+DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64_t>& labels,
+                         std::vector<std::string> classes, const DataOptions& options = {});
 
 /// data_load(config.source) with the run's image size, normalisation and bad-image policy.
 DatasetSplits data_load(const DataConfig& config);

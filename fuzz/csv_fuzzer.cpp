@@ -1,0 +1,73 @@
+// libFuzzer target for the CSV listings of `--data csv:TRAIN.csv[::VAL.csv]` (data/sources/csv_files.h): any text
+// parses or throws InputError; the rows, written back with core/text.h's csv_field, parse to the same fields;
+// and a listing that parses is consistent (a label per path, each below num_classes; a val file read against
+// it keeps its classes).
+#include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
+#include "fastloop/data/sources/csv_files.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "csv fuzzer: %s\n", what);
+    std::abort();
+  }
+}
+
+// The rows as csv_field writes them, after a byte order mark (the parser drops one, so a field that itself
+// begins with one survives).
+std::string csv_write(const std::vector<fastloop::CsvRow>& rows) {
+  std::string out = "\xEF\xBB\xBF";
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.fields.size(); ++i) out += (i ? "," : "") + fastloop::csv_field(row.fields[i]);
+    out += "\r\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<fastloop::CsvRow> rows;
+  try {
+    rows = fastloop::csv_parse(text, "fuzz.csv");
+  } catch (const fastloop::InputError&) {
+    return 0;
+  }
+  int64_t last_line = 0;
+  for (const auto& row : rows) {
+    check(row.line > last_line, "line numbers do not increase");
+    check(!row.fields.empty(), "a row without fields");
+    last_line = row.line;
+  }
+  const std::vector<fastloop::CsvRow> again = fastloop::csv_parse(csv_write(rows), "again.csv");  // must not throw
+  check(again.size() == rows.size(), "written back, the rows parse to another count");
+  for (size_t r = 0; r < rows.size(); ++r) check(again[r].fields == rows[r].fields, "written back, a row changed");
+
+  fastloop::CsvListing listing;
+  try {
+    listing = fastloop::csv_listing_parse(text, "fuzz.csv", "base");
+  } catch (const fastloop::InputError&) {
+    return 0;
+  }
+  check(!listing.paths.empty(), "a listing without samples");
+  check(listing.labels.size() == listing.paths.size() && listing.lines.size() == listing.paths.size(),
+        "paths, labels and lines differ in count");
+  check(!listing.named || static_cast<int64_t>(listing.classes.size()) == listing.num_classes, "classes != num_classes");
+  for (size_t i = 0; i < listing.paths.size(); ++i) {
+    check(listing.labels[i] >= 0 && listing.labels[i] < listing.num_classes, "a label outside [0, num_classes)");
+    check(!listing.paths[i].empty(), "an empty path");
+  }
+  // The same file read as its own val file keeps train's classes and labels.
+  const fastloop::CsvListing val = fastloop::csv_listing_parse(text, "fuzz.csv", "base", &listing);
+  check(val.labels == listing.labels && val.num_classes == listing.num_classes, "a file read against itself changed");
+  return 0;
+}
