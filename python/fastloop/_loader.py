@@ -6,6 +6,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _C
+from ._batch import (batch_num_classes, batch_rng, batch_transform_apply, batch_transform_repr,
+                     compile_batch_transform, contains_batch_transform)
 from ._files import Files
 from .transforms import compile_transform
 
@@ -69,6 +71,14 @@ class Loader:
             operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end
             in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``) at
             ``image_size`` (image files) or the data set's size. None: the built-in augmentation.
+        batch_transform: ``torchvision.transforms.v2.MixUp(alpha=..., num_classes=...)``, ``v2.CutMix(...)`` or
+            ``v2.RandomChoice([MixUp(...), CutMix(...)], p=...)``: applied to each batch as torchvision users apply
+            them after the DataLoader (in the loop or ``collate_fn``), with torchvision's rules (sample i mixed
+            with sample i - 1, ``lam ~ Beta(alpha, alpha)``, CutMix's ``lam`` corrected to the area kept); labels
+            then arrive as soft targets, float32 ``[B, num_classes]``. The draws come from ``seed``, the epoch,
+            the rank and the batch number (not torch's global generator). ``num_classes`` must be given and at
+            least the data's class count; anything else (another class, a ``labels_getter``) is a
+            ``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.
         bad_image_policy: an undecodable image ``"stop"``\ s with its path (``ValueError``), or is
             ``"skip"``\ ped and replaced.
 
@@ -103,10 +113,17 @@ class Loader:
         world_size: Optional[int] = None,
         bad_image_policy: str = "stop",
         transform: Any = None,
+        batch_transform: Any = None,
     ) -> None:
         rank, world_size = _group_rank(rank, world_size)
+        mix = contains_batch_transform(transform)
+        if mix:
+            raise TypeError(f"fastloop.Loader: {mix} in transform= is a batch transform (it mixes samples of a "
+                            f"batch); give it as batch_transform={mix}(...) instead")
         if transform is not None:  # kept as its spec: it pickles, and TypeError names what cannot run
             transform = compile_transform(transform)
+        if batch_transform is not None:  # kept as its spec (a tuple): it pickles
+            batch_transform = compile_batch_transform(batch_transform)
         # The arguments as given (rank and world_size resolved): what pickling carries to another process
         # and what a forked child rebuilds its threads from.
         self._args: Dict[str, Any] = dict(
@@ -114,8 +131,12 @@ class Loader:
             augment=augment, image_size=image_size, mean=mean, std=std, dtype=dtype,
             channels_last=channels_last, device=device, seed=seed, shuffle=shuffle, drop_last=drop_last,
             rank=rank, world_size=world_size, bad_image_policy=bad_image_policy, transform=transform,
+            batch_transform=batch_transform,
         )
         self._impl = _C.Loader(_resolved(self._args))
+        if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:
+            raise ValueError(f"fastloop.Loader: batch_transform {batch_transform_repr(batch_transform)}: num_classes "
+                             f"is below the data's {self._impl.num_classes} classes (one_hot needs them all)")
         self._pid = os.getpid()
         self._epoch = 0
         self._epoch_set = True  # the first iteration runs epoch 0
@@ -140,6 +161,12 @@ class Loader:
     def transform(self) -> Optional[str]:
         """The compiled transform pipeline in fastloop's spec (None: the built-in augmentation)."""
         return self._args["transform"]
+
+    @property
+    def batch_transform(self) -> Optional[str]:
+        """The batch step (MixUp / CutMix) in torchvision's spelling; None: batches as assembled."""
+        spec = self._args.get("batch_transform")
+        return batch_transform_repr(spec) if spec is not None else None
 
     @property
     def rank(self) -> int:
@@ -218,6 +245,8 @@ class _LoaderIterator:
         self._loader = loader
         self._iteration = iteration
         self._done = False
+        self._batches = 0  # handed out so far: the batch_transform's draws are per batch number
+        self._epoch = loader._epoch
 
     def _running(self) -> bool:
         return not self._done and self._loader._iteration == self._iteration
@@ -233,6 +262,12 @@ class _LoaderIterator:
             self._done = True
             self._loader._impl.stop()
             raise StopIteration
+        spec = self._loader._args.get("batch_transform")
+        if spec is not None:
+            args = self._loader._args
+            rng = batch_rng(args["seed"], self._epoch, args["rank"], self._batches)
+            batch = batch_transform_apply(spec, batch[0], batch[1], rng)
+        self._batches += 1
         return batch
 
     def __del__(self) -> None:
@@ -250,6 +285,7 @@ def _resolved(args: Dict[str, Any]) -> Dict[str, Any]:
     out["dtype"] = _dtype_name(args["dtype"])
     out["device"] = str(args["device"])
     out["transform"] = args.get("transform") or ""
+    out.pop("batch_transform", None)  # applied here, in Python, to each batch
     source = args["source"]
     if isinstance(source, Files):  # carried as lists; the C++ side checks each file
         out["source"] = "files"
