@@ -239,7 +239,7 @@ TEST(BudgetRun, SlowerMachineIsReplannedAndSaysItIsNotReplayable) {
   control.progress = false;
   control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
     BudgetCosts costs = steady_costs(measured, done_steps);
-    if (done_steps > 0) costs.step_s = 1.5, costs.spent_s += 4.0;  // the first epoch took 12 s of steps, not 8
+    if (done_steps >= 8) costs.step_s = 1.5, costs.spent_s += 4.0;  // the first epoch took 12 s of steps, not 8
     return costs;
   };
   const TrainSummary summary = train(budgeted_config(dir.path()), control);
@@ -254,6 +254,26 @@ TEST(BudgetRun, SlowerMachineIsReplannedAndSaysItIsNotReplayable) {
   int replans = 0;
   for (std::string line; std::getline(metrics, line);) replans += nlohmann::json::parse(line)["kind"] == "replan";
   EXPECT_EQ(replans, static_cast<int>(record["replans"].size()));
+}
+
+TEST(BudgetRun, ASlowDownMidEpochIsReplannedWithinATenthOfAnEpoch) {
+  // 8 steps per epoch: checked after every step. From step 12 (the middle of the second epoch) the machine
+  // is four times slower; the re-plan comes at step 12, not at the epoch's end (16).
+  test::TempDir dir;
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
+    BudgetCosts costs = steady_costs(measured, done_steps);
+    if (done_steps >= 12) costs.step_s = 4.0, costs.spent_s += 12.0;
+    return costs;
+  };
+  const TrainSummary summary = train(budgeted_config(dir.path()), control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  ASSERT_GE(record["replans"].size(), 1u);
+  EXPECT_EQ(record["replans"][0]["at_step"], 12);
+  const int64_t steps = record["replans"].back()["steps"];
+  EXPECT_LT(steps, 75);
+  EXPECT_EQ(summary.position.step, steps);
 }
 
 TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {

@@ -1,6 +1,6 @@
 // --time-budget in a run (budget_calibrate.h): the calibration on a throw-away setup (train_setup seeds
 // the weights, and the loader and mixup draw from the run's seed and step, so the planned run that follows
-// trains exactly as a run given its --epochs and --max-steps), the plan and the once-per-epoch re-plan.
+// trains exactly as a run given its --epochs and --max-steps), the plan and its re-plans.
 #include "fastloop/train/budget_calibrate.h"
 
 #include "fastloop/core/errors.h"
@@ -22,6 +22,7 @@ constexpr int64_t kWarmupSteps = 3;     // first steps build kernels and caches:
 constexpr int64_t kMaxTimedSteps = 20;
 constexpr double kTimedSeconds = 3.0;   // timed steps stop once they took this long (and >= 2 ran)
 constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy machine (15 s of 300 s)
+constexpr int64_t kChecksPerEpoch = 10;  // re-plan checks: a 10x slow-down costs at most an epoch's worth
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
@@ -143,7 +144,27 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
   return planned;
 }
 
+int64_t RunBudget::step_done(int64_t step, double elapsed_s, const CostsHook& hook) {
+  if (!on()) return 0;
+  if (window_step_ < 0) {  // the first step carried the loader's start: the window opens after it
+    window_step_ = step, window_s_ = elapsed_s;
+    return 0;
+  }
+  const int64_t every = std::max<int64_t>(1, plan_.steps_per_epoch / kChecksPerEpoch);
+  if (step - window_step_ < every) return 0;
+  const double step_s = (elapsed_s - window_s_) / static_cast<double>(step - window_step_);
+  window_step_ = step, window_s_ = elapsed_s;
+  return replan_if_late(step, step_s, 0.0, elapsed_s, hook);
+}
+
 int64_t RunBudget::epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook) {
+  const int64_t replanned = replan_if_late(step, step_s, eval_s, elapsed_s, hook);
+  window_step_ = step, window_s_ = elapsed_s;  // the next window holds steps only, not this evaluation
+  return replanned;
+}
+
+int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s,
+                                  const CostsHook& hook) {
   if (!on() || step >= plan_.steps) return 0;
   BudgetCosts seen = costs_;
   if (step_s > 0) seen.step_s = step_s;

@@ -1,7 +1,7 @@
 // --time-budget in a run: the budget a config asks for, the calibration that measures this machine's
 // step, evaluation and checkpoint costs on the real model and data (on a throw-away setup, so the planned
 // run starts from the same seeded state as a run without it), and RunBudget, the plan the training loop
-// follows and re-makes once per epoch when the machine slows down.
+// follows and re-makes when the machine slows down (checked ten times per epoch and at each epoch end).
 #pragma once
 
 #include "fastloop/core/clock.h"
@@ -51,9 +51,14 @@ class RunBudget {
   TrainConfig plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
                    Clock::time_point started, const CostsHook& hook = {});
 
-  /// At an epoch end (its evaluation and checkpoint done): with the step and evaluation costs seen in this
-  /// epoch and `elapsed_s` since the start, re-plans the remaining steps when the projected end passes the
-  /// budget. Returns the new total of steps, or 0 when the plan stands.
+  /// After each step: every tenth of an epoch, with the step cost seen since the last check and
+  /// `elapsed_s` since the start, re-plans the remaining steps when the projected end passes the budget (a
+  /// machine that slows down mid-epoch is caught within a tenth of an epoch, not at its end). Returns the
+  /// new total of steps, or 0 when the plan stands.
+  int64_t step_done(int64_t step, double elapsed_s, const CostsHook& hook = {});
+
+  /// At an epoch end (its evaluation and checkpoint done): the same with the step and evaluation costs seen
+  /// in this epoch; the next check's window starts here.
   int64_t epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }
@@ -71,6 +76,10 @@ class RunBudget {
   BudgetPlan plan_;
   std::string first_json_;
   std::vector<std::string> replans_;  // each re-plan's JSON
+  int64_t window_step_ = -1;          // the step and time of the last check; -1: none yet
+  double window_s_ = 0.0;
+
+  int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook);
 };
 
 } // namespace fastloop

@@ -221,6 +221,15 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   double train_seconds = 0.0;
   int64_t images_trained = 0;
   bool done = position.step >= length.total_steps;
+  // A budgeted run whose machine slowed down: the remaining steps re-planned, the schedule with them.
+  auto follow_replan = [&](int64_t replanned) {
+    if (replanned <= 0) return;
+    length.total_steps = setup.config.run.max_steps = replanned;
+    setup.config.run.epochs = budget.current().epochs;
+    cycles.replan(position.step, replanned);
+    log.record("replan", budget.last_replan_json());
+    checkpoint.record_budget(budget.json());
+  };
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
   // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
   while (position.epoch < setup.config.run.epochs && (!done || position.batch > 0)) {
@@ -258,6 +267,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       checkpoint.step_done();
       if (stop) checkpoint.save(), summary.stopped = true;
       if (stop || done) break;
+      follow_replan(budget.step_done(position.step, seconds_since(started), control.budget_costs));
     }
     loader.stop();
     if (setup.main_rank()) skipped_images_report(loader, position.epoch);
@@ -275,17 +285,10 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     ++position.epoch, position.batch = 0;
     checkpoint.save();
 
-    // --- a budgeted run whose machine slowed down: the remaining steps re-planned, the schedule with them ---
+    // --- a budgeted run whose machine slowed down (also checked during the epoch, above) ---
     const int64_t epoch_steps = std::max<int64_t>(position.step - epoch_first_step, 1);
-    const int64_t replanned = budget.epoch_end(position.step, epoch_train_s / static_cast<double>(epoch_steps),
-                                               eval_s, seconds_since(started), control.budget_costs);
-    if (replanned > 0) {
-      length.total_steps = setup.config.run.max_steps = replanned;
-      setup.config.run.epochs = budget.current().epochs;
-      cycles.replan(position.step, replanned);
-      log.record("replan", budget.last_replan_json());
-      checkpoint.record_budget(budget.json());
-    }
+    follow_replan(budget.epoch_end(position.step, epoch_train_s / static_cast<double>(epoch_steps), eval_s,
+                                   seconds_since(started), control.budget_costs));
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
     summary.test = evaluate_run(setup, data.test, control.progress, /*final=*/true);
