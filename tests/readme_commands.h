@@ -1,7 +1,10 @@
-// The README's ```sh blocks as tests/test_readme.cpp walks them: their commands by section, the other tools'
-// prefixes, and the one table of fastloop commands the default tests do not run, each with its reason.
+// The ```sh blocks of README.md and docs/*.md as tests/test_readme.cpp walks them: their commands by page and
+// section, the other tools' prefixes, and the one table of fastloop commands the default tests do not run,
+// each with its reason.
 #pragma once
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
@@ -9,38 +12,53 @@
 
 namespace fastloop {
 
-/// One command of a ```sh block: its section heading, first line number and text (a line ending in `\`
-/// joined with the next, comments dropped).
+/// One command of a ```sh block: its page (relative to the repository root), section heading, first line
+/// number and text (a line ending in `\` joined with the next, comments dropped).
 struct ReadmeCommand {
+  std::string file;
   std::string section;
   int line = 0;
   std::string text;
 };
 
+/// The pages whose commands and links the tests check: README.md, then docs/*.md in name order.
+inline std::vector<std::string> readme_pages() {
+  std::vector<std::string> pages;
+  const std::filesystem::path root = std::filesystem::path(FASTLOOP_TEST_DIR).parent_path();
+  if (std::filesystem::is_directory(root / "docs"))
+    for (const auto& entry : std::filesystem::directory_iterator(root / "docs"))
+      if (entry.path().extension() == ".md") pages.push_back("docs/" + entry.path().filename().string());
+  std::sort(pages.begin(), pages.end());
+  pages.insert(pages.begin(), "README.md");
+  return pages;
+}
+
 inline std::vector<ReadmeCommand> readme_sh_commands() {
-  std::ifstream in(FASTLOOP_TEST_DIR "/../README.md");
   std::vector<ReadmeCommand> commands;
-  std::string section, pending;
-  bool in_sh = false, in_fence = false;
-  int number = 0, first = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (!in_fence && line.rfind("## ", 0) == 0) section = line;
-    if (line.rfind("```", 0) == 0) {
-      in_sh = !in_fence && line == "```sh";
-      in_fence = !in_fence;
-      continue;
+  for (const std::string& page : readme_pages()) {
+    std::ifstream in(std::filesystem::path(FASTLOOP_TEST_DIR).parent_path() / page);
+    std::string section, pending;
+    bool in_sh = false, in_fence = false;
+    int number = 0, first = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      if (!in_fence && line.rfind("## ", 0) == 0) section = line;
+      if (line.rfind("```", 0) == 0) {
+        in_sh = !in_fence && line == "```sh";
+        in_fence = !in_fence;
+        continue;
+      }
+      if (!in_sh) continue;
+      line = std::regex_replace(line, std::regex("(^|\\s+)#.*$"), "");
+      line = std::regex_replace(line, std::regex("^\\s+|\\s+$"), "");
+      const bool continues = !line.empty() && line.back() == '\\';
+      if (continues) line = std::regex_replace(line.substr(0, line.size() - 1), std::regex("\\s+$"), "");
+      if (pending.empty()) first = number;
+      if (!line.empty()) pending += (pending.empty() ? "" : " ") + line;
+      if (continues || pending.empty()) continue;
+      commands.push_back({page, section, first, pending});
+      pending.clear();
     }
-    if (!in_sh) continue;
-    line = std::regex_replace(line, std::regex("(^|\\s+)#.*$"), "");
-    line = std::regex_replace(line, std::regex("^\\s+|\\s+$"), "");
-    const bool continues = !line.empty() && line.back() == '\\';
-    if (continues) line = std::regex_replace(line.substr(0, line.size() - 1), std::regex("\\s+$"), "");
-    if (pending.empty()) first = number;
-    if (!line.empty()) pending += (pending.empty() ? "" : " ") + line;
-    if (continues || pending.empty()) continue;
-    commands.push_back({section, first, pending});
-    pending.clear();
   }
   return commands;
 }
@@ -49,7 +67,7 @@ inline bool readme_is_fastloop(const std::string& text) {
   return std::regex_search(text, std::regex("^(build/)?fastloop( |$)"));
 }
 
-/// The fastloop lines of `heading`'s ```sh blocks.
+/// The fastloop lines of `heading`'s ```sh blocks, in whichever page has that heading.
 inline std::vector<std::string> readme_commands(const std::string& heading) {
   std::vector<std::string> commands;
   for (const auto& c : readme_sh_commands())
@@ -110,8 +128,8 @@ inline bool readme_needs_python(const std::string& text) {
          std::regex_search(text, std::regex(" --out \\S+\\.onnx( |$)"));
 }
 
-/// The commands outside "Using it" (EveryCommandOfUsingItRunsAsWritten runs those) to run, in README
-/// order: those that start Python (`python`) or the others.
+/// The commands outside "Using it" (EveryCommandOfUsingItRunsAsWritten runs those) to run, in page order:
+/// those that start Python (`python`) or the others.
 inline std::vector<std::string> readme_other_commands(bool python) {
   std::vector<std::string> commands;
   for (const auto& c : readme_sh_commands()) {

@@ -1,14 +1,16 @@
-// Every `build/fastloop` or `fastloop` line of the README's ```sh blocks runs as written, in order, in a fresh
-// folder that stands for the repository root (its recipes/, tools/ and .venv linked), or stands in
-// kReadmeNotRun with its reason; every other line of those blocks is another tool's (kReadmeOtherTools).
-// The placeholders a line names (cifar10:DIR, /data/..., photos/, ckpt/last.ckpt, r18.pt, ...) are made
-// here first, and long runs are shortened by flags appended or replaced: readme_shortened() lists them.
+// Every `build/fastloop` or `fastloop` line of the ```sh blocks of README.md and docs/*.md runs as written, in
+// order, in a fresh folder that stands for the repository root (its recipes/, tools/ and .venv linked), or
+// stands in kReadmeNotRun with its reason; every other line of those blocks is another tool's
+// (kReadmeOtherTools). The placeholders a line names (cifar10:DIR, /data/..., photos/, ckpt/last.ckpt,
+// r18.pt, ...) are made here first, and long runs are shortened by flags appended or replaced:
+// readme_shortened() lists them. Every relative link of those pages names a file of the repository.
 #include "readme_commands.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
@@ -111,16 +113,21 @@ void readme_make(const ReadmeWorkspace& ws, const std::string& args) {
 void readme_prepare(const std::string& command, const ReadmeWorkspace& ws) {
   const fs::path work(ws.work);
   auto names = [&](const std::string& what) { return command.find(what) != std::string::npos; };
-  if (names("ckpt/last.ckpt") && !fs::exists(work / "ckpt/last.ckpt"))  // five classes, RGB: predict's files fit
-    readme_make(ws, "train --data imagefolder:" + ws.images + " --image-size 32 --batch-size 5 --max-steps 2 "
-                    "--checkpoint-dir ckpt");
+  // Checkpoints a line reads that no line before it in this run wrote (each test runs in its own folder):
+  // the image folder's five RGB classes (predict's files fit), or the small Fashion-MNIST for runs/fm.
+  for (const char* dir : {"ckpt", "runs/pets", "runs/fm"}) {
+    const std::string ckpt = std::string(dir) + "/last.ckpt";
+    if (!std::regex_search(command, std::regex("(^| |/)" + ckpt + "( |$)")) || fs::exists(work / ckpt)) continue;
+    const std::string data = std::string(dir) == "runs/fm" ? "fashion-mnist:" + ws.fashion : "imagefolder:" + ws.images;
+    readme_make(ws, "train --data " + data + " --image-size 32 --batch-size 5 --max-steps 2 --checkpoint-dir " + dir);
+  }
   const bool r18 =
       names("runs/r18/last.ckpt") || names("--init-from r18.safetensors") || names("made_in_python.safetensors");
   if (r18 && !fs::exists(work / "runs/r18/last.ckpt"))
     readme_make(ws, "train --model resnet18 --data cifar10:" + ws.cifar +
                         " --batch-size 16 --max-steps 1 --checkpoint-dir runs/r18");
   if (std::regex_search(command, std::regex("(torchscript:|models )r18\\.pt( |$)")) && !fs::exists(work / "r18.pt")) {
-    const auto r = test::shell_run("cd " + test::quoted(ws.work) + " && " + readme_python_line("'r18.pt'"));  // the README's own
+    const auto r = test::shell_run("cd " + test::quoted(ws.work) + " && " + readme_python_line("'r18.pt'"));  // the page's own
     EXPECT_EQ(r.code, 0) << "making r18.pt with the README's python line\n" << r.output;
   }
   if (names("--init-from r18.safetensors") && !fs::exists(work / "r18.safetensors"))
@@ -167,9 +174,9 @@ std::string readme_program_replaced(const std::string& command) {
 
 /// The command as the test runs it: the CLI built here, the placeholders' data, /tmp/X in the test's
 /// folder, a trailing `...` (your flags) the small CIFAR-10, and long runs short:
-/// - training (train, launch ... -- train, bench e2e): --max-steps 2 (the end of --profile-steps A:B), batch
-///   16 where the line sets none; the default recipe's Fashion-MNIST a small one; an image folder at batch 4
-///   and 32 px;
+/// - training (train, launch ... -- train, bench e2e): --max-steps 2 (the end of --profile-steps A:B, and
+///   no --time-budget then), batch 16 where the line sets none; the default recipe's Fashion-MNIST a small
+///   one; an image folder at batch 4 and 32 px, its --transform's 224-px crops 32 px;
 /// - bench grids: 1 repetition of 1 step (and 1 eval batch) at batch 2, no warm-up; small_cnn where the line
 ///   names no --models; --full on its baseline row;
 /// - bench e2e: 1 pair of runs; bench loader: 2 batches, 1 repetition, 512 images;
@@ -182,6 +189,8 @@ std::string readme_shortened(std::string command, const ReadmeWorkspace& ws) {
   command = readme_program_replaced(command);
   command = std::regex_replace(command, std::regex("cifar10:DIR"), "cifar10:" + ws.cifar);
   command = std::regex_replace(command, std::regex("imagefolder:/data/\\S+"), "imagefolder:" + ws.images);
+  command = std::regex_replace(command, std::regex("(^| )/data/pets"), "$1" + ws.images);  // its val/ folder
+  command = std::regex_replace(command, std::regex(" fashion-mnist( |$)"), " fashion-mnist:" + ws.fashion + "$1");
   command = std::regex_replace(command, std::regex(" \\.\\.\\.$"), " --data cifar10:" + ws.cifar);  // "your flags"
   command = std::regex_replace(command, std::regex("(synthetic:\\d+x\\d+x\\d+)( |$)"), "$1:128$2");
   const bool bench = has(" bench( |$)"), e2e = has(" bench e2e( |$)"), loader = has(" bench loader( |$)");
@@ -194,8 +203,12 @@ std::string readme_shortened(std::string command, const ReadmeWorkspace& ws) {
     } else {
       command = readme_flags_set(command, {{"--max-steps", "2"}});
     }
-    if (has(" --data imagefolder:"))
+    if (has(" --data imagefolder:")) {
       command = readme_flags_set(command, {{"--batch-size", "4"}, {"--image-size", "32"}});
+      // a --transform's crop ends at the image size: ImageNet's 224 (after Resize(256)) becomes 32 (36)
+      command = std::regex_replace(command, std::regex("\\((224|256)([,)])"), "(32$2");
+      command = std::regex_replace(command, std::regex("Resize\\(32\\)"), "Resize(36)");
+    }
     else if (!has(" --batch-size ") && !has(" --config "))
       command += " --batch-size 16";
   }
@@ -263,8 +276,8 @@ std::string runnable(std::string command, const std::string& cifar, const std::s
 
 TEST(Readme, EveryCommandOfUsingItRunsAsWritten) {
   const auto commands = readme_commands("## Using it");
-  ASSERT_GE(commands.size(), 8u) << "the README's \"Using it\" block lost its commands";
-  EXPECT_EQ(commands.front(), "build/fastloop train") << "the README's first command is the default recipe";
+  ASSERT_GE(commands.size(), 8u) << "docs/getting-started.md's \"Using it\" block lost its commands";
+  EXPECT_EQ(commands.front(), "build/fastloop train") << "\"Using it\" starts with the default recipe";
   const test::TempDir tmp;
   const std::string cifar = tmp.sub("cifar10");
   cifar_write(cifar, 64);  // 320 train images: more than the seed recipe's batch of 128 twice
@@ -291,23 +304,87 @@ TEST(Readme, EveryCommandOfUsingItRunsAsWritten) {
 
 TEST(Readme, EveryOtherCommandRunsAsWrittenOrIsExcludedWithAReason) {
   const auto commands = readme_sh_commands();
-  ASSERT_GE(commands.size(), 40u) << "the README's ```sh blocks lost their commands";
+  ASSERT_GE(commands.size(), 40u) << "the ```sh blocks of README.md and docs/*.md lost their commands";
   for (const auto& c : commands) {
     const bool other_tool = std::any_of(std::begin(kReadmeOtherTools), std::end(kReadmeOtherTools),
                                         [&](const char* p) { return c.text.rfind(p, 0) == 0; });
     EXPECT_TRUE(readme_is_fastloop(c.text) || other_tool)
-        << "README.md:" << c.line << " (" << c.section << "): neither a fastloop command this test runs nor "
+        << c.file << ":" << c.line << " (" << c.section << "): neither a fastloop command this test runs nor "
         << "another tool's line (kReadmeOtherTools): " << c.text;
   }
   for (const auto& e : kReadmeNotRun) {
     const bool listed =
         std::any_of(commands.begin(), commands.end(), [&](const ReadmeCommand& c) { return c.text == e.command; });
-    EXPECT_TRUE(listed) << "kReadmeNotRun lists a command the README no longer has: " << e.command;
+    EXPECT_TRUE(listed) << "kReadmeNotRun lists a command no page has any more: " << e.command;
     EXPECT_GT(std::string(e.reason).size(), 20u) << e.command;
   }
   const auto runs = readme_other_commands(false);
   ASSERT_GE(runs.size(), 15u);
   readme_run_in_order(runs);
+}
+
+/// The anchors GitHub gives a page's headings: lower case, punctuation but `-` and `_` dropped, spaces `-`.
+std::vector<std::string> readme_anchors(const fs::path& page) {
+  std::ifstream in(page);
+  std::vector<std::string> anchors;
+  bool in_fence = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) in_fence = !in_fence;
+    std::smatch m;
+    if (in_fence || !std::regex_match(line, m, std::regex("#+ (.*)"))) continue;
+    std::string anchor;
+    for (const unsigned char c : m[1].str())
+      if (std::isalnum(c) || c == '-' || c == '_') anchor += static_cast<char>(std::tolower(c));
+      else if (c == ' ') anchor += '-';
+    anchors.push_back(anchor);
+  }
+  return anchors;
+}
+
+/// The relative targets of a page's markdown links `[text](target)`, outside code blocks and spans, each
+/// with its line: http(s) and mailto links left out; `page#anchor` and `#anchor` (this page) kept whole.
+std::vector<std::pair<int, std::string>> readme_relative_links(const std::string& page) {
+  std::ifstream in(fs::path(FASTLOOP_TEST_DIR).parent_path() / page);
+  std::vector<std::pair<int, std::string>> links;
+  static const std::regex code_span("`[^`]*`"), link("\\]\\(([^)\\s]+)\\)");
+  bool in_fence = false;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.rfind("```", 0) == 0) in_fence = !in_fence;
+    if (in_fence) continue;
+    const std::string text = std::regex_replace(line, code_span, "");
+    for (std::sregex_iterator m(text.begin(), text.end(), link), end; m != end; ++m) {
+      const std::string target = (*m)[1].str();
+      if (std::regex_search(target, std::regex("^(https?|mailto):"))) continue;
+      links.emplace_back(number, target);
+    }
+  }
+  return links;
+}
+
+TEST(Readme, EveryRelativeLinkOfTheReadmeAndDocsNamesAFileOfTheRepository) {
+  const fs::path root = fs::path(FASTLOOP_TEST_DIR).parent_path();
+  const auto pages = readme_pages();
+  ASSERT_GE(pages.size(), 8u) << "README.md and docs/*.md (getting-started, cli, python, recipes, ...)";
+  size_t checked = 0;
+  for (const std::string& page : pages) {
+    for (const auto& [line, link] : readme_relative_links(page)) {
+      ++checked;
+      const std::string target = link.substr(0, link.find('#'));
+      const std::string anchor = link.find('#') == std::string::npos ? "" : link.substr(link.find('#') + 1);
+      const fs::path resolved = target.empty() ? root / page : (root / page).parent_path() / target;
+      EXPECT_TRUE(fs::exists(resolved)) << page << ":" << line << ": the link " << link << " names no file";
+      if (!anchor.empty() && resolved.extension() == ".md" && fs::exists(resolved)) {
+        const auto anchors = readme_anchors(resolved);
+        EXPECT_NE(std::find(anchors.begin(), anchors.end(), anchor), anchors.end())
+            << page << ":" << line << ": the link " << link << " names no heading of " << resolved.filename();
+      }
+      const std::string relative = fs::relative(fs::weakly_canonical(resolved), fs::weakly_canonical(root)).string();
+      EXPECT_NE(relative.rfind("..", 0), 0u) << page << ":" << line << ": " << target << " leaves the repository";
+    }
+  }
+  EXPECT_GE(checked, 30u) << "the pages lost their links";
 }
 
 TEST(Readme, EveryCommandThatStartsPythonRunsAsWritten) {
