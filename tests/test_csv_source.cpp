@@ -6,6 +6,7 @@
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/source.h"
 #include "data_files.h"
+#include "test_support.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -167,6 +168,25 @@ TEST(CsvSource, UndecodableFilesFollowTheBadImagePolicy) {
   skipping.start_epoch(0);
   ASSERT_TRUE(skipping.next().has_value());
   EXPECT_EQ(skipping.bad_images_skipped(), 1);
+}
+
+// The CLI spells the source as --data: `fastloop train` trains on TRAIN and evaluates on VAL; a bad row stops
+// it before any step with exit code 2 and the row's file and line.
+TEST(CsvSourceCli, TrainsAndEvaluatesFromCsvFilesAndReportsABadRow) {
+  const test::TempDir tmp;
+  const std::string dir = images_make(tmp.sub("csv_cli"));
+  const std::string train = write(dir + "/train.csv", "path,label\nimages/cat/rgb.jpg,cat\nimages/cat/gray.jpg,cat\n"
+                                                      "images/dog/rgb.png,dog\nimages/dog/rgba.png,dog\n");
+  const std::string val = write(dir + "/val.csv", "path,label\nimages/cat/cmyk.jpg,cat\nimages/dog/palette.png,dog\n");
+  const auto r = test::cli_run("train --data 'csv:" + train + "::" + val + "' --batch-size 2 --image-size 32 --epochs 1 "
+                               "--device cpu --threads 1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "(loss ");
+  EXPECT_CONTAINS(r.output, ", 2 images)");  // evaluated on val.csv's two
+  write(val, "path,label\nimages/cat/cmyk.jpg,cat\nimages/dog/gone.png,dog\n");
+  const auto bad = test::cli_run("train --data 'csv:" + train + "::" + val + "' --image-size 32 --device cpu");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "error: " + val + " line 3: " + dir + "/images/dog/gone.png: no such file");
 }
 
 TEST(FilesSource, PathsAndLabelsAsBothSplitsWithTheirClassNames) {
