@@ -68,6 +68,9 @@ class Files:
         return f"fastloop.Files({len(self.paths)} files, {classes} classes)"
 
 
+Files.__module__ = "fastloop"  # its public name (signatures, docs, pickles): fastloop.Files
+
+
 def _indices(labels: List[Union[int, str]], classes: Optional[List[str]]) -> List[int]:
     """The labels as class indices: names looked up in ``classes`` (or the sorted names), indices checked."""
     if all(isinstance(label, str) for label in labels):
