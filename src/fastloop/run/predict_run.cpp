@@ -136,7 +136,7 @@ PredictModel model_prepare(const PredictRequest& r) {
 }
 
 bool is_data_spec(const std::string& input) {
-  for (const char* kind : {"imagefolder:", "shards:", "cifar10:", "mnist:", "fashion-mnist", "synthetic"})
+  for (const char* kind : {"imagefolder:", "shards:", "csv:", "cifar10:", "mnist:", "fashion-mnist", "synthetic"})
     if (input.rfind(kind, 0) == 0) return true;
   return false;
 }
