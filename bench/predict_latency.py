@@ -1,7 +1,7 @@
 """Batch-1 latency, p50/p99, of one trained model five ways on the same threads: (a) fastloop's predict path
 (`fastloop bench latency`: the checkpoint loaded, BatchNorm folded and the model run as its optimized inference
 graph as `predict` does, then forward, softmax, top-5 in C++), (a') the same with --no-graph (eager C++), (b) its TorchScript export under torch.jit.load, (c) its ONNX export under ONNX Runtime, (d) PyTorch
-eager: tools/reference_models.py's same architecture with the exported safetensors weights. Each is timed on
+eager: tests/tools/reference_models.py's same architecture with the exported safetensors weights. Each is timed on
 one input image already in memory (decoding is not in it); rounds are interleaved (a a' b c d, a' b c d a, ...) so a
 neighbour's build slows every variant alike, and the load average is recorded before and after.
 
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tools"))
 import reference_models  # noqa: E402
 
 VARIANTS = ["fastloop", "fastloop_eager", "torchscript", "onnxruntime", "eager"]

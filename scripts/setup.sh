@@ -6,7 +6,7 @@
 #                                       installs no Python package; with none, everything.
 # Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
 #                          so fresh clones on one machine share the 5 GB torch install.
-#      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs tools/).
+#      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs bench/peers/ and tests/tools/).
 #      BUILD_DIR           build folder (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."

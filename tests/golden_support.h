@@ -16,19 +16,19 @@
 namespace fastloop::test {
 
 inline const std::string kImageGoldenDir = FASTLOOP_TEST_DIR "/golden/images/";
-inline const std::string kTorchScriptDir = FASTLOOP_GOLDEN_DIR "/torchscript/";  // tools/make_test_goldens.py
+inline const std::string kTorchScriptDir = FASTLOOP_GOLDEN_DIR "/torchscript/";  // tests/tools/make_test_goldens.py
 
-/// tests/golden/torchscript/FAMILY.json (tools/make_torchscript_golden.py).
+/// tests/golden/torchscript/FAMILY.json (tests/tools/make_torchscript_golden.py).
 inline nlohmann::json torchscript_golden(const std::string& family) {
   std::ifstream in(kTorchScriptDir + family + ".json");
-  EXPECT_TRUE(in) << "missing tests/golden/torchscript/" << family << ".json; run tools/make_torchscript_golden.py";
+  EXPECT_TRUE(in) << "missing tests/golden/torchscript/" << family << ".json; run tests/tools/make_torchscript_golden.py";
   return nlohmann::json::parse(in);
 }
 
-/// tests/golden/recipe/NAME (tools/make_recipe_golden.py and make_recipe94_golden.py: machine-independent).
+/// tests/golden/recipe/NAME (tests/tools/make_recipe_golden.py and make_recipe94_golden.py: machine-independent).
 inline nlohmann::json recipe_golden(const std::string& name) {
   std::ifstream in(std::string(FASTLOOP_TEST_DIR "/golden/recipe/") + name);
-  EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tools/make_recipe_golden.py and make_recipe94_golden.py";
+  EXPECT_TRUE(in) << "missing tests/golden/recipe/" << name << "; run tests/tools/make_recipe_golden.py and make_recipe94_golden.py";
   return nlohmann::json::parse(in);
 }
 

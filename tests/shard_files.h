@@ -1,5 +1,5 @@
 // Helpers for the tar and shard tests: reading a file whole, writing a small shard of (key, label, bytes)
-// samples with fastloop's TarWriter, and running tools/shard_peer.py (Python's tarfile / webdataset) for
+// samples with fastloop's TarWriter, and running tests/tools/shard_peer.py (Python's tarfile / webdataset) for
 // its JSON lines. Header-only, for tests/test_tar.cpp and tests/test_shards.cpp.
 #pragma once
 
@@ -69,9 +69,9 @@ inline void write_shard(const std::string& path, const std::vector<FakeSample>& 
   w.close();
 }
 
-// Runs tools/shard_peer.py with `args`; the JSON lines it printed (a test failure when it failed).
+// Runs tests/tools/shard_peer.py with `args`; the JSON lines it printed (a test failure when it failed).
 inline std::vector<nlohmann::json> peer_run(const std::string& args) {
-  const auto r = test::shell_run(test::python_word() + " " + test::quoted(FASTLOOP_TEST_DIR "/../tools/shard_peer.py") + " " + args);
+  const auto r = test::shell_run(test::python_word() + " " + test::quoted(FASTLOOP_TEST_DIR "/tools/shard_peer.py") + " " + args);
   EXPECT_EQ(r.code, 0) << r.output;
   std::vector<nlohmann::json> lines;
   std::istringstream in(r.output);

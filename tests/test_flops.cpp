@@ -1,5 +1,5 @@
 // FLOP counting (models/flops.h): exact multiply-adds of single layers computed by hand, and whole models
-// against the counts PyTorch module hooks give for the same layer shapes (tools/reference_models.py):
+// against the counts PyTorch module hooks give for the same layer shapes (tests/tools/reference_models.py):
 // CIFAR ResNet18 555,422,720 MACs (the "0.56 GFLOPs" usually quoted are these multiply-adds),
 // ImageNet ResNet50 4,089,184,256 ("4.1 G"), ImageNet MobileNetV2 300,774,272 ("300 M multiply-adds").
 #include "fastloop/core/errors.h"
@@ -70,7 +70,7 @@ TEST(Flops, PlainMatrixProductsCountAndOtherOpsDoNot) {
 
 TEST(Flops, CifarResNet18IsPoint56GigaMultiplyAdds) {
   const double macs = model_macs("resnet18", "cifar", 10, {3, 32, 32});
-  EXPECT_EQ(macs, 555422720.0);  // = PyTorch forward hooks on tools/reference_models.py's twin
+  EXPECT_EQ(macs, 555422720.0);  // = PyTorch forward hooks on tests/tools/reference_models.py's twin
   auto model = model_make(ModelOptions("resnet18"));
   EXPECT_EQ(fastloop::model_forward_flops(*model, {3, 32, 32}), 2 * 555422720.0);
 }

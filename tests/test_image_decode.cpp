@@ -1,9 +1,9 @@
 // Image decoding and the image transforms against PIL and torchvision: full-scale decodes equal PIL's
 // Image.open(f).convert("RGB") byte for byte (JPEG 4:2:0 / 4:4:4 / progressive / grey / Adobe CMYK, PNG
 // RGB / RGBA / grey / palette / 16-bit, WebP lossy / alpha / lossless / animated, BMP, PNM and TIFF in
-// their layouts: tools/image_formats_goldens.py); resized crops equal torchvision v2's
+// their layouts: tests/tools/image_formats_goldens.py); resized crops equal torchvision v2's
 // resized_crop(antialias=True) within 1; eval geometry equals Resize + CenterCrop's. Goldens:
-// tools/make_image_goldens.py.
+// tests/tools/make_image_goldens.py.
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/image_augment.h"
 #include "fastloop/data/codecs/image_decode.h"
@@ -72,7 +72,7 @@ TEST(ImageDecode, FullScaleDecodesEqualPilConvertRgb) {
     for (size_t k = 0; k < expected.size(); ++k) differing += image.data[k] != static_cast<uint8_t>(expected[k]);
     EXPECT_EQ(differing, 0) << name << ": bytes that differ from PIL's decode";
   }
-  EXPECT_GE(all["decoded"].size(), 48u) << "goldens.json lost formats; rerun tools/make_image_goldens.py";
+  EXPECT_GE(all["decoded"].size(), 48u) << "goldens.json lost formats; rerun tests/tools/make_image_goldens.py";
 }
 
 TEST(ImageDecode, BadFilesAreInputErrorsNamingTheFile) {

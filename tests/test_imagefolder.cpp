@@ -1,5 +1,5 @@
 // Image folders: the listing equals torchvision's ImageFolder (classes, order, extensions; golden from
-// tools/make_image_goldens.py), bad folders and files are InputErrors naming the path, the loader makes
+// tests/tools/make_image_goldens.py), bad folders and files are InputErrors naming the path, the loader makes
 // the same batches with any number of workers, --bad-image-policy skip counts, and `fastloop train`
 // trains and evaluates an --stem imagenet model on a generated folder.
 #include "fastloop/core/errors.h"

@@ -1,4 +1,4 @@
-// The built-in models against their Python twins (tools/reference_models.py → tests/golden/models.json):
+// The built-in models against their Python twins (tests/tools/reference_models.py → tests/golden/models.json):
 // parameter counts, parameter and buffer names and shapes, forward shapes, and no conv bias before BN.
 #include "fastloop/core/errors.h"
 #include "fastloop/models/registry.h"
@@ -17,7 +17,7 @@ using fastloop::ModelOptions;
 
 nlohmann::json golden_models() {
   std::ifstream in(FASTLOOP_GOLDEN_DIR "/models.json");  // made by the venv's torch at build time
-  EXPECT_TRUE(in) << "missing tests/golden/models.json; run tools/make_golden.py";
+  EXPECT_TRUE(in) << "missing tests/golden/models.json; run tests/tools/make_golden.py";
   return nlohmann::json::parse(in)["models"];
 }
 

@@ -1,5 +1,5 @@
 // Golden parity with PyTorch: CIFAR ResNet18, MobileNetV2 and SmallCNN with formula weights and inputs
-// (tools/make_golden.py) must give PyTorch's logits, loss, BN running stats, gradients, and parameters
+// (tests/tools/make_golden.py) must give PyTorch's logits, loss, BN running stats, gradients, and parameters
 // after one SGD (nesterov) and one AdamW step. Tolerance: 1e-5 relative, where an entry's magnitude is
 // floored at 1e-3 x the RMS of its tensor (so near-zero entries are compared at that absolute scale).
 #include "fastloop/models/registry.h"
@@ -65,8 +65,8 @@ void expect_samples(const std::vector<double>& actual, const json& expected, dou
 }
 
 void check_parity(const std::string& file) {
-  std::ifstream in(std::string(FASTLOOP_GOLDEN_DIR "/") + file);  // tools/make_test_goldens.py, at build time
-  ASSERT_TRUE(in) << "missing tests/golden/" << file << "; run tools/make_golden.py";
+  std::ifstream in(std::string(FASTLOOP_GOLDEN_DIR "/") + file);  // tests/tools/make_test_goldens.py, at build time
+  ASSERT_TRUE(in) << "missing tests/golden/" << file << "; run tests/tools/make_golden.py";
   const json golden = json::parse(in);
   const json& o = golden["model"];
   fastloop::test::ThreadCount threads(1);

@@ -1,5 +1,5 @@
 // The Fashion-MNIST 94% recipe's ingredients against their references (tests/golden/recipe/random_erasing.json
-// and tta.json from tools/make_recipe94_golden.py): torchvision's RandomErasing boxes, airbench's test-time
+// and tta.json from tests/tools/make_recipe94_golden.py): torchvision's RandomErasing boxes, airbench's test-time
 // augmentation; and that they reach every path a batch takes (loader threads, device-resident data).
 #include "golden_support.h"
 #include "test_support.h"

@@ -1,4 +1,4 @@
-// Recipe features against their references (tests/golden/recipe/*.json from tools/make_recipe_golden.py:
+// Recipe features against their references (tests/golden/recipe/*.json from tests/tools/make_recipe_golden.py:
 // PyTorch itself, and timm's definitions copied into that script): one-cycle momentum, gradient clipping,
 // timm's weight-decay groups, the weights' EMA, mixup and cutmix; then, on tiny CPU runs, that they train,
 // resume bitwise, keep the best checkpoints, export the EMA and fail below --expect-test-acc.

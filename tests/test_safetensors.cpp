@@ -1,6 +1,6 @@
 // safetensors: files round-trip bit for bit; every malformed input is one InputError naming the tensor
 // and value; strict/non-strict/skip loading; and weights move both ways with PyTorch's `safetensors`
-// package with logits equal to the reference model's (tools/safetensors_roundtrip.py).
+// package with logits equal to the reference model's (tests/tools/safetensors_roundtrip.py).
 #include "fastloop/core/errors.h"
 #include "fastloop/io/safetensors.h"
 #include "fastloop/io/weights.h"
@@ -49,9 +49,9 @@ std::string parse_error(const std::vector<uint8_t>& bytes) {
 
 Classifier resnet18_cifar() { return model_make(ModelOptions("resnet18").stem("cifar").num_classes(10)); }
 
-/// Runs tools/safetensors_roundtrip.py; returns its JSON line, or null (with the output) on failure.
+/// Runs tests/tools/safetensors_roundtrip.py; returns its JSON line, or null (with the output) on failure.
 nlohmann::json python(const std::string& args, std::string& output) {
-  const std::string script = std::string(FASTLOOP_TEST_DIR) + "/../tools/safetensors_roundtrip.py";
+  const std::string script = std::string(FASTLOOP_TEST_DIR) + "/tools/safetensors_roundtrip.py";
   FILE* pipe = popen((test::python_word() + " " + test::quoted(script) + " " + args + " 2>&1").c_str(), "r");
   char buffer[4096];
   while (pipe && fgets(buffer, sizeof buffer, pipe)) output += buffer;

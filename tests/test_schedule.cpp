@@ -10,7 +10,7 @@ using namespace fastloop;
 
 TEST(Schedule, OneCycleMatchesTorchOneCycleLR) {
   std::ifstream in(FASTLOOP_TEST_DIR "/golden/schedule.json");
-  ASSERT_TRUE(in) << "run tools/make_schedule_golden.py";
+  ASSERT_TRUE(in) << "run tests/tools/make_schedule_golden.py";
   auto golden = nlohmann::json::parse(in);
   ScheduleConfig config;
   config.name = "onecycle";

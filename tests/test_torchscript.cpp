@@ -1,7 +1,7 @@
 // TorchScript models (--model torchscript:FILE.pt) and registered C++ models. Parity: scripted torchvision
 // ResNet, EfficientNet (SiLU, squeeze-excitation, stochastic depth, dropout: RNG aligned by seeding before
 // the step) and VisionTransformer give eager PyTorch's logits, loss, BN running stats, gradients and one
-// SGD/AdamW step within 1e-5 relative (tools/make_torchscript_golden.py); then the techniques of a run,
+// SGD/AdamW step within 1e-5 relative (tests/tools/make_torchscript_golden.py); then the techniques of a run,
 // and every bad input as an InputError found before training.
 #include "test_support.h"
 #include "fastloop/core/errors.h"

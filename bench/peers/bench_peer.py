@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch peer of `fastloop bench`: the same cells (model x row) trained and evaluated in PyTorch Python
-with this venv's torch/torchvision (the LibTorch fastloop links), models from tools/reference_models.py,
+with this venv's torch/torchvision (the LibTorch fastloop links), models from tests/tools/reference_models.py,
 the same batch, threads, data and protocol (warm-up steps untimed, then `repeat` timed repetitions of
 `steps` training steps and `eval_steps` evaluation batches; median img/s). Data goes through a DataLoader
 with torchvision transforms on PIL images, as seed 001 did. Rows with no PyTorch equivalent report
@@ -38,7 +38,7 @@ from torchvision import transforms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # the PyTorch twins of the built-in models, parity-tested against fastloop's (tests/test_models.cpp)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "tools"))
 from reference_models import SmallCNN, make_model  # noqa: E402
 
 SYNTHETIC_TRAIN, SYNTHETIC_TEST = 2048, 512  # fastloop's synthetic splits (data/sources/source.cpp)
@@ -195,7 +195,7 @@ def fold_batchnorms(module):
     return module
 
 
-# ---- rows: the settings fastloop's grid (src/fastloop/bench/grid.cpp) gives each row ----------------
+# ---- rows: the settings fastloop's grid (bench/src/fastloop/bench/grid.cpp) gives each row ----------------
 
 def cpu_flags():
     with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:

@@ -1,7 +1,7 @@
 """A plain PyTorch training loop: fastloop train's recipe on the same model, as a PyTorch user writes it.
 
 `fastloop bench e2e` runs it between fastloop's own training runs (A B B A, one time window) to measure
-fastloop ÷ PyTorch end to end: same model (tools/reference_models.py, parity-tested), same recipe (SGD
+fastloop ÷ PyTorch end to end: same model (tests/tools/reference_models.py, parity-tested), same recipe (SGD
 Nesterov, one-cycle LR, flip + pad-crop, batch, channels_last, autocast dtype, epochs), same threads,
 data held in memory as uint8 and augmented per batch with tensor ops (the fast way to write it in Python).
 Prints one JSON line: training img/s (epochs' training time only), seconds, final test accuracy.
@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # the PyTorch twins of the built-in models, parity-tested against fastloop's (tests/test_models.cpp)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "tools"))
 from bench_peer import load_split_arrays  # noqa: E402
 from reference_models import make_model  # noqa: E402
 

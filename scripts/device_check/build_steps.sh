@@ -19,9 +19,10 @@ s_environment() {
   note "torch $v$( [ "$mode" = device ] && echo ", $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)")"
 }
 
-# What the tools/ scripts import. The check degrades without them instead of failing: a missing
-# torchvision or PIL leaves the bench without its PyTorch column (the summary says why) and the tests
-# that need one skip themselves. Writes LOGS/peer_missing (empty: all there).
+# What the Python peers and golden generators (bench/peers/, tests/tools/) import. The check degrades
+# without them instead of failing: a missing torchvision or PIL leaves the bench without its PyTorch
+# column (the summary says why) and the tests that need one skip themselves. Writes LOGS/peer_missing
+# (empty: all there).
 s_python_peers() {
   "$PY_EXE" - "$LOGS/python_peers.note" "$LOGS/peer_missing" <<'PY'
 import importlib, sys

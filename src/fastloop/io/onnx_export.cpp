@@ -1,4 +1,4 @@
-// onnx_from_torchscript(): runs the embedded tools/onnx_export.py with `python -c`, its stderr captured so
+// onnx_from_torchscript(): runs the embedded python/fastloop/_onnx_export.py with `python -c`, its stderr captured so
 // a failure comes back as the converter's own last line.
 #include "fastloop/io/onnx_export.h"
 

@@ -1,6 +1,6 @@
 // `fastloop export --format onnx`: the TorchScript export (io/torchscript_export.h) converted by the Python
 // torch's torch.onnx (its TorchScript-based exporter: the torch.export route takes no ScriptModule) in a
-// child python, with the ModelInfo in the ONNX file's metadata_props (tools/onnx_export.py, embedded).
+// child python, with the ModelInfo in the ONNX file's metadata_props (python/fastloop/_onnx_export.py, embedded).
 #pragma once
 
 #include <cstdint>

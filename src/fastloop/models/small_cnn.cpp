@@ -1,4 +1,4 @@
-// SmallCNN layers under the same names as tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...),
+// SmallCNN layers under the same names as tests/tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...),
 // initialised like the torchvision models: kaiming-normal fan-out convs, unit BN, default Linear.
 #include "fastloop/models/small_cnn.h"
 

@@ -1,6 +1,6 @@
 // SmallCNN: the default CPU recipe's model, a residual CNN sized for 28-32 px images on a few CPU
 // cores (Fashion-MNIST). Two stages, each conv + BN + ReLU + 2x2 max-pool then a residual pair of
-// convs; global max-pool and one Linear. Python twin: tools/reference_models.py SmallCNN.
+// convs; global max-pool and one Linear. Python twin: tests/tools/reference_models.py SmallCNN.
 #pragma once
 
 #include "fastloop/models/classifier.h"

@@ -5,7 +5,7 @@
     match);
   - airbench94.py's infer_mirror and infer_mirror_translate (KellerJordan/airbench, copied below) on a
     linear model whose weights and inputs are formulas the C++ test computes too.
-Run with the project venv:  .venv/bin/python tools/make_recipe94_golden.py
+Run with the project venv:  .venv/bin/python tests/tools/make_recipe94_golden.py
 """
 import json
 import math
@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torchvision import transforms
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "recipe"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "golden" / "recipe"
 DRAWS = 100_000  # per image size: the means' standard errors are ~1% of a pixel
 
 

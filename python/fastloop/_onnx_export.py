@@ -2,7 +2,7 @@
 torch.onnx's TorchScript-based exporter (dynamo=False: the torch.export route cannot take a ScriptModule),
 then its ModelInfo (extra file fastloop/model_info.json) written into the ONNX file's metadata_props.
 
-Usage: python tools/onnx_export.py --torchscript MODEL.pt --out MODEL.onnx [--opset 17]
+Usage: python -m fastloop._onnx_export --torchscript MODEL.pt --out MODEL.onnx [--opset 17]
 Prints one JSON line on success; on failure one line "onnx_export: <reason>" on stderr, exit 2.
 The fastloop library embeds this file (cmake/onnx_export_script.h.in) and runs it with `python -c`.
 """

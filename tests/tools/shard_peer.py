@@ -3,9 +3,9 @@
 users' Python code does, and writes them with Python's own tarfile, so fastloop's reader and writer are
 checked against the readers and writers people use rather than against themselves.
 
-    tools/shard_peer.py webdataset SHARD...          # one JSON line per sample: key, cls, ext, hex bytes
-    tools/shard_peer.py tarfile SHARD                # one JSON line per regular member: name, hex bytes
-    tools/shard_peer.py write OUT.tar FORMAT SRC_DIR # tarfile (ustar|gnu|pax) of SRC_DIR's files, sorted
+    tests/tools/shard_peer.py webdataset SHARD...          # one JSON line per sample: key, cls, ext, hex bytes
+    tests/tools/shard_peer.py tarfile SHARD                # one JSON line per regular member: name, hex bytes
+    tests/tools/shard_peer.py write OUT.tar FORMAT SRC_DIR # tarfile (ustar|gnu|pax) of SRC_DIR's files, sorted
 """
 import json
 import os

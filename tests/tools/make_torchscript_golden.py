@@ -2,8 +2,8 @@
 each in eager PyTorch, for tests/test_torchscript.cpp; plus small bad modules for its error tests.
 
 Run with the project venv (its torch is the LibTorch the C++ side links):
-    .venv/bin/python tools/make_torchscript_golden.py          # writes tests/golden/torchscript/* (~0.5 MB)
-    .venv/bin/python tools/make_torchscript_golden.py --twin resnet18.pt   # the bench's scripted twin
+    .venv/bin/python tests/tools/make_torchscript_golden.py          # writes tests/golden/torchscript/* (~0.5 MB)
+    .venv/bin/python tests/tools/make_torchscript_golden.py --twin resnet18.pt   # the bench's scripted twin
 Families (tiny widths, 16 px inputs, so the folder stays small):
   resnet       torchvision ResNet + BasicBlock, widths 8-64, CIFAR stem (3x3 conv, no max-pool)
   efficientnet torchvision EfficientNet (MBConv: SiLU, squeeze-excitation, stochastic depth 0.2, dropout 0.2)
@@ -29,7 +29,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from make_golden import fill_state_, norm, optimizer_steps  # noqa: E402
 from reference_models import make_model  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "torchscript"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "golden" / "torchscript"
 BATCH, SIDE, CLASSES = 4, 16, 10
 
 

@@ -6,7 +6,7 @@ at aa4b5850c1543fa488abf260f18390eda46cf85d:
   - timm/data/mixup.py        one_hot, mixup_target, rand_bbox, cutmix_bbox_and_lam, Mixup._mix_batch
   - timm/optim/_param_groups.py  param_groups_weight_decay (ndim <= 1 or name ending '.bias': no decay)
 and torch itself for torch.nn.utils.clip_grad_norm_ and OneCycleLR(cycle_momentum=True).
-Run with the project venv:  .venv/bin/python tools/make_recipe_golden.py
+Run with the project venv:  .venv/bin/python tests/tools/make_recipe_golden.py
 """
 import json
 import math
@@ -20,8 +20,8 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reference_models import make_model  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "recipe"
-SAMPLES = 8  # entries at (j * (n - 1)) // 7 of a flattened tensor, as tools/make_golden.py
+OUT = pathlib.Path(__file__).resolve().parent.parent / "golden" / "recipe"
+SAMPLES = 8  # entries at (j * (n - 1)) // 7 of a flattened tensor, as tests/tools/make_golden.py
 
 
 def samples(t):

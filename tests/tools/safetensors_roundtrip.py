@@ -1,5 +1,5 @@
 """Python side of tests/test_safetensors.cpp: moves weights between fastloop and the reference PyTorch models
-(tools/reference_models.py) through the official `safetensors` package, and compares logits.
+(tests/tools/reference_models.py) through the official `safetensors` package, and compares logits.
 
   check WEIGHTS IO [--fold-bn]  load fastloop's export (strict) and print max |logits - IO["logits"]| on IO["input"]
   make WEIGHTS IO               save a seeded reference model and {input, logits} for fastloop to compare

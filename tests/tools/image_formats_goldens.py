@@ -1,4 +1,4 @@
-"""The WebP, BMP, PNM and TIFF test images of tools/make_image_goldens.py (which decodes them with PIL).
+"""The WebP, BMP, PNM and TIFF test images of tests/tools/make_image_goldens.py (which decodes them with PIL).
 
 PIL writes what it can (BMP 1/8/24/32-bit, PBM/PGM/PPM raw, WebP, TIFF in most modes and compressions);
 the layouts PIL reads but does not write (BMP 4-bit, 16-bit, RLE, OS/2 and top-down; PNM plain and odd

@@ -1,7 +1,7 @@
-"""Writes the golden files of tests/test_models.cpp and tests/test_parity.cpp from tools/reference_models.py.
+"""Writes the golden files of tests/test_models.cpp and tests/test_parity.cpp from tests/tools/reference_models.py.
 
 Run with the project venv (its torch is the LibTorch the C++ side links):
-    .venv/bin/python tools/make_golden.py            # writes tests/golden/models.json, parity_*.json
+    .venv/bin/python tests/tools/make_golden.py            # writes tests/golden/models.json, parity_*.json
 The parity files record, for fixed formula weights and inputs in train mode: logits, label-smoothed
 cross-entropy, BN running-stat norms, every gradient, and one SGD and one AdamW step (norms + samples).
 """
@@ -16,7 +16,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reference_models import MODEL_NAMES, make_model, model_stems  # noqa: E402
 
-GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden"
+GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
 BATCH = 4
 SAMPLES = 8  # entries sampled per tensor, at (j * (n - 1)) // 7 for j in 0..7 of the flattened tensor
 

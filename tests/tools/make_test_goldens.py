@@ -8,7 +8,7 @@ the 1e-5 parity tests on the other, PyTorch against PyTorch. Parity is a claim a
 PyTorch on the machine at hand, so the reference is made there. A Python without torch or torchvision
 (a bare GPU machine) gets the committed files of tests/golden instead, and this says so.
 
-    .venv/bin/python tools/make_test_goldens.py OUT_DIR
+    .venv/bin/python tests/tools/make_test_goldens.py OUT_DIR
 """
 import pathlib
 import shutil
@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 TOOLS = pathlib.Path(__file__).resolve().parent
-COMMITTED = TOOLS.parent / "tests" / "golden"
+COMMITTED = TOOLS.parent / "golden"  # tests/golden
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ for _ in range(TOTAL):
     lrs.append(opt.param_groups[0]["lr"])
     opt.step()
     sched.step()
-out = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "schedule.json"
+out = pathlib.Path(__file__).resolve().parent.parent / "golden" / "schedule.json"
 out.write_text(json.dumps({"torch": torch.__version__, "total_steps": TOTAL, "max_lr": MAX_LR,
                            "pct_start": PCT, "onecycle": lrs}, indent=1) + "\n")
 print("wrote", out)

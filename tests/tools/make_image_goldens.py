@@ -1,7 +1,7 @@
 """Writes the image goldens of tests/test_image_decode.cpp and tests/test_imagefolder.cpp.
 
 Run with the project venv (its PIL and torchvision are the references):
-    .venv/bin/python tools/make_image_goldens.py      # writes tests/golden/images/
+    .venv/bin/python tests/tools/make_image_goldens.py      # writes tests/golden/images/
 Test images are made here with PIL (nothing downloaded): JPEGs in RGB (4:2:0 and 4:4:4), greyscale,
 progressive and Adobe CMYK; PNGs in RGB, RGBA, greyscale, palette with transparency and 16-bit greyscale;
 WebP lossy, lossy with alpha, lossless and animated (image_formats_goldens.py); BMP, PNM and TIFF in
@@ -24,7 +24,7 @@ from torchvision.transforms.v2 import functional as F
 
 import image_formats_goldens
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden" / "images"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "golden" / "images"
 W, H = 61, 47  # odd sizes: partial MCUs, uneven DCT scaling
 
 
