@@ -2,7 +2,7 @@
 // page drawn from whatever parses (plot_html): any bytes must parse or throw InputError, never crash or
 // escape with another exception type.
 #include "fastloop/core/errors.h"
-#include "fastloop/plot/metrics_read.h"
+#include "fastloop/io/metrics_file.h"
 #include "fastloop/plot/plot.h"
 
 #include <cstdint>

@@ -30,7 +30,7 @@ case "$target" in
   safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
   config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
   # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
-  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/plot/metrics_read.cpp src/fastloop/plot/plot.cpp
+  metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/io/metrics_file.cpp src/fastloop/plot/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;
   idx) sources=(fuzz/idx_fuzzer.cpp src/fastloop/data/sources/idx.cpp); max_len=4096; torch=1 ;;
   # model_info: the class names and transform JSON of checkpoints and exports (its header reaches ATen's).

@@ -3,7 +3,7 @@
 // and the page in headless Chromium: every chart drawn with one line per run inside its frame.
 #include "test_support.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/plot/metrics_read.h"
+#include "fastloop/io/metrics_file.h"
 #include "fastloop/plot/plot.h"
 #include "fastloop/train/trainer.h"
 
@@ -40,6 +40,35 @@ TEST(MetricsRead, StepAndEpochLinesParseWithNullAsNaN) {
   EXPECT_TRUE(std::isnan(run.steps[0].test_acc));
   EXPECT_EQ(run.epochs[0].test_acc, 0.71);
   EXPECT_EQ(run.epochs[0].elapsed_s, 3.0);
+}
+
+TEST(MetricsFile, WhatTheWriterWritesTheReaderReadsBack) {
+  const test::TempDir tmp;
+  const std::string path = tmp / "run.jsonl";
+  {
+    MetricsWriter writer(path);
+    writer.record("plan", R"({"epochs":2})");
+    StepReport step;
+    step.step = 10, step.train_loss = 1.25, step.lr = 0.5, step.img_per_s = 300, step.elapsed_s = 2;
+    writer.step(step);
+    step.step = 20, step.train_loss = NAN, step.elapsed_s = 4;  // a NaN loss goes out as null
+    writer.step(step);
+    EpochReport epoch;
+    epoch.step = 20, epoch.train_loss = 1.0, epoch.test_loss = 0.75, epoch.test_acc = 0.625, epoch.elapsed_s = 5;
+    writer.epoch(epoch);
+  }
+  const MetricsRun run = metrics_read(path);
+  ASSERT_EQ(run.steps.size(), 2u);
+  ASSERT_EQ(run.epochs.size(), 1u);
+  EXPECT_EQ(run.steps[0].step, 10);
+  EXPECT_EQ(run.steps[0].train_loss, 1.25);
+  EXPECT_EQ(run.steps[0].lr, 0.5);
+  EXPECT_EQ(run.steps[0].img_per_s, 300);
+  EXPECT_EQ(run.steps[1].elapsed_s, 4);
+  EXPECT_TRUE(std::isnan(run.steps[1].train_loss));
+  EXPECT_EQ(run.epochs[0].test_loss, 0.75);
+  EXPECT_EQ(run.epochs[0].test_acc, 0.625);
+  EXPECT_EQ(run.epochs[0].elapsed_s, 5);
 }
 
 TEST(MetricsRead, MalformedLinesAreInputErrorsNamingFileAndLine) {

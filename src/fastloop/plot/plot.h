@@ -3,7 +3,7 @@
 // rate and images/s, each against optimizer steps and against time.
 #pragma once
 
-#include "fastloop/plot/metrics_read.h"
+#include "fastloop/io/metrics_file.h"
 
 #include <string>
 #include <vector>

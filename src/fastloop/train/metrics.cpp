@@ -1,12 +1,9 @@
-// Progress bar, periodic lines and the JSON-lines metrics file.
+// Progress bar and periodic lines.
 #include "fastloop/train/metrics.h"
-
-#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <cmath>
-#include <stdexcept>
 
 namespace fastloop {
 
@@ -53,38 +50,6 @@ void Progress::epoch(const EpochReport& r, int64_t epochs) {
               terminal_ ? "\r\033[K" : "", static_cast<long long>(r.epoch + 1), static_cast<long long>(epochs),
               r.train_loss, r.test_loss, 100.0 * r.test_acc, r.img_per_s, format_duration(r.elapsed_s).c_str());
   std::fflush(stdout);
-}
-
-MetricsWriter::MetricsWriter(const std::string& path) {
-  if (path.empty()) return;
-  out_.open(path, std::ios::app);
-  if (!out_) throw std::runtime_error("--metrics " + path + ": cannot open for appending; check the directory");
-}
-
-void MetricsWriter::step(const StepReport& r) {
-  if (!out_.is_open()) return;
-  nlohmann::ordered_json line = {{"kind", "step"},          {"epoch", r.epoch},
-                                 {"step", r.step},          {"train_loss", r.train_loss},
-                                 {"lr", r.lr},              {"img_per_s", r.img_per_s},
-                                 {"data_wait_s", r.data_wait_s}, {"elapsed_s", r.elapsed_s}};
-  out_ << line.dump() << '\n' << std::flush;
-}
-
-void MetricsWriter::epoch(const EpochReport& r) {
-  if (!out_.is_open()) return;
-  nlohmann::ordered_json line = {{"kind", "epoch"},           {"epoch", r.epoch},
-                                 {"step", r.step},            {"train_loss", r.train_loss},
-                                 {"test_loss", r.test_loss},  {"test_acc", r.test_acc},
-                                 {"img_per_s", r.img_per_s},  {"elapsed_s", r.elapsed_s}};
-  out_ << line.dump() << '\n' << std::flush;
-}
-
-void MetricsWriter::record(const std::string& kind, const std::string& json_object) {
-  if (!out_.is_open()) return;
-  nlohmann::ordered_json line = {{"kind", kind}};
-  const auto fields = nlohmann::ordered_json::parse(json_object);  // held: items() refers into it
-  for (const auto& [key, value] : fields.items()) line[key] = value;
-  out_ << line.dump() << '\n' << std::flush;
 }
 
 } // namespace fastloop

@@ -1,5 +1,6 @@
-// Line by line with nlohmann::json; numbers checked for type and finiteness, nulls read as NaN.
-#include "fastloop/plot/metrics_read.h"
+// The writer dumps each report as one ordered JSON object; the reader goes line by line with nlohmann::json,
+// numbers checked for type and finiteness, nulls (a NaN loss) read as NaN.
+#include "fastloop/io/metrics_file.h"
 
 #include "fastloop/core/errors.h"
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace fastloop {
 
@@ -56,6 +58,38 @@ void restart_at(MetricsRun& run, const MetricsPoint& first, double& offset_s, do
 }
 
 }  // namespace
+
+MetricsWriter::MetricsWriter(const std::string& path) {
+  if (path.empty()) return;
+  out_.open(path, std::ios::app);
+  if (!out_) throw std::runtime_error("--metrics " + path + ": cannot open for appending; check the directory");
+}
+
+void MetricsWriter::step(const StepReport& r) {
+  if (!out_.is_open()) return;
+  nlohmann::ordered_json line = {{"kind", "step"},          {"epoch", r.epoch},
+                                 {"step", r.step},          {"train_loss", r.train_loss},
+                                 {"lr", r.lr},              {"img_per_s", r.img_per_s},
+                                 {"data_wait_s", r.data_wait_s}, {"elapsed_s", r.elapsed_s}};
+  out_ << line.dump() << '\n' << std::flush;
+}
+
+void MetricsWriter::epoch(const EpochReport& r) {
+  if (!out_.is_open()) return;
+  nlohmann::ordered_json line = {{"kind", "epoch"},           {"epoch", r.epoch},
+                                 {"step", r.step},            {"train_loss", r.train_loss},
+                                 {"test_loss", r.test_loss},  {"test_acc", r.test_acc},
+                                 {"img_per_s", r.img_per_s},  {"elapsed_s", r.elapsed_s}};
+  out_ << line.dump() << '\n' << std::flush;
+}
+
+void MetricsWriter::record(const std::string& kind, const std::string& json_object) {
+  if (!out_.is_open()) return;
+  nlohmann::ordered_json line = {{"kind", kind}};
+  const auto fields = nlohmann::ordered_json::parse(json_object);  // held: items() refers into it
+  for (const auto& [key, value] : fields.items()) line[key] = value;
+  out_ << line.dump() << '\n' << std::flush;
+}
 
 MetricsRun metrics_parse(const std::string& text, const std::string& file) {
   MetricsRun run;
