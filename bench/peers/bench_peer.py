@@ -259,6 +259,116 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
+class CellRun:
+    """What a cell's train and eval phases share: the row's settings `s`, the device, the memory format
+    batches and model take, and the row's autocast."""
+
+    def __init__(self, s, device):
+        self.s, self.device = s, device
+        self.memory_format = torch.channels_last if s["channels_last"] else torch.contiguous_format
+        self.amp_dtype = getattr(torch, s["amp"]) if s["amp"] else None
+
+    def prepare(self, x, y):
+        """A batch on the device, images in the row's memory format."""
+        x = x.to(self.device, non_blocking=self.s["non_blocking"], memory_format=self.memory_format)
+        return x, y.to(self.device, non_blocking=self.s["non_blocking"])
+
+    def autocast(self):
+        return torch.autocast(self.device.type, dtype=self.amp_dtype) if self.amp_dtype else contextlib.nullcontext()
+
+
+def cell_model(cell, s, channels, run):
+    """The cell's model on the device in the row's memory format: the scripted file fastloop trains (run by
+    torch.jit here), the twin at another width, or the twin itself."""
+    if cell["model"].startswith(TORCHSCRIPT):
+        model = torch.jit.load(cell["model"][len(TORCHSCRIPT):])
+    elif s["width_delta"]:
+        model = rec_model(cell["model"], "cifar", channels, 10, s["width_delta"])
+    else:
+        model = make_model(cell["model"], "cifar", channels, 10)
+    model = model.to(run.device)
+    return model.to(memory_format=run.memory_format)
+
+
+def train_events(run, model, spec, train_x, train_y, batch, normalize, loader_args):
+    """The train phase: warm-up steps, then ready, then train_rep x repeat (img/s of `steps` optimizer steps)."""
+    s, device = run.s, run.device
+    height = train_x.shape[1]
+    pad = 4 if height >= 32 else 2
+    if s["on_device"]:
+        train_loader = DeviceAugment(train_x, train_y, batch, pad, normalize.mean, normalize.std, device)
+    else:
+        augment = [transforms.RandomCrop(height, padding=pad), transforms.RandomHorizontalFlip()]
+        train_loader = DataLoader(ArrayDataset(train_x, train_y, transforms.Compose(
+            augment + [transforms.ToTensor(), normalize])), shuffle=True, **loader_args)
+    per_epoch = len(train_x) // batch // s["accumulate"]
+    steps = spec["steps"] or per_epoch
+    warmup_steps = spec["warmup"] if spec["steps"] else spec["warmup"] * per_epoch
+    opt_args = dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
+    optimizer = torch.optim.SGD(model.parameters(), **opt_args, **({"fused": True} if s["fused"] else {"foreach": False}))
+    scaler = torch.amp.GradScaler(device.type, enabled=s["amp"] == "float16")
+    model.train()
+    stream = endless(train_loader)
+
+    def step():  # accumulate: N batches of B per optimizer step, as `fastloop train --accumulate N`
+        images = 0
+        for _ in range(s["accumulate"]):
+            x, y = run.prepare(*next(stream))
+            with run.autocast():
+                loss = F.cross_entropy(model(x), y)
+            scaler.scale(loss / s["accumulate"] if s["accumulate"] > 1 else loss).backward()
+            images += len(y)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=s["set_to_none"])
+        return images
+
+    for _ in range(warmup_steps):
+        step()
+    yield {"event": "ready", "status": "ok"}
+    for _ in range(spec["repeat"]):
+        sync(device)
+        start, images = time.perf_counter(), 0
+        for _ in range(steps):
+            images += step()
+        sync(device)
+        yield {"event": "train_rep", "img_per_s": images / (time.perf_counter() - start)}
+    # the loader (and its workers) go with this generator's frame, before the eval phase starts its own
+
+
+def eval_events(run, model, spec, test_x, test_y, normalize, loader_args):
+    """The eval phase: warm-up batches, then eval_ready, then eval_rep x repeat (img/s of the forward passes)."""
+    s, device = run.s, run.device
+    test_loader = DataLoader(ArrayDataset(test_x, test_y, transforms.Compose([transforms.ToTensor(), normalize])),
+                             shuffle=False, **dict(loader_args, drop_last=spec["eval_steps"] > 0))
+    eval_steps = spec["eval_steps"] or len(test_loader)
+    model.eval()
+    if s["fold_bn"]:
+        model = fold_batchnorms(model)
+    stream = endless(test_loader)
+    grad = contextlib.nullcontext if s["eval_grad"] else torch.inference_mode
+
+    def eval_batches(n):  # in inference mode only while they run: another slot's cell may run between yields
+        images = 0
+        with grad():
+            for _ in range(n):
+                x, y = run.prepare(*next(stream))
+                with run.autocast():
+                    logits = model(x)
+                logits.argmax(1).eq(y).sum()  # kept on the device, as fastloop's evaluate()
+                images += len(y)
+        return images
+
+    eval_batches(spec["warmup"])
+    yield {"event": "eval_ready"}
+    for _ in range(spec["repeat"]):
+        sync(device)
+        start = time.perf_counter()
+        images = eval_batches(eval_steps)
+        sync(device)
+        yield {"event": "eval_rep", "img_per_s": images / (time.perf_counter() - start)}
+
+
 def cell_events(cell, spec, data, device):
     """One cell as a sequence of events, each after the work it names: ready (set up, warmed up; or
     status n/a), train_rep x repeat (train rows), eval_ready, eval_rep x repeat. The serve mode runs one
@@ -274,106 +384,21 @@ def cell_events(cell, spec, data, device):
         return
     torch.backends.cudnn.benchmark = s["cudnn_benchmark"]
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = s["tf32"]
-    height, channels = train_x.shape[1], train_x.shape[-1]
-    pad = 4 if height >= 32 else 2
     normalize = normalize_for(train_x)
     torch.manual_seed(0)
     if cell["model"].startswith(TORCHSCRIPT) and (s["width_delta"] or s["fold_bn"]):
         yield {"event": "ready", "status": "n/a: a TorchScript model's widths and BatchNorms are fixed in its file"}
         return
-    if cell["model"].startswith(TORCHSCRIPT):  # the same scripted file fastloop trains, run by torch.jit here
-        model = torch.jit.load(cell["model"][len(TORCHSCRIPT):])
-    elif s["width_delta"]:
-        model = rec_model(cell["model"], "cifar", channels, 10, s["width_delta"])
-    else:
-        model = make_model(cell["model"], "cifar", channels, 10)
-    model = model.to(device)
-    memory_format = torch.channels_last if s["channels_last"] else torch.contiguous_format
-    model = model.to(memory_format=memory_format)
-    amp_dtype = getattr(torch, s["amp"]) if s["amp"] else None
-
-    def prepare(x, y):
-        x = x.to(device, non_blocking=s["non_blocking"], memory_format=memory_format)
-        return x, y.to(device, non_blocking=s["non_blocking"])
-
-    def autocast():
-        return torch.autocast(device.type, dtype=amp_dtype) if amp_dtype else contextlib.nullcontext()
-
+    run = CellRun(s, device)
+    model = cell_model(cell, s, train_x.shape[-1], run)
     loader_args = dict(batch_size=batch, num_workers=s["workers"], pin_memory=s["pin"], drop_last=True,
                        persistent_workers=s["workers"] > 0)
-    repeat, warmup = spec["repeat"], spec["warmup"]
-
     if s["train"]:
-        if s["on_device"]:
-            train_loader = DeviceAugment(train_x, train_y, batch, pad, normalize.mean, normalize.std, device)
-        else:
-            augment = [transforms.RandomCrop(height, padding=pad), transforms.RandomHorizontalFlip()]
-            train_loader = DataLoader(ArrayDataset(train_x, train_y, transforms.Compose(
-                augment + [transforms.ToTensor(), normalize])), shuffle=True, **loader_args)
-        per_epoch = len(train_x) // batch // s["accumulate"]
-        steps = spec["steps"] or per_epoch
-        warmup_steps = warmup if spec["steps"] else warmup * per_epoch
-        opt_args = dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
-        optimizer = torch.optim.SGD(model.parameters(), **opt_args, **({"fused": True} if s["fused"] else {"foreach": False}))
-        scaler = torch.amp.GradScaler(device.type, enabled=s["amp"] == "float16")
-        model.train()
-        stream = endless(train_loader)
-
-        def step():  # accumulate: N batches of B per optimizer step, as `fastloop train --accumulate N`
-            images = 0
-            for _ in range(s["accumulate"]):
-                x, y = prepare(*next(stream))
-                with autocast():
-                    loss = F.cross_entropy(model(x), y)
-                scaler.scale(loss / s["accumulate"] if s["accumulate"] > 1 else loss).backward()
-                images += len(y)
-            scaler.step(optimizer)
-            scaler.update()
-            optimizer.zero_grad(set_to_none=s["set_to_none"])
-            return images
-
-        for _ in range(warmup_steps):
-            step()
-        yield {"event": "ready", "status": "ok"}
-        for _ in range(repeat):
-            sync(device)
-            start, images = time.perf_counter(), 0
-            for _ in range(steps):
-                images += step()
-            sync(device)
-            yield {"event": "train_rep", "img_per_s": images / (time.perf_counter() - start)}
-        del stream, train_loader
+        yield from train_events(run, model, spec, train_x, train_y, batch, normalize, loader_args)
     else:
         yield {"event": "ready", "status": "ok"}
+    yield from eval_events(run, model, spec, test_x, test_y, normalize, loader_args)
 
-    test_loader = DataLoader(ArrayDataset(test_x, test_y, transforms.Compose([transforms.ToTensor(), normalize])),
-                             shuffle=False, **dict(loader_args, drop_last=spec["eval_steps"] > 0))
-    eval_steps = spec["eval_steps"] or len(test_loader)
-    model.eval()
-    if s["fold_bn"]:
-        model = fold_batchnorms(model)
-    stream = endless(test_loader)
-    grad = contextlib.nullcontext if s["eval_grad"] else torch.inference_mode
-
-    def eval_batches(n):  # in inference mode only while they run: another slot's cell may run between yields
-        images = 0
-        with grad():
-            for _ in range(n):
-                x, y = prepare(*next(stream))
-                with autocast():
-                    logits = model(x)
-                logits.argmax(1).eq(y).sum()  # kept on the device, as fastloop's evaluate()
-                images += len(y)
-        return images
-
-    eval_batches(warmup)
-    yield {"event": "eval_ready"}
-    for _ in range(repeat):
-        sync(device)
-        start = time.perf_counter()
-        images = eval_batches(eval_steps)
-        sync(device)
-        yield {"event": "eval_rep", "img_per_s": images / (time.perf_counter() - start)}
 
 def measure_cell(cell, spec, data, device):
     """The whole cell at once (the batch mode): status and the lower median of each phase's repetitions."""

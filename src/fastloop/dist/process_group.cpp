@@ -98,82 +98,109 @@ class LibTorchErrorsOnly {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupOptions options)
-    : env_(env), device_(device), options_(std::move(options)) {
-  backend_name_ = options_.backend();
-  if (backend_name_ == "auto") backend_name_ = device.is_cuda() ? "nccl" : "gloo";
-  if (backend_name_ != "gloo" && backend_name_ != "nccl")
-    throw InputError("--dist-backend " + backend_name_ + ": expected auto, gloo or nccl");
-  if (backend_name_ == "nccl" && !device.is_cuda())
-    throw InputError("--dist-backend nccl needs a CUDA device; use gloo (or auto) on CPU");
-  const std::string where = env_.master_addr + ":" + std::to_string(env_.master_port);
+namespace {
 
-  // A name that does not resolve fails at once instead of after the rendezvous timeout.
+/// --dist-backend resolved for `device`: auto is nccl on CUDA, gloo otherwise.
+std::string backend_name_for(const std::string& asked, const c10::Device& device) {
+  const std::string name = asked == "auto" ? (device.is_cuda() ? "nccl" : "gloo") : asked;
+  if (name != "gloo" && name != "nccl") throw InputError("--dist-backend " + name + ": expected auto, gloo or nccl");
+  if (name == "nccl" && !device.is_cuda())
+    throw InputError("--dist-backend nccl needs a CUDA device; use gloo (or auto) on CPU");
+  return name;
+}
+
+/// A name that does not resolve fails at once instead of after the rendezvous timeout.
+void master_addr_check(const std::string& master_addr) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (const int rc = getaddrinfo(env_.master_addr.c_str(), nullptr, &hints, &found); rc != 0)
-    throw InputError("MASTER_ADDR '" + env_.master_addr + "' does not resolve (" + gai_strerror(rc) +
+  if (const int rc = getaddrinfo(master_addr.c_str(), nullptr, &hints, &found); rc != 0)
+    throw InputError("MASTER_ADDR '" + master_addr + "' does not resolve (" + gai_strerror(rc) +
                      "); set it to the host name or address of rank 0");
   freeaddrinfo(found);
+}
 
+struct RendezvousStores {
+  c10::intrusive_ptr<c10d::Store> store, heartbeat_store;
+};
+
+/// The rendezvous store and the heartbeat thread's own client of it; an InputError that says what to check
+/// when the rendezvous fails (a port in use on rank 0, or ranks that never came).
+RendezvousStores rendezvous_connect(const DistEnv& env, double timeout_s) {
   c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<uint16_t>(env_.master_port);
+  store_options.port = static_cast<uint16_t>(env.master_port);
   // Under torchrun the agent already serves MASTER_PORT: a second server there would fail to bind (c10d
   // logs it as an error line), so every rank is a client of the agent's store, as torch.distributed does.
-  store_options.isServer = env_.rank == 0 && !env_.agent_store;
-  store_options.numWorkers = static_cast<size_t>(env_.world_size);
+  store_options.isServer = env.rank == 0 && !env.agent_store;
+  store_options.numWorkers = static_cast<size_t>(env.world_size);
   store_options.waitWorkers = true;
-  store_options.timeout = millis(options_.timeout_s());
+  store_options.timeout = millis(timeout_s);
+  RendezvousStores stores;
   try {
-    store_ = c10::make_intrusive<c10d::TCPStore>(env_.master_addr, store_options);
+    stores.store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
     c10d::TCPStoreOptions client = store_options;
     client.isServer = false;
     client.waitWorkers = false;
     client.numWorkers = std::nullopt;
-    heartbeat_store_ = c10::make_intrusive<c10d::TCPStore>(env_.master_addr, client);
-    if (env_.agent_store) {  // the agent's store outlives a restarted group: the dead attempt's keys stay behind
-      const std::string attempt = "/worker/attempt_" + std::to_string(env_.restart_count);
-      store_ = c10::make_intrusive<c10d::PrefixStore>(attempt, store_);
-      heartbeat_store_ = c10::make_intrusive<c10d::PrefixStore>(attempt, heartbeat_store_);
+    stores.heartbeat_store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, client);
+    if (env.agent_store) {  // the agent's store outlives a restarted group: the dead attempt's keys stay behind
+      const std::string attempt = "/worker/attempt_" + std::to_string(env.restart_count);
+      stores.store = c10::make_intrusive<c10d::PrefixStore>(attempt, stores.store);
+      stores.heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(attempt, stores.heartbeat_store);
     }
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
-    if (env_.rank == 0 && (contains(message, "EADDRINUSE") || contains(message, "ddress already in use")))
-      throw InputError("MASTER_PORT " + std::to_string(env_.master_port) +
+    if (env.rank == 0 && (contains(message, "EADDRINUSE") || contains(message, "ddress already in use")))
+      throw InputError("MASTER_PORT " + std::to_string(env.master_port) +
                        " is in use on this host, so rank 0 cannot host the rendezvous; choose a free port "
                        "(--master-port for fastloop launch, MASTER_PORT otherwise)");
-    throw InputError("rendezvous at MASTER_ADDR:MASTER_PORT = " + where + " failed for rank " +
-                     std::to_string(env_.rank) + " of " + std::to_string(env_.world_size) + " within " +
-                     std::to_string(static_cast<int64_t>(options_.timeout_s())) +
+    throw InputError("rendezvous at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +
+                     std::to_string(env.master_port) + " failed for rank " + std::to_string(env.rank) + " of " +
+                     std::to_string(env.world_size) + " within " + std::to_string(static_cast<int64_t>(timeout_s)) +
                      " s (--dist-timeout-s): check that rank 0 runs on that host and port and all " +
-                     std::to_string(env_.world_size) + " ranks were started. Cause: " + message);
+                     std::to_string(env.world_size) + " ranks were started. Cause: " + message);
   }
+  return stores;
+}
 
+/// The gloo or nccl backend over `store`, all ranks connected.
+c10::intrusive_ptr<c10d::Backend> backend_connect(const std::string& backend_name, const DistEnv& env,
+                                                   const c10::intrusive_ptr<c10d::Store>& store, double timeout_s) {
   try {
-    if (backend_name_ == "gloo") {
-      auto gloo = c10d::ProcessGroupGloo::Options::create(millis(options_.timeout_s()));
+    if (backend_name == "gloo") {
+      auto gloo = c10d::ProcessGroupGloo::Options::create(millis(timeout_s));
       // Gloo listens on GLOO_SOCKET_IFNAME's interface when set (as in torch.distributed), else on the
       // address this host reaches MASTER_ADDR from: right on one node (loopback) and across nodes.
       const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
       gloo->devices.push_back(interface && *interface
                                   ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
                                   : c10d::ProcessGroupGloo::createDeviceForHostname(
-                                        route_source_address(env_.master_addr, env_.master_port)));
-      backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(env_.rank),
-                                                            static_cast<int>(env_.world_size), gloo);
-    } else {
-      if constexpr (compat::kBuiltWithCuda)  // nccl_backend_make exists in CUDA builds only
-        backend_ = nccl_backend_make(store_, env_.rank, env_.world_size, millis(options_.timeout_s()));
-      else
-        throw InputError("--dist-backend nccl: this LibTorch was built without CUDA; use gloo");
+                                        route_source_address(env.master_addr, env.master_port)));
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(store, static_cast<int>(env.rank),
+                                                         static_cast<int>(env.world_size), gloo);
     }
+    if constexpr (compat::kBuiltWithCuda)  // nccl_backend_make exists in CUDA builds only
+      return nccl_backend_make(store, env.rank, env.world_size, millis(timeout_s));
+    else
+      throw InputError("--dist-backend nccl: this LibTorch was built without CUDA; use gloo");
   } catch (const c10::Error& e) {
-    throw InputError("the " + backend_name_ + " process group of rank " + std::to_string(env_.rank) + " of " +
-                     std::to_string(env_.world_size) + " (rendezvous " + where +
-                     ") could not connect all ranks: " + e.what_without_backtrace());
+    throw InputError("the " + backend_name + " process group of rank " + std::to_string(env.rank) + " of " +
+                     std::to_string(env.world_size) + " (rendezvous " + env.master_addr + ":" +
+                     std::to_string(env.master_port) + ") could not connect all ranks: " + e.what_without_backtrace());
   }
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const DistEnv& env, c10::Device device, ProcessGroupOptions options)
+    : env_(env), device_(device), options_(std::move(options)) {
+  backend_name_ = backend_name_for(options_.backend(), device);
+  master_addr_check(env_.master_addr);
+  RendezvousStores stores = rendezvous_connect(env_, options_.timeout_s());
+  store_ = std::move(stores.store);
+  heartbeat_store_ = std::move(stores.heartbeat_store);
+  backend_ = backend_connect(backend_name_, env_, store_, options_.timeout_s());
 
   heartbeat_ = std::thread([this] {
     const auto period = millis(options_.heartbeat_s());

@@ -96,11 +96,15 @@ const SafetensorsTensor* SafetensorsHeader::find(const std::string& name) const 
   return nullptr;
 }
 
-SafetensorsHeader safetensors_parse(const uint8_t* data, size_t size, const std::string& name_for_errors) {
-  const std::string file = name_for_errors + ": ";
+namespace {
+
+/// The JSON header of the file in [data, data + size): its length bounded by the buffer and
+/// kSafetensorsMaxHeaderBytes, its bytes UTF-8, its text a JSON object. Sets `header_len` (bytes).
+nlohmann::json safetensors_header_json(const uint8_t* data, size_t size, const std::string& file,
+                                       uint64_t& header_len) {
   if (size < kLengthBytes)
     throw InputError(file + "is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
-  uint64_t header_len = 0;
+  header_len = 0;
   for (size_t i = 0; i < kLengthBytes; ++i) header_len |= static_cast<uint64_t>(data[i]) << (8 * i);
   if (header_len > size - kLengthBytes)
     throw InputError(file + "header length " + std::to_string(header_len) + " is larger than the " +
@@ -122,69 +126,75 @@ SafetensorsHeader safetensors_parse(const uint8_t* data, size_t size, const std:
     throw InputError(file + "header is not valid JSON: " + e.what());
   }
   if (!root.is_object()) throw InputError(file + "header is not a JSON object");
+  return root;
+}
 
-  const uint64_t data_begin = kLengthBytes + header_len;
-  const uint64_t data_size = size - data_begin;
-  SafetensorsHeader header;
-  std::vector<Range> ranges;
-  for (const auto& [name, entry] : root.items()) {
-    if (name == "__metadata__") {
-      if (!entry.is_object()) throw InputError(file + "__metadata__ must be an object of strings, not " + shown(entry));
-      for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string())
-          throw InputError(file + "__metadata__ " + name_shown(key) + " must be a string, not " + shown(value));
-        header.metadata[key] = value.get<std::string>();
-      }
-      continue;
-    }
-    const std::string where = file + "tensor " + name_shown(name);
-    if (!entry.is_object()) throw InputError(where + " must be an object, not " + shown(entry));
-    for (const char* field : {"dtype", "shape", "data_offsets"})
-      if (!entry.contains(field)) throw InputError(where + " has no \"" + field + "\"");
-    SafetensorsTensor t;
-    t.name = name;
-    const auto& dtype = entry.at("dtype");
-    if (!dtype.is_string()) throw InputError(where + ": dtype must be a string, not " + shown(dtype));
-    t.dtype = dtype.get<std::string>();
-    const size_t element = safetensors_dtype_size(t.dtype);
-    if (element == 0)
-      throw InputError(where + ": unknown dtype " + name_shown(t.dtype) + " (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
-    const auto& shape = entry.at("shape");
-    if (!shape.is_array()) throw InputError(where + ": shape must be an array, not " + shown(shape));
-    uint64_t numel = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const uint64_t dim = unsigned_field(shape[d], INT64_MAX, where + ": shape[" + std::to_string(d) + "]");
-      if (__builtin_mul_overflow(numel, dim, &numel) || numel > static_cast<uint64_t>(INT64_MAX))
-        throw InputError(where + ": shape " + shown(shape) + " has more elements than fit in 64 bits");
-      t.shape.push_back(static_cast<int64_t>(dim));
-    }
-    const auto& offsets = entry.at("data_offsets");
-    if (!offsets.is_array() || offsets.size() != 2)
-      throw InputError(where + ": data_offsets must be [begin, end], not " + shown(offsets));
-    const uint64_t begin = unsigned_field(offsets[0], data_size, where + ": data_offsets begin");
-    const uint64_t end = unsigned_field(offsets[1], data_size, where + ": data_offsets end");
-    if (begin > end)
-      throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                       "] begin after end");
-    uint64_t nbytes = 0;
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element), &nbytes) || nbytes != end - begin)
-      throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
-                       std::to_string(end - begin) + " bytes, but " + t.dtype + " " + shown(shape) + " needs " +
-                       std::to_string(numel) + " x " + std::to_string(element));
-    t.offset = static_cast<size_t>(data_begin + begin);
-    t.nbytes = static_cast<size_t>(nbytes);
-    ranges.push_back({begin, end, header.tensors.size()});
-    header.tensors.push_back(std::move(t));
+/// The "__metadata__" entry: an object of strings.
+SafetensorsMetadata safetensors_metadata_of(const nlohmann::json& entry, const std::string& file) {
+  if (!entry.is_object()) throw InputError(file + "__metadata__ must be an object of strings, not " + shown(entry));
+  SafetensorsMetadata metadata;
+  for (const auto& [key, value] : entry.items()) {
+    if (!value.is_string())
+      throw InputError(file + "__metadata__ " + name_shown(key) + " must be a string, not " + shown(value));
+    metadata[key] = value.get<std::string>();
   }
+  return metadata;
+}
 
-  // The reference implementation requires the ranges to tile the data section exactly; so do we, so that
-  // every file fastloop accepts, Python's safetensors accepts too.
+/// One tensor's entry, checked: dtype known, shape of non-negative dims whose product fits 64 bits,
+/// data_offsets [begin, end] inside the data section of `data_size` bytes holding exactly its bytes.
+/// `data_begin` is the data section's offset in the file.
+SafetensorsTensor safetensors_tensor_of(const std::string& name, const nlohmann::json& entry, const std::string& file,
+                                        uint64_t data_begin, uint64_t data_size) {
+  const std::string where = file + "tensor " + name_shown(name);
+  if (!entry.is_object()) throw InputError(where + " must be an object, not " + shown(entry));
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field)) throw InputError(where + " has no \"" + field + "\"");
+  SafetensorsTensor t;
+  t.name = name;
+  const auto& dtype = entry.at("dtype");
+  if (!dtype.is_string()) throw InputError(where + ": dtype must be a string, not " + shown(dtype));
+  t.dtype = dtype.get<std::string>();
+  const size_t element = safetensors_dtype_size(t.dtype);
+  if (element == 0)
+    throw InputError(where + ": unknown dtype " + name_shown(t.dtype) + " (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
+  const auto& shape = entry.at("shape");
+  if (!shape.is_array()) throw InputError(where + ": shape must be an array, not " + shown(shape));
+  uint64_t numel = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const uint64_t dim = unsigned_field(shape[d], INT64_MAX, where + ": shape[" + std::to_string(d) + "]");
+    if (__builtin_mul_overflow(numel, dim, &numel) || numel > static_cast<uint64_t>(INT64_MAX))
+      throw InputError(where + ": shape " + shown(shape) + " has more elements than fit in 64 bits");
+    t.shape.push_back(static_cast<int64_t>(dim));
+  }
+  const auto& offsets = entry.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2)
+    throw InputError(where + ": data_offsets must be [begin, end], not " + shown(offsets));
+  const uint64_t begin = unsigned_field(offsets[0], data_size, where + ": data_offsets begin");
+  const uint64_t end = unsigned_field(offsets[1], data_size, where + ": data_offsets end");
+  if (begin > end)
+    throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     "] begin after end");
+  uint64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element), &nbytes) || nbytes != end - begin)
+    throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
+                     std::to_string(end - begin) + " bytes, but " + t.dtype + " " + shown(shape) + " needs " +
+                     std::to_string(numel) + " x " + std::to_string(element));
+  t.offset = static_cast<size_t>(data_begin + begin);
+  t.nbytes = static_cast<size_t>(nbytes);
+  return t;
+}
+
+/// The reference implementation requires the ranges to tile the data section exactly; so do we, so that
+/// every file fastloop accepts, Python's safetensors accepts too.
+void safetensors_check_tiling(std::vector<Range> ranges, const std::vector<SafetensorsTensor>& tensors,
+                              const std::string& file, uint64_t data_size) {
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& a, const Range& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t covered = 0;
   const SafetensorsTensor* previous = nullptr;
   for (const auto& r : ranges) {
-    const auto& t = header.tensors[r.index];
+    const auto& t = tensors[r.index];
     if (r.begin < covered)
       throw InputError(file + "tensor " + name_shown(t.name) + ": data_offsets [" + std::to_string(r.begin) + ", " +
                        std::to_string(r.end) + "] overlap tensor " + name_shown(previous->name) + " ending at " +
@@ -199,6 +209,29 @@ SafetensorsHeader safetensors_parse(const uint8_t* data, size_t size, const std:
   if (covered != data_size)
     throw InputError(file + "data section is " + std::to_string(data_size) + " bytes but the tensors cover " +
                      std::to_string(covered) + " (trailing bytes or a wrong header length)");
+}
+
+}  // namespace
+
+SafetensorsHeader safetensors_parse(const uint8_t* data, size_t size, const std::string& name_for_errors) {
+  const std::string file = name_for_errors + ": ";
+  uint64_t header_len = 0;
+  const nlohmann::json root = safetensors_header_json(data, size, file, header_len);
+  const uint64_t data_begin = kLengthBytes + header_len;
+  const uint64_t data_size = size - data_begin;
+  SafetensorsHeader header;
+  std::vector<Range> ranges;
+  for (const auto& [name, entry] : root.items()) {
+    if (name == "__metadata__") {
+      header.metadata = safetensors_metadata_of(entry, file);
+      continue;
+    }
+    SafetensorsTensor t = safetensors_tensor_of(name, entry, file, data_begin, data_size);
+    const uint64_t begin = t.offset - data_begin;
+    ranges.push_back({begin, begin + t.nbytes, header.tensors.size()});
+    header.tensors.push_back(std::move(t));
+  }
+  safetensors_check_tiling(std::move(ranges), header.tensors, file, data_size);
   // Data order; an empty tensor sorts before the one starting at the same offset, as writers lay them out.
   std::stable_sort(header.tensors.begin(), header.tensors.end(), [](const SafetensorsTensor& a, const SafetensorsTensor& b) {
     return a.offset != b.offset ? a.offset < b.offset : a.nbytes < b.nbytes;
