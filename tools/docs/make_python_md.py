@@ -10,12 +10,14 @@ Usage: .venv/bin/python tools/docs/make_python_md.py [--out docs/python.md] [--c
 """
 
 import argparse
-import difflib
 import inspect
 import pathlib
 import re
 import sys
 from typing import Any, List
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from page_file import write_or_check  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SECTIONS = ("Args:", "Returns:", "Raises:", "Example:", "Examples:")
@@ -140,15 +142,7 @@ def main() -> int:
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "docs/python.md")
     parser.add_argument("--check", action="store_true", help="exit 1 with a diff when --out is stale")
     args = parser.parse_args()
-    page = render()
-    if args.check:
-        old = args.out.read_text() if args.out.exists() else ""
-        if old != page:
-            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), page.splitlines(True), str(args.out), "fresh"))
-            return 1
-        return 0
-    args.out.write_text(page)
-    return 0
+    return write_or_check(args.out, render(), args.check)
 
 
 if __name__ == "__main__":
