@@ -124,6 +124,22 @@ TEST(TransformArgs, BindsAsPythonBindsACall) {
   EXPECT_THROW(args.get_string("size"), TransformTypeError);
 }
 
+TEST(TransformArgs, SizesBeyondAnImageSideAreRefusedByName) {
+  // Python's int() of a float size truncates (2.5 -> 2); a size past 2^31 (CI's fuzzer found 1e28, an
+  // undefined conversion before) is an InputError naming the transform and the argument.
+  auto repr_of = [](const std::string& text) { return Pipeline(text).repr(); };
+  EXPECT_NE(repr_of("CenterCrop(2.5)").find("size=(2, 2)"), std::string::npos);
+  for (const char* text : {"RandomResizedCrop(9999999999999999999999999992.5)", "CenterCrop(1e28)",
+                           "RandomCrop(-3e9)", "Resize(4294967296)", "Resize([10, 1099511627776])", "Pad(3000000000)"}) {
+    try {
+      Pipeline pipeline(text);
+      ADD_FAILURE() << text << " compiled";
+    } catch (const InputError& e) {
+      EXPECT_TRUE(std::string(e.what()).find("size") != std::string::npos || std::string(e.what()).find("padding") != std::string::npos) << text << ": " << e.what();
+    }
+  }
+}
+
 TEST(TransformArgs, ReadsInterpolationModesAndEnumNames) {
   const std::vector<TransformParam> signature = {{"interpolation", value_int(2)}};
   auto mode = [&](const std::string& text) { return TransformArgs(spec_parse(text)[0], signature).get_interpolation("interpolation"); };

@@ -12,8 +12,13 @@ namespace {
 
 constexpr int kEraseTries = 10;
 
-// torch's float -> uint8 store: truncation toward zero, then the low 8 bits (what x86 gives out of range).
-uint8_t byte_of(double v) { return static_cast<uint8_t>(static_cast<int64_t>(static_cast<float>(v)) & 0xff); }
+// torch's float -> uint8 store: truncation toward zero, then the low 8 bits; beyond int64 (and NaN) x86's
+// conversion gives INT64_MIN, whose low 8 bits are 0 (written out: the cast itself is undefined there).
+uint8_t byte_of(double v) {
+  const float f = static_cast<float>(v);
+  if (!(std::fabs(f) < 9.2233720368547758e18f)) return 0;
+  return static_cast<uint8_t>(static_cast<int64_t>(f) & 0xff);
+}
 
 }  // namespace
 

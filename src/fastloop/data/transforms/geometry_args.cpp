@@ -82,7 +82,7 @@ std::optional<std::vector<double>> geo_sequence(const TransformArgs& args, const
 std::array<int64_t, 2> geo_size(const TransformArgs& args, const std::string& name, const std::string& message) {
   const TransformValue& v = args.get(name);
   if (geo_is_number(v)) {
-    const auto n = static_cast<int64_t>(v.number);  // int(size)
+    const int64_t n = args.to_int(name, v.number);  // int(size)
     return {n, n};
   }
   if (v.kind != TransformValue::Kind::kList || (v.list.size() != 1 && v.list.size() != 2)) throw InputError(message);
@@ -91,7 +91,7 @@ std::array<int64_t, 2> geo_size(const TransformArgs& args, const std::string& na
     if (x != std::floor(x))
       throw TransformTypeError(args.transform() + "(): " + name + " should hold integers, got " + value_repr(v));
   }
-  return {static_cast<int64_t>(n[0]), static_cast<int64_t>(n.size() == 1 ? n[0] : n[1])};
+  return {args.to_int(name, n[0]), args.to_int(name, n.size() == 1 ? n[0] : n[1])};
 }
 
 Padding geo_padding(const TransformArgs& args, const std::string& name) {
@@ -107,6 +107,7 @@ Padding geo_padding(const TransformArgs& args, const std::string& name) {
       p.push_back(item.integer);
     }
   }
+  for (int64_t side : p) args.to_int(name, static_cast<double>(side));  // refuses padding past 2^31
   if (p.size() == 1) return {p[0], p[0], p[0], p[0]};
   if (p.size() == 2) return {p[0], p[1], p[0], p[1]};  // left/right, top/bottom
   if (p.size() == 4) return {p[0], p[1], p[2], p[3]};

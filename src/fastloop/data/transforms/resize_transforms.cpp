@@ -29,11 +29,12 @@ std::pair<int64_t, int64_t> setup_size(const TransformArgs& args, const std::str
   const TransformValue& value = args.get(name);
   const char* message = "Please provide only two dimensions (h, w) for size.";
   if (value.kind == TransformValue::Kind::kInt || value.kind == TransformValue::Kind::kFloat) {
-    const auto n = static_cast<int64_t>(value.number);
+    const int64_t n = args.to_int(name, value.number);
     return {n, n};
   }
   if (value.kind != TransformValue::Kind::kList) args.fail_type(name, "an int or a sequence of one or two ints");
   const std::vector<int64_t> sides = args.get_ints(name);
+  for (int64_t side : sides) args.to_int(name, static_cast<double>(side));  // refuses sides past 2^31
   if (sides.size() == 1) return {sides[0], sides[0]};
   if (sides.size() != 2) throw InputError(args.transform() + "(): " + message);
   return {sides[0], sides[1]};
@@ -234,8 +235,11 @@ void transforms_register_resize(TransformRegistry& registry) {
                    throw InputError("Resize(): size can be an integer, a sequence of one or two integers, or None, but got " +
                                     value_repr(given) + " instead.");
                  }
-                 for (int64_t side : size)
+                 for (int64_t side : size) {
+                   args.to_int("size", static_cast<double>(side));  // refuses sides past 2^31
                    if (side <= 0) throw InputError("Resize(): size must be positive, got " + value_repr(given));
+                 }
+                 args.to_int("max_size", static_cast<double>(max_size));
                  if (max_size > 0 && size.size() == 2)
                    throw InputError("Resize(): max_size should only be passed if size is None or specifies the length of "
                                     "the smaller edge, i.e. size should be an int or a sequence of length 1 in torchscript mode.");

@@ -151,6 +151,13 @@ int64_t TransformArgs::get_int(const std::string& name) const {
   return value.integer;
 }
 
+int64_t TransformArgs::to_int(const std::string& name, double x) const {
+  constexpr double kLimit = 2147483648.0;  // 2^31
+  if (!(std::fabs(x) < kLimit))
+    throw InputError(name_ + "(): " + name + " = " + float_repr(x) + " is out of range; an image side is below 2^31");
+  return static_cast<int64_t>(x);
+}
+
 double TransformArgs::get_double(const std::string& name) const {
   const auto& value = get(name);
   if (!is_number(value)) fail_type(name, "a number");

@@ -93,6 +93,9 @@ class TransformArgs {
   bool is_none(const std::string& name) const;
   bool get_bool(const std::string& name) const;
   int64_t get_int(const std::string& name) const;
+  /// Python's int(x) of a number given as `name` (or one of its items): truncation toward zero; NaN, an
+  /// infinity or an integer part beyond 2^31 (no image side is that long) throws InputError naming it.
+  int64_t to_int(const std::string& name, double x) const;
   double get_double(const std::string& name) const;  // an int or a float
   std::string get_string(const std::string& name) const;  // a str, or a kName's value (see TransformValue)
   std::vector<double> get_doubles(const std::string& name) const;  // a number alone is a sequence of one
