@@ -6,26 +6,13 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _C
+from . import _loader_params as _params
 from ._batch import (batch_num_classes, batch_rng, batch_transform_apply, batch_transform_repr,
                      compile_batch_transform, contains_batch_transform)
 from ._files import Files
 from .transforms import compile_transform
 
 __all__ = ["Loader"]
-
-
-def _channels(values: Optional[Sequence[float]], name: str) -> str:
-    if values is None:
-        return ""
-    if isinstance(values, (int, float)):
-        values = [values]
-    return ",".join(repr(float(v)) for v in values)
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"fastloop.Loader: dtype must be a torch.dtype, got {type(dtype).__name__}")
-    return str(dtype).replace("torch.", "")
 
 
 def _group_rank(rank: Optional[int], world_size: Optional[int]) -> Tuple[int, int]:
@@ -47,40 +34,7 @@ class Loader:
     Resize and CenterCrop) and normalised into float tensors ``[B, C, H, W]``, labels int64 ``[B]``.
 
     Args:
-        source: any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``csv:TRAIN.csv[::VAL.csv]``
-            (a header row, ``path`` and ``label`` columns, paths relative to the CSV file), ``fashion-mnist[:DIR]``,
-            ``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; or a :class:`fastloop.Files` (image
-            files and labels), which is both splits: ``split`` then only picks train or eval behaviour.
-        split: ``"train"``, or ``"val"`` / ``"test"`` (the evaluation split).
-        batch_size: samples per batch.
-        workers: C++ threads assembling batches; 0 assembles in ``next()``; None: what ``--perf auto`` picks.
-        prefetch: batches assembled ahead of the consumer.
-        augment: random crop and flip; None: on for train, off otherwise.
-        image_size: image files: side of the square crop, pixels.
-        mean, std: per-channel normalisation in [0, 1] units; None: the data set's own (ImageNet's for images).
-        dtype: ``torch.float32``, ``torch.float16`` or ``torch.bfloat16`` (what autocast computes in).
-        channels_last: images NHWC in memory (sizes stay ``[B, C, H, W]``).
-        device: where batches arrive; ``"cuda"`` fills a ring of pinned buffers copied ``non_blocking``
-            on a side stream that the current stream waits on.
-        seed: the shuffle's and the augmentation's seed.
-        shuffle: None: on for train, off otherwise.
-        drop_last: drop the last partial batch; None: on for train, off otherwise.
-        rank, world_size: this process's share of every epoch (``DistributedSampler`` semantics); None:
-            ``torch.distributed``'s group when it is initialised, else the whole split.
-        transform: a ``torchvision.transforms`` / ``transforms.v2`` pipeline (``Compose`` of supported
-            operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end
-            in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``) at
-            ``image_size`` (image files) or the data set's size. None: the built-in augmentation.
-        batch_transform: ``torchvision.transforms.v2.MixUp(alpha=..., num_classes=...)``, ``v2.CutMix(...)`` or
-            ``v2.RandomChoice([MixUp(...), CutMix(...)], p=...)``: applied to each batch as torchvision users apply
-            them after the DataLoader (in the loop or ``collate_fn``), with torchvision's rules (sample i mixed
-            with sample i - 1, ``lam ~ Beta(alpha, alpha)``, CutMix's ``lam`` corrected to the area kept); labels
-            then arrive as soft targets, float32 ``[B, num_classes]``. The draws come from ``seed``, the epoch,
-            the rank and the batch number (not torch's global generator). ``num_classes`` must be given and at
-            least the data's class count; anything else (another class, a ``labels_getter``) is a
-            ``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.
-        bad_image_policy: an undecodable image ``"stop"``\ s with its path (``ValueError``), or is
-            ``"skip"``\ ped and replaced.
+{args}
 
     Iterating starts an epoch: the one set by :meth:`set_epoch`, or else the one after the previous
     iteration's (so a loop that never calls it still reshuffles). One iteration is active at a time.
@@ -92,30 +46,13 @@ class Loader:
     iteration; an iteration begun before the fork raises ``RuntimeError`` there, and so does a CUDA Loader.
     """
 
-    def __init__(
-        self,
-        source: Union[str, Files],
-        split: str = "train",
-        batch_size: int = 128,
-        workers: Optional[int] = None,
-        prefetch: int = 4,
-        augment: Optional[bool] = None,
-        image_size: int = 224,
-        mean: Optional[Sequence[float]] = None,
-        std: Optional[Sequence[float]] = None,
-        dtype: torch.dtype = torch.float32,
-        channels_last: bool = False,
-        device: Union[str, torch.device] = "cpu",
-        seed: int = 0,
-        shuffle: Optional[bool] = None,
-        drop_last: Optional[bool] = None,
-        rank: Optional[int] = None,
-        world_size: Optional[int] = None,
-        bad_image_policy: str = "stop",
-        transform: Any = None,
-        batch_transform: Any = None,
-    ) -> None:
-        rank, world_size = _group_rank(rank, world_size)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The arguments by name (rank and world_size resolved, transforms compiled to their specs): what
+        # pickling carries to another process and what a forked child rebuilds its threads from.
+        self._args: Dict[str, Any] = _params.bind(self, args, kwargs)
+        given = self._args
+        given["rank"], given["world_size"] = _group_rank(given["rank"], given["world_size"])
+        transform, batch_transform = given["transform"], given["batch_transform"]
         mix = contains_batch_transform(transform)
         if mix:
             raise TypeError(f"fastloop.Loader: {mix} in transform= is a batch transform (it mixes samples of a "
@@ -124,16 +61,8 @@ class Loader:
             transform = compile_transform(transform)
         if batch_transform is not None:  # kept as its spec (a tuple): it pickles
             batch_transform = compile_batch_transform(batch_transform)
-        # The arguments as given (rank and world_size resolved): what pickling carries to another process
-        # and what a forked child rebuilds its threads from.
-        self._args: Dict[str, Any] = dict(
-            source=source, split=split, batch_size=batch_size, workers=workers, prefetch=prefetch,
-            augment=augment, image_size=image_size, mean=mean, std=std, dtype=dtype,
-            channels_last=channels_last, device=device, seed=seed, shuffle=shuffle, drop_last=drop_last,
-            rank=rank, world_size=world_size, bad_image_policy=bad_image_policy, transform=transform,
-            batch_transform=batch_transform,
-        )
-        self._impl = _C.Loader(_resolved(self._args))
+        given["transform"], given["batch_transform"] = transform, batch_transform
+        self._impl = _C.Loader(_params.binding_args(given))
         if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:
             raise ValueError(f"fastloop.Loader: batch_transform {batch_transform_repr(batch_transform)}: num_classes "
                              f"is below the data's {self._impl.num_classes} classes (one_hot needs them all)")
@@ -233,9 +162,18 @@ class Loader:
         self._impl.stop()
 
     def __repr__(self) -> str:
-        return (f"fastloop.Loader({self.source!r}, split={self.split!r}, batch_size={self.batch_size}, "
-                f"batches={len(self)}, rank={self.rank}, world_size={self.world_size}"
-                + (f", transform={self.transform!r})" if self.transform else ")"))
+        """The source, the split and its extent, then every other argument that differs from its default."""
+        shown = dict(split=self.split, batch_size=self.batch_size, batches=len(self), rank=self.rank,
+                     world_size=self.world_size)
+        for name, value in _params.changed(self._args).items():
+            if name not in shown and name != "source":
+                shown[name] = getattr(self, name) if name == "batch_transform" else value
+        return f"fastloop.Loader({self.source!r}, " + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+
+# Made from the parameter table (_loader_params.py): the signature inspect and help() show, and its Args.
+Loader.__init__.__signature__ = _params.signature()  # type: ignore[attr-defined]
+Loader.__doc__ = Loader.__doc__.format(args=_params.args_doc())  # type: ignore[union-attr]
 
 
 class _LoaderIterator:
@@ -273,27 +211,6 @@ class _LoaderIterator:
     def __del__(self) -> None:
         if getattr(self, "_loader", None) is not None and self._running():
             self._loader._impl.stop()
-
-
-def _resolved(args: Dict[str, Any]) -> Dict[str, Any]:
-    """fastloop.Loader's arguments as the C++ loader takes them: None workers as -1, channels as text,
-    the dtype and device by name."""
-    out = dict(args)
-    out["workers"] = -1 if args["workers"] is None else args["workers"]
-    out["mean"] = _channels(args["mean"], "mean")
-    out["std"] = _channels(args["std"], "std")
-    out["dtype"] = _dtype_name(args["dtype"])
-    out["device"] = str(args["device"])
-    out["transform"] = args.get("transform") or ""
-    out.pop("batch_transform", None)  # applied here, in Python, to each batch
-    source = args["source"]
-    if isinstance(source, Files):  # carried as lists; the C++ side checks each file
-        out["source"] = "files"
-        out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
-    elif not isinstance(source, str):
-        raise TypeError(f"fastloop.Loader: source must be a --data string or a fastloop.Files, "
-                        f"not {type(source).__name__}")
-    return out
 
 
 def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool) -> Loader:

@@ -152,13 +152,24 @@ def test_random_crop_replays_torchvision_with_its_draws(spec, images):
             assert _max_diff(_apply(spec, image, index), expected) == 0, (spec, tuple(image.shape), d)
 
 
-def test_random_affine_replays_torchvision_with_its_draws(images):
-    spec = "RandomAffine(25, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-8, 8, -4, 4), interpolation='bilinear')"
+@pytest.mark.parametrize(
+    "spec,mode,fill",
+    [
+        ("RandomAffine(25, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-8, 8, -4, 4), interpolation='bilinear')",
+         InterpolationMode.BILINEAR, 0),
+        # nearest's run copies (warp.cpp): whole rows for a translation or a shear along x, short runs otherwise
+        ("RandomAffine(0, translate=(0.45, 0.45), fill=9)", InterpolationMode.NEAREST, 9),
+        ("RandomAffine(0, shear=(-30, 30))", InterpolationMode.NEAREST, 0),
+        ("RandomAffine(0, shear=(0, 0, -30, 30), fill=200)", InterpolationMode.NEAREST, 200),
+        ("RandomAffine(15, translate=(0.2, 0.2), scale=(0.5, 2.0), shear=(-8, 8, -4, 4))", InterpolationMode.NEAREST, 0),
+    ],
+)
+def test_random_affine_replays_torchvision_with_its_draws(spec, mode, fill, images):
     for image in images:
-        for index in range(3):
+        for index in range(3 if mode == InterpolationMode.BILINEAR else 6):
             d = _draw(spec, image, index)
             expected = F.affine(image, d["angle"][0], [int(v) for v in d["translate"]], d["scale"][0], d["shear"],
-                                InterpolationMode.BILINEAR, fill=0)
+                                mode, fill=fill)
             assert _max_diff(_apply(spec, image, index), expected) == 0, (tuple(image.shape), d)
 
 

@@ -46,6 +46,14 @@ WARP_INLINE float warp_unnormalize(float g, float half_size) { return std::fma(g
 
 WARP_INLINE uint8_t warp_round(float v) { return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.f, 255.f)); }
 
+// nearbyint (ties to even) by adding and subtracting 1.5 * 2^23: exact for |v| < 2^22, and in plain float
+// arithmetic, so the loops around it vectorise (GCC leaves nearbyintf scalar). Beyond 2^22 (no pixel of an
+// image the offsets pass takes, see warp_image) the result stays beyond, NaN stays NaN: both are outside.
+WARP_INLINE float warp_round_even(float v) {
+  constexpr float kMagic = 12582912.f;  // 1.5 * 2^23
+  return (v + kMagic) - kMagic;
+}
+
 // Bilinear sampling of one output row: `ix`, `iy` are grid_sample's unnormalised source coordinates.
 template <int C>
 WARP_INLINE void warp_row_bilinear(const ImageU8& image, const float* ix, const float* iy, int64_t n,
@@ -90,8 +98,14 @@ WARP_INLINE void warp_row_bilinear(const ImageU8& image, const float* ix, const 
 }
 
 template <int C>
-WARP_INLINE void warp_row_nearest(const ImageU8& image, const float* ix, const float* iy, int64_t n,
-                                  const WarpFill& fill, uint8_t* out) {
+WARP_INLINE void warp_fill_pixel(const WarpFill& fill, uint8_t* out) {
+  for (int c = 0; c < C; ++c) out[c] = fill.none ? 0 : warp_round(fill.values[c]);
+}
+
+// Nearest, pixel by pixel (images of 2^31 bytes or more, whose offsets int32 cannot hold).
+template <int C>
+WARP_INLINE void warp_row_nearest_wide(const ImageU8& image, const float* ix, const float* iy, int64_t n,
+                                       const WarpFill& fill, uint8_t* out) {
   const auto W1 = static_cast<float>(image.width - 1), H1 = static_cast<float>(image.height - 1);
   const int64_t stride = image.row_bytes();
   for (int64_t i = 0; i < n; ++i, out += C) {
@@ -100,18 +114,51 @@ WARP_INLINE void warp_row_nearest(const ImageU8& image, const float* ix, const f
       const uint8_t* p = image.data() + static_cast<int64_t>(y) * stride + static_cast<int64_t>(x) * C;
       for (int c = 0; c < C; ++c) out[c] = p[c];
     } else {
-      for (int c = 0; c < C; ++c) out[c] = fill.none ? 0 : warp_round(fill.values[c]);
+      warp_fill_pixel<C>(fill, out);
     }
+  }
+}
+
+// Nearest in two passes: each output pixel's source byte offset (-1 outside; a branch-free loop the compiler
+// vectorises), then runs of consecutive source pixels copied at once. A translation or a shear along x is
+// one run per row, a small rotation runs of about 1 / tan(angle) pixels: the same pixels as pixel by pixel.
+template <int C>
+WARP_INLINE void warp_row_nearest(const ImageU8& image, const float* ix, const float* iy, int64_t n,
+                                  const WarpFill& fill, int32_t* offsets, uint8_t* out) {
+  if (offsets == nullptr) return warp_row_nearest_wide<C>(image, ix, iy, n, fill, out);
+  const auto W1 = static_cast<float>(image.width - 1), H1 = static_cast<float>(image.height - 1);
+  const auto stride = static_cast<int32_t>(image.row_bytes());
+  const float* __restrict xs = ix;
+  const float* __restrict ys = iy;
+  int32_t* __restrict at = offsets;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = warp_round_even(xs[i]), y = warp_round_even(ys[i]);
+    const bool inside = (x >= 0.f) & (x <= W1) & (y >= 0.f) & (y <= H1);  // no branches: vectorises
+    const int32_t offset = static_cast<int32_t>(inside ? y : 0.f) * stride + static_cast<int32_t>(inside ? x : 0.f) * C;
+    at[i] = inside ? offset : -1;
+  }
+  const uint8_t* data = image.data();
+  for (int64_t i = 0; i < n;) {
+    const int32_t start = offsets[i];
+    if (start < 0) {
+      warp_fill_pixel<C>(fill, out + i * C);
+      ++i;
+      continue;
+    }
+    int64_t end = i + 1;
+    for (int32_t next = start + C; end < n && offsets[end] == next; next += C) ++end;
+    std::memcpy(out + i * C, data + start, static_cast<size_t>((end - i) * C));
+    i = end;
   }
 }
 
 template <int C>
 WARP_INLINE void warp_row(const ImageU8& image, bool bilinear, const float* ix, const float* iy, int64_t n,
-                          const WarpFill& fill, uint8_t* out) {
+                          const WarpFill& fill, int32_t* offsets, uint8_t* out) {
   if (bilinear) {
     warp_row_bilinear<C>(image, ix, iy, n, fill, out);
   } else {
-    warp_row_nearest<C>(image, ix, iy, n, fill, out);
+    warp_row_nearest<C>(image, ix, iy, n, fill, offsets, out);
   }
 }
 
@@ -119,14 +166,14 @@ WARP_INLINE void warp_row(const ImageU8& image, bool bilinear, const float* ix, 
 // samples each row into `out`.
 template <typename Coordinates>
 WARP_INLINE void warp_rows(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                           float* iy, const Coordinates& coordinates) {
+                           float* iy, int32_t* offsets, const Coordinates& coordinates) {
   for (int64_t y = 0; y < out.height; ++y) {
     coordinates(y, ix, iy);
     switch (image.channels) {
-      case 1: warp_row<1>(image, bilinear, ix, iy, out.width, fill, out.row(y)); break;
-      case 3: warp_row<3>(image, bilinear, ix, iy, out.width, fill, out.row(y)); break;
-      case 4: warp_row<4>(image, bilinear, ix, iy, out.width, fill, out.row(y)); break;
-      default: warp_row<2>(image, bilinear, ix, iy, out.width, fill, out.row(y)); break;
+      case 1: warp_row<1>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
+      case 3: warp_row<3>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
+      case 4: warp_row<4>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
+      default: warp_row<2>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
     }
   }
 }
@@ -136,13 +183,15 @@ WARP_INLINE void warp_rows(const ImageU8& image, ImageU8& out, bool bilinear, co
 struct AffineCoordinates {
   float r00, r10, r20, r01, r11, r21, x0, y0, scale_x, scale_y;
   int64_t width;
-  WARP_INLINE void operator()(int64_t y, float* ix, float* iy) const {
-    const float by = y0 + static_cast<float>(y);
-    for (int64_t j = 0; j < width; ++j) {
-      const float bx = x0 + static_cast<float>(j);
-      const float gx = std::fma(by, r10, bx * r00) + r20, gy = std::fma(by, r11, bx * r01) + r21;
-      ix[j] = warp_unnormalize(gx, scale_x);
-      iy[j] = warp_unnormalize(gy, scale_y);
+  WARP_INLINE void operator()(int64_t y, float* __restrict ix, float* __restrict iy) const {
+    const AffineCoordinates k = *this;  // locals: the stores below cannot alias them, so the loop vectorises
+    const float by = k.y0 + static_cast<float>(y);
+    const auto n = static_cast<int32_t>(k.width);  // int32 -> float vectorises on AVX2, int64 -> float does not
+    for (int32_t j = 0; j < n; ++j) {
+      const float bx = k.x0 + static_cast<float>(j);
+      const float gx = std::fma(by, k.r10, bx * k.r00) + k.r20, gy = std::fma(by, k.r11, bx * k.r01) + k.r21;
+      ix[j] = warp_unnormalize(gx, k.scale_x);
+      iy[j] = warp_unnormalize(gy, k.scale_y);
     }
   }
 };
@@ -152,29 +201,31 @@ struct AffineCoordinates {
 struct PerspectiveCoordinates {
   float a, b, c, d, e, f, g, h, scale_x, scale_y;
   int64_t width;
-  WARP_INLINE void operator()(int64_t y, float* ix, float* iy) const {
+  WARP_INLINE void operator()(int64_t y, float* __restrict ix, float* __restrict iy) const {
+    const PerspectiveCoordinates k = *this;  // locals, as AffineCoordinates
     const float by = 0.5f + static_cast<float>(y);
-    for (int64_t j = 0; j < width; ++j) {
+    const auto n = static_cast<int32_t>(k.width);  // as AffineCoordinates
+    for (int32_t j = 0; j < n; ++j) {
       const float bx = 0.5f + static_cast<float>(j);
-      const float den = std::fma(by, h, bx * g) + 1.f;
-      const float gx = (std::fma(by, b, bx * a) + c) / den - 1.f;
-      const float gy = (std::fma(by, e, bx * d) + f) / den - 1.f;
-      ix[j] = warp_unnormalize(gx, scale_x);
-      iy[j] = warp_unnormalize(gy, scale_y);
+      const float den = std::fma(by, k.h, bx * k.g) + 1.f;
+      const float gx = (std::fma(by, k.b, bx * k.a) + k.c) / den - 1.f;
+      const float gy = (std::fma(by, k.e, bx * k.d) + k.f) / den - 1.f;
+      ix[j] = warp_unnormalize(gx, k.scale_x);
+      iy[j] = warp_unnormalize(gy, k.scale_y);
     }
   }
 };
 
 template <typename Coordinates>
 WARP_FAST void warp_rows_fast(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                              float* iy, const Coordinates& coordinates) {
-  warp_rows(image, out, bilinear, fill, ix, iy, coordinates);
+                              float* iy, int32_t* offsets, const Coordinates& coordinates) {
+  warp_rows(image, out, bilinear, fill, ix, iy, offsets, coordinates);
 }
 
 template <typename Coordinates>
 WARP_EXACT void warp_rows_portable(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                                   float* iy, const Coordinates& coordinates) {
-  warp_rows(image, out, bilinear, fill, ix, iy, coordinates);
+                                   float* iy, int32_t* offsets, const Coordinates& coordinates) {
+  warp_rows(image, out, bilinear, fill, ix, iy, offsets, coordinates);
 }
 
 // Warps `image` into scratch.spare (out_height x out_width), which then becomes the image.
@@ -188,10 +239,16 @@ void warp_image(ImageU8& image, int64_t out_height, int64_t out_width, Interpola
   float* ix = scratch.floats.data();
   float* iy = ix + out_width;
   const bool bilinear = interpolation == Interpolation::kBilinear;
+  int32_t* offsets = nullptr;  // nearest's source offsets, where int32 holds them
+  constexpr int64_t kRoundExact = int64_t{1} << 22;  // warp_round_even's range
+  if (!bilinear && image.bytes() < (int64_t{1} << 31) && image.width < kRoundExact && image.height < kRoundExact) {
+    if (scratch.ints.size() < static_cast<size_t>(out_width)) scratch.ints.resize(static_cast<size_t>(out_width));
+    offsets = scratch.ints.data();
+  }
   if (warp_cpu_fast()) {
-    warp_rows_fast(image, out, bilinear, fill, ix, iy, coordinates);
+    warp_rows_fast(image, out, bilinear, fill, ix, iy, offsets, coordinates);
   } else {
-    warp_rows_portable(image, out, bilinear, fill, ix, iy, coordinates);
+    warp_rows_portable(image, out, bilinear, fill, ix, iy, offsets, coordinates);
   }
   std::swap(image, out);
 }

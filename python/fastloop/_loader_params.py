@@ -1,0 +1,176 @@
+"""``fastloop.Loader``'s parameters, declared once: one row each gives its name, type, default, where the C++
+side takes it and its line in the docstring. The Loader's signature, its docstring's Args section, its repr,
+what it pickles and the dict ``_C.Loader`` receives are all made from this table.
+"""
+
+import inspect
+import textwrap
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
+
+import torch
+
+from ._files import Files
+
+__all__ = ["PARAMETERS", "signature", "args_doc", "bind", "changed", "binding_args"]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _channels(values: Union[float, Sequence[float]]) -> str:
+    """Per-channel values as the CLI's ``--mean`` / ``--std`` text: ``"0.5,0.4,0.3"``."""
+    if isinstance(values, (int, float)):
+        values = [values]
+    return ",".join(repr(float(v)) for v in values)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"fastloop.Loader: dtype must be a torch.dtype, got {type(dtype).__name__}")
+    return str(dtype).replace("torch.", "")
+
+
+def _source_name(source: Union[str, Files]) -> str:
+    if isinstance(source, Files):  # its lists travel beside it (binding_args)
+        return "files"
+    if not isinstance(source, str):
+        raise TypeError(f"fastloop.Loader: source must be a --data string or a fastloop.Files, "
+                        f"not {type(source).__name__}")
+    return source
+
+
+class Parameter(NamedTuple):
+    """One argument of ``fastloop.Loader``."""
+
+    name: str
+    annotation: Any
+    default: Any  # inspect.Parameter.empty: required
+    # Where the C++ side takes it: a setting of `fastloop train` by its TOML key ("data.batch_size"; the
+    # binding sets it through the config field table, so it is checked and named as the CLI's flag), else
+    # the name of an argument only the Loader has (its split, device, rank...); None: Python applies it.
+    setting: Optional[str]
+    doc: str  # its entry under Args; "": documented in the entry before (one entry names both)
+    to_binding: Callable[[Any], Any] = _same  # the value as the binding takes it (never given None)
+
+
+_EMPTY = inspect.Parameter.empty
+
+PARAMETERS: List[Parameter] = [
+    Parameter("source", Union[str, Files], _EMPTY, "data.source", to_binding=_source_name, doc=(
+        "any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``csv:TRAIN.csv[::VAL.csv]`` "
+        "(a header row, ``path`` and ``label`` columns, paths relative to the CSV file), ``fashion-mnist[:DIR]``, "
+        "``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; or a :class:`fastloop.Files` (image "
+        "files and labels), which is both splits: ``split`` then only picks train or eval behaviour.")),
+    Parameter("split", str, "train", "split", doc=(
+        '``"train"``, or ``"val"`` / ``"test"`` (the evaluation split).')),
+    Parameter("batch_size", int, 128, "data.batch_size", doc="samples per batch."),
+    Parameter("workers", Optional[int], None, "data.workers", doc=(
+        "C++ threads assembling batches; 0 assembles in ``next()``; None: what ``--perf auto`` picks.")),
+    Parameter("prefetch", int, 4, "data.prefetch", doc="batches assembled ahead of the consumer."),
+    Parameter("augment", Optional[bool], None, "data.augment", doc=(
+        "random crop and flip; None: on for train, off otherwise.")),
+    Parameter("image_size", int, 224, "data.image_size", doc="image files: side of the square crop, pixels."),
+    Parameter("mean", Optional[Sequence[float]], None, "data.mean", to_binding=_channels, doc=(
+        "per-channel normalisation in [0, 1] units; None: the data set's own (ImageNet's for images).")),
+    Parameter("std", Optional[Sequence[float]], None, "data.std", to_binding=_channels, doc=""),
+    Parameter("dtype", torch.dtype, torch.float32, "dtype", to_binding=_dtype_name, doc=(
+        "``torch.float32``, ``torch.float16`` or ``torch.bfloat16`` (what autocast computes in).")),
+    Parameter("channels_last", bool, False, "perf.channels_last", doc=(
+        "images NHWC in memory (sizes stay ``[B, C, H, W]``).")),
+    Parameter("device", Union[str, torch.device], "cpu", "device", to_binding=str, doc=(
+        'where batches arrive; ``"cuda"`` fills a ring of pinned buffers copied ``non_blocking`` '
+        "on a side stream that the current stream waits on.")),
+    Parameter("seed", int, 0, "run.seed", doc="the shuffle's and the augmentation's seed."),
+    Parameter("shuffle", Optional[bool], None, "shuffle", doc="None: on for train, off otherwise."),
+    Parameter("drop_last", Optional[bool], None, "drop_last", doc=(
+        "drop the last partial batch; None: on for train, off otherwise.")),
+    Parameter("rank", Optional[int], None, "rank", doc=(
+        "this process's share of every epoch (``DistributedSampler`` semantics); None: "
+        "``torch.distributed``'s group when it is initialised, else the whole split.")),
+    Parameter("world_size", Optional[int], None, "world_size", doc=""),
+    Parameter("bad_image_policy", str, "stop", "data.bad_image_policy", doc=(
+        r'an undecodable image ``"stop"``\ s with its path (``ValueError``), or is '
+        r'``"skip"``\ ped and replaced.')),
+    Parameter("transform", Any, None, "transform", doc=(
+        "a ``torchvision.transforms`` / ``transforms.v2`` pipeline (``Compose`` of supported "
+        "operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end "
+        "in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``) at "
+        "``image_size`` (image files) or the data set's size. None: the built-in augmentation.")),
+    Parameter("batch_transform", Any, None, None, doc=(
+        "``torchvision.transforms.v2.MixUp(alpha=..., num_classes=...)``, ``v2.CutMix(...)`` or "
+        "``v2.RandomChoice([MixUp(...), CutMix(...)], p=...)``: applied to each batch as torchvision users apply "
+        "them after the DataLoader (in the loop or ``collate_fn``), with torchvision's rules (sample i mixed "
+        "with sample i - 1, ``lam ~ Beta(alpha, alpha)``, CutMix's ``lam`` corrected to the area kept); labels "
+        "then arrive as soft targets, float32 ``[B, num_classes]``. The draws come from ``seed``, the epoch, "
+        "the rank and the batch number (not torch's global generator). ``num_classes`` must be given and at "
+        "least the data's class count; anything else (another class, a ``labels_getter``) is a "
+        "``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.")),
+]
+
+
+def signature() -> inspect.Signature:
+    """``Loader.__init__``'s signature, ``self`` first."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+                                 annotation=p.annotation) for p in PARAMETERS]
+    return inspect.Signature(params, return_annotation=None)
+
+
+def args_doc(indent: str = "        ", width: int = 112) -> str:
+    """The docstring's Args entries (``name: text``, continuation lines indented once more), in signature
+    order; a parameter with no text of its own shares the entry before (``mean, std: ...``)."""
+    entries: List[List[str]] = []  # [names..., text]
+    for p in PARAMETERS:
+        if p.doc:
+            entries.append([p.name, p.doc])
+        else:
+            entries[-1].insert(-1, p.name)
+    lines = []
+    for entry in entries:
+        lines.append(textwrap.fill(f"{', '.join(entry[:-1])}: {entry[-1]}", width=width, initial_indent=indent,
+                                   subsequent_indent=indent + "    ", break_long_words=False,
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+_SIGNATURE = signature()
+
+
+def bind(loader: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """The Loader's arguments by name, defaults filled in; a TypeError as Python's for a wrong call."""
+    try:
+        bound = _SIGNATURE.bind(loader, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"fastloop.Loader(): {e}") from None
+    bound.apply_defaults()
+    out = dict(bound.arguments)
+    del out["self"]
+    return out
+
+
+def changed(args: Dict[str, Any]) -> Dict[str, Any]:
+    """The arguments that differ from their defaults, in signature order (what a repr shows)."""
+    return {p.name: args[p.name] for p in PARAMETERS
+            if p.default is _EMPTY or not _equal(args[p.name], p.default)}
+
+
+def _equal(value: Any, default: Any) -> bool:
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except Exception:  # a value whose == is not a bool (a tensor)
+        return False
+
+
+def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
+    """What ``_C.Loader`` takes: each argument under its setting, as the binding reads it; a None is left out
+    (the C++ default, or on/off by split, or ``--perf auto``'s workers)."""
+    out: Dict[str, Any] = {}
+    for p in PARAMETERS:
+        value = args[p.name]
+        if p.setting is not None and value is not None:
+            out[p.setting] = p.to_binding(value)
+    source = args["source"]
+    if isinstance(source, Files):  # carried as lists; the C++ side checks each file
+        out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
+    return out
