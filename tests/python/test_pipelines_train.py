@@ -1,0 +1,147 @@
+"""Issue 35's four benchmark pipelines (bench/python_transforms.py: crop-flip, SimCLR's, torchvision's
+classification reference, RandAugment) train from the CLI and from ``fastloop.train``: each run succeeds
+with a finite loss, records the train pipeline in its config and checkpoint and the eval pipeline in the
+checkpoint's model info, and trains on the batches the torchvision object makes in ``fastloop.Loader``."""
+
+import importlib.util
+import json
+import math
+import pathlib
+import subprocess
+from typing import Callable, Dict, List
+
+import pytest
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file
+
+import fastloop
+from fastloop.transforms import compile_transform
+from conftest import ROOT, run
+
+
+def _bench_pipelines() -> Dict[str, Callable[[int], object]]:
+    """bench/python_transforms.py's PIPELINES (name -> the torchvision Compose for a crop side): the very
+    objects the benchmark times, so a change there is tested here."""
+    spec = importlib.util.spec_from_file_location("python_transforms", ROOT / "bench" / "python_transforms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PIPELINES
+
+
+BENCH = _bench_pipelines()
+SIZE = 32  # px: the crop side and --image-size (the bench's 224 has 49x the pixels)
+MEAN_STD = "(0.485, 0.456, 0.406), (0.229, 0.224, 0.225)"
+CROP_FLIP = f"RandomResizedCrop({SIZE}), RandomHorizontalFlip()"
+#: the bench's pipelines as a CLI user types them after --transform
+TEXTS = {
+    "crop-flip": f"{CROP_FLIP}, ToTensor(), Normalize({MEAN_STD})",
+    "simclr": f"{CROP_FLIP}, RandomApply([ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), RandomGrayscale(0.2), "
+              "GaussianBlur(23), ToTensor()",
+    "reference": f"{CROP_FLIP}, TrivialAugmentWide(), PILToTensor(), ConvertImageDtype(torch.float), "
+                 f"Normalize({MEAN_STD}), RandomErasing(0.25)",
+    "randaugment": f"{CROP_FLIP}, RandAugment(2, 9), ToTensor(), Normalize({MEAN_STD})",
+}
+NAMES = list(TEXTS)
+STEPS = 2
+#: the run's settings besides the data and the pipelines: 12 images a step, 36 in the train split
+RUN = {"image_size": SIZE, "batch_size": 12, "max_steps": STEPS, "epochs": 1, "threads": 2, "workers": 1,
+       "seed": 1}
+
+
+def eval_text(name: str) -> str:
+    """The evaluation pipeline that goes with TEXTS[name]: torchvision's Resize + CenterCrop, normalised
+    as the training images were."""
+    normalise = f", Normalize({MEAN_STD})" if "Normalize" in TEXTS[name] else ""
+    return f"Resize({SIZE * 256 // 224}), CenterCrop({SIZE}), ToTensor(){normalise}"
+
+
+def flags(settings: Dict[str, object]) -> List[str]:
+    return [part for key, value in settings.items() for part in (f"--{key.replace('_', '-')}", str(value))]
+
+
+def epoch_line(metrics: pathlib.Path) -> Dict[str, object]:
+    """The run's one epoch line of its --metrics file, its losses checked finite."""
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    epochs = [line for line in lines if line["kind"] == "epoch"]
+    assert len(epochs) == 1 and epochs[0]["step"] == STEPS, lines
+    for key in ("train_loss", "test_loss"):
+        assert epochs[0][key] is not None and math.isfinite(epochs[0][key]), epochs[0]
+    return epochs[0]
+
+
+def checkpoint_config(cli: pathlib.Path, checkpoint: pathlib.Path, tmp_path: pathlib.Path) -> Dict[str, object]:
+    """The resolved config a checkpoint carries, read through `fastloop export`'s safetensors metadata."""
+    out = tmp_path / "weights.safetensors"
+    run([cli, "export", "--checkpoint", checkpoint, "--out", out])
+    with safe_open(str(out), "pt") as f:
+        return json.loads(f.metadata()["fastloop_config"])
+
+
+def test_every_bench_pipeline_has_its_cli_spelling():
+    assert set(TEXTS) == set(BENCH)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_cli_trains_with_the_pipeline_and_records_it(cli, tmp_path, image_folder, name):
+    checkpoints, metrics = tmp_path / "ckpt", tmp_path / "metrics.jsonl"
+    done = run([cli, "train", "--data", f"imagefolder:{image_folder}", *flags(RUN), "--transform", TEXTS[name],
+                "--eval-transform", eval_text(name), "--checkpoint-dir", checkpoints, "--metrics", metrics])
+    printed = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("config "))[7:])
+    assert (printed["data.transform"], printed["data.eval_transform"]) == (TEXTS[name], eval_text(name))
+    assert f"after {STEPS} steps" in done.stdout
+    epoch_line(metrics)
+    saved = checkpoint_config(cli, checkpoints / "last.ckpt", tmp_path)
+    assert (saved["data.transform"], saved["data.eval_transform"]) == (TEXTS[name], eval_text(name))
+    assert fastloop.model_info(str(checkpoints / "last.ckpt"))["transform"] == eval_text(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_python_train_takes_the_torchvision_pipeline_compiled(tmp_path, image_folder, name):
+    # train() takes settings as bool/int/float/str: the torchvision object goes in as its compiled spec.
+    spec = compile_transform(BENCH[name](SIZE))
+    summary = fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", transform=spec,
+                             eval_transform=eval_text(name), checkpoint_dir=str(tmp_path),
+                             metrics=str(tmp_path / "metrics.jsonl"), **RUN)
+    assert summary["steps"] == STEPS and not summary["stopped"] and math.isfinite(summary["test_loss"])
+    config = json.loads(summary["config"])
+    assert (config["data.transform"], config["data.eval_transform"]) == (spec, eval_text(name))
+    epoch = epoch_line(tmp_path / "metrics.jsonl")
+    assert epoch["test_loss"] == pytest.approx(summary["test_loss"])
+    assert fastloop.model_info(summary["checkpoint"])["transform"] == eval_text(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_run_trains_on_the_batches_the_torchvision_object_makes(loader_dump, tmp_path, image_folder, name):
+    source = f"imagefolder:{image_folder}"
+    out = tmp_path / "batches.safetensors"
+    run([loader_dump, "--data", source, "--batch-size", 12, "--image-size", SIZE, "--seed", 1, "--no-channels-last",
+         "--transform", TEXTS[name], "--dump-epoch", 0, "--dump-batches", 2, "--dump-out", out])
+    dumped = load_file(str(out))
+    piped = fastloop.Loader(source, batch_size=12, workers=1, image_size=SIZE, seed=1, transform=BENCH[name](SIZE))
+    built_in = fastloop.Loader(source, batch_size=12, workers=1, image_size=SIZE, seed=1)
+    ours = [images for _, (images, _) in zip(range(2), piped)]
+    plain = [images for _, (images, _) in zip(range(2), built_in)]
+    piped.close(), built_in.close()  # the epochs are left part-way: stop their workers now
+    for k, images in enumerate(ours):
+        assert images.shape == (12, 3, SIZE, SIZE) and images.dtype == torch.float32
+        assert torch.equal(images, dumped[f"images_{k}"]), "the CLI's text and the object differ"
+    same_as_built_in = all(torch.equal(a, b) for a, b in zip(ours, plain))
+    assert same_as_built_in == (name == "crop-flip"), "(a) is the built-in augmentation; the others add to it"
+    both = torch.cat(ours)
+    if name == "simclr":  # no Normalize: ToTensor's [0, 1]; RandomGrayscale(0.2) greyed some of the 24
+        assert 0 <= both.min() and both.max() <= 1
+        assert any(torch.equal(x[0], x[1]) and torch.equal(x[1], x[2]) for x in both)
+    else:
+        assert both.min() < 0
+
+
+def test_a_misspelt_operation_stops_the_cli_and_train_naming_it(cli, image_folder):
+    text = TEXTS["randaugment"].replace("RandAugment", "RandAugmnet")
+    args = [cli, "train", "--data", f"imagefolder:{image_folder}", *flags(RUN), "--transform", text]
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "transform RandAugmnet is not supported" in done.stderr and "RandAugment," in done.stderr
+    assert "test accuracy" not in done.stdout
+    with pytest.raises(TypeError, match="RandAugmnet is not supported"):
+        fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", transform=text, **RUN)
