@@ -7,20 +7,14 @@
 // pixels whose fixed-point value lies within its error bound of an integer (about 1 in 4,000).
 #include "fastloop/data/transforms/functional/color.h"
 
+#include "fastloop/data/transforms/functional/cpu_clones.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
-
-// Row loops compiled twice, for AVX2 and for the baseline, picked at load time (GCC/Clang function clones on
-// x86-64; elsewhere the one baseline build). No FMA: the float code must not be contracted.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define FASTLOOP_COLOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FASTLOOP_COLOR_CLONES
-#endif
 
 namespace fastloop {
 namespace {
@@ -63,7 +57,7 @@ constexpr uint32_t kGreyNear = 1u << 10, kGreyFrac = (1u << 23) - 1;
 constexpr int64_t kChunk = 512;  // pixels per stack buffer of grey levels
 
 /// Floored grey levels of n interleaved RGB pixels; near[i] says pixel i needs the float path.
-FASTLOOP_COLOR_CLONES
+FASTLOOP_AVX2_CLONES
 void grey_levels_fixed(const uint8_t* __restrict p, int64_t n, uint8_t* __restrict grey, uint8_t* __restrict near) {
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t s = p[3 * i] * kGreyR + p[3 * i + 1] * kGreyG + p[3 * i + 2] * kGreyB;
@@ -95,19 +89,23 @@ void grey_levels(const uint8_t* p, int64_t n, uint8_t* grey) {
     if (near[i]) grey[i] = static_cast<uint8_t>(grey_float(p[3 * i], p[3 * i + 1], p[3 * i + 2]));
 }
 
-void apply_table(ImageU8& image, const uint8_t* table) {
-  uint8_t* p = image.data();
-  const int64_t n = image.bytes();
-  for (int64_t i = 0; i < n; ++i) p[i] = table[p[i]];
+/// _blend(image, other, ratio) for a constant `other`: fused_add(v * ratio, 1 - ratio, other) with the
+/// product (1 - ratio) * other, exact in double, computed once; a loop the AVX2 clone vectorises.
+FASTLOOP_AVX2_CLONES
+void blend_constant_bytes(uint8_t* __restrict p, int64_t n, float ratio, double alpha_other) {
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = clamp_to_u8(static_cast<float>(static_cast<double>(static_cast<float>(p[i]) * ratio) + alpha_other));
 }
 
-/// _blend(image, other, ratio) for a constant `other`: a table over the 256 values.
 void blend_constant(ImageU8& image, float other, double ratio) {
-  const float r = static_cast<float>(ratio);
-  const float alpha = static_cast<float>(1.0 - ratio);
-  uint8_t table[256];
-  for (int v = 0; v < 256; ++v) table[v] = clamp_to_u8(fused_add(static_cast<float>(v) * r, alpha, other));
-  apply_table(image, table);
+  const double alpha = static_cast<float>(1.0 - ratio);
+  blend_constant_bytes(image.data(), image.bytes(), static_cast<float>(ratio), alpha * static_cast<double>(other));
+}
+
+/// x * factor, clamped and truncated, on n bytes (the AVX2 clone vectorises it).
+FASTLOOP_AVX2_CLONES
+void scale_bytes(uint8_t* __restrict p, int64_t n, float factor) {
+  for (int64_t i = 0; i < n; ++i) p[i] = clamp_to_u8(static_cast<float>(p[i]) * factor);
 }
 
 // _blend(x, grey, ratio) in fixed point: x * round(ratio * 2^20) + grey * round((1 - ratio) * 2^20), for
@@ -124,7 +122,7 @@ inline bool blend_near(int32_t s) {
 }
 
 /// The n pixels' channels blended with their grey levels; near[i] says value i needs the float path.
-FASTLOOP_COLOR_CLONES
+FASTLOOP_AVX2_CLONES
 void saturation_fixed(uint8_t* __restrict p, const uint8_t* __restrict grey, int64_t n, int32_t ratio,
                       int32_t alpha, uint8_t* __restrict near) {
   for (int64_t i = 0; i < n; ++i) {
@@ -139,12 +137,12 @@ void saturation_fixed(uint8_t* __restrict p, const uint8_t* __restrict grey, int
   }
 }
 
+} // namespace
+
 void check_non_negative(double factor, const char* name) {
   if (factor < 0)
     throw InputError(std::string(name) + " (" + color_number(factor) + ") is not non-negative.");
 }
-
-} // namespace
 
 void check_color_channels(int64_t channels, const char* what) {
   (void)what;
@@ -168,10 +166,7 @@ void check_solarize_threshold(double threshold) {
 void adjust_brightness_u8(ImageU8& image, double brightness_factor) {
   check_non_negative(brightness_factor, "brightness_factor");
   check_color_channels(image.channels, "adjust_brightness");
-  const float f = static_cast<float>(brightness_factor);
-  uint8_t table[256];
-  for (int v = 0; v < 256; ++v) table[v] = clamp_to_u8(static_cast<float>(v) * f);
-  apply_table(image, table);
+  scale_bytes(image.data(), image.bytes(), static_cast<float>(brightness_factor));
 }
 
 void adjust_contrast_u8(ImageU8& image, double contrast_factor) {
@@ -283,7 +278,7 @@ inline void hue_pixel(uint8_t* p, float hue_factor) {
 typedef float HueF8 __attribute__((vector_size(32)));
 typedef int32_t HueI8 __attribute__((vector_size(32)));
 
-FASTLOOP_COLOR_CLONES
+FASTLOOP_AVX2_CLONES
 void hue_block8(uint8_t* __restrict p, int64_t blocks, float hue_factor) {
   const float scale = static_cast<float>(1.0 / 255.0), sixth = static_cast<float>(1.0 / 6.0);
   const float to_u8 = static_cast<float>(255.0 + 1.0 - 1e-3);
@@ -380,43 +375,21 @@ void posterize_u8(ImageU8& image, int64_t bits) {
   for (int64_t i = 0; i < n; ++i) p[i] &= mask;
 }
 
-void solarize_u8(ImageU8& image, double threshold) {
-  check_solarize_threshold(threshold);
-  uint8_t table[256];
-  for (int v = 0; v < 256; ++v) table[v] = static_cast<double>(v) >= threshold ? static_cast<uint8_t>(255 - v) : v;
-  apply_table(image, table);
+namespace {
+
+/// x >= first ? 255 - x : x on n bytes (the AVX2 clone vectorises it).
+FASTLOOP_AVX2_CLONES
+void solarize_bytes(uint8_t* __restrict p, int64_t n, uint8_t first) {
+  for (int64_t i = 0; i < n; ++i) p[i] = p[i] >= first ? static_cast<uint8_t>(255 - p[i]) : p[i];
 }
 
-void adjust_sharpness_u8(ImageU8& image, double sharpness_factor, TransformScratch& scratch) {
-  if (image.channels != 1 && image.channels != 3)
-    throw TransformTypeError("Input image tensor can have 1 or 3 channels, but found " +
-                             std::to_string(image.channels));
-  check_non_negative(sharpness_factor, "sharpness_factor");
-  const int64_t h = image.height, w = image.width, c = image.channels;
-  if (h <= 2 || w <= 2) return;
-  const float alpha = static_cast<float>(1.0 - sharpness_factor);
-  ImageU8& out = scratch.spare;
-  out.reshape(h, w, c);
-  const int64_t stride = w * c;
-  std::memcpy(out.row(0), image.row(0), stride);
-  std::memcpy(out.row(h - 1), image.row(h - 1), stride);
-  for (int64_t y = 1; y < h - 1; ++y) {
-    const uint8_t* up = image.row(y - 1);
-    const uint8_t* mid = image.row(y);
-    const uint8_t* down = image.row(y + 1);
-    uint8_t* o = out.row(y);
-    std::memcpy(o, mid, c);
-    std::memcpy(o + stride - c, mid + stride - c, c);
-    for (int64_t x = c; x < stride - c; ++x) {
-      // conv2d with 1/13 around 5/13, then round_(): the exact value is an integer / 13, never half-way, so
-      // float32's sum rounds as the integers do: (s + 6) / 13.
-      const int s = up[x - c] + up[x] + up[x + c] + mid[x - c] + 5 * mid[x] + mid[x + c] + down[x - c] + down[x] +
-                    down[x + c];
-      const int blurred = (s + 6) / 13;
-      o[x] = clamp_to_u8(fused_add(static_cast<float>(mid[x]), alpha, static_cast<float>(blurred - mid[x])));
-    }
-  }
-  std::swap(image, out);
+}  // namespace
+
+void solarize_u8(ImageU8& image, double threshold) {
+  check_solarize_threshold(threshold);
+  int first = 0;  // the first byte value v with v >= threshold (float compare, as the uint8 tensor against it)
+  while (first < 256 && !(static_cast<double>(first) >= threshold)) ++first;
+  if (first < 256) solarize_bytes(image.data(), image.bytes(), static_cast<uint8_t>(first));
 }
 
 } // namespace fastloop

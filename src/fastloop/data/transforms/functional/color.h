@@ -37,12 +37,13 @@ void posterize_u8(ImageU8& image, int64_t bits);
 /// v2.functional.solarize: x >= threshold ? 255 - x : x on every channel; threshold <= 255.
 void solarize_u8(ImageU8& image, double threshold);
 
-/// v2.functional.adjust_sharpness: a blend with the 3x3 smoothed image (1s around a 5, / 13, rounded) inside
+/// v2.functional.adjust_sharpness (sharpness.cpp): a blend with the 3x3 smoothed image (1s around a 5, / 13, rounded) inside
 /// the one-pixel border; images of 2 rows or columns or fewer are returned as is. 1 or 3 channels.
 void adjust_sharpness_u8(ImageU8& image, double sharpness_factor, TransformScratch& scratch);
 
 /// torchvision's own checks of the colour kernels, for the transforms' constructors (same messages).
 void check_color_channels(int64_t channels, const char* what);  // TypeError unless 1 or 3
+void check_non_negative(double factor, const char* name);       // "<name> (<factor>) is not non-negative."
 void check_posterize_bits(int64_t bits);                        // TypeError unless 0..8
 void check_solarize_threshold(double threshold);                // TypeError above 255
 

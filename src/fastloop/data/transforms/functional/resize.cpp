@@ -9,6 +9,8 @@
 // worker thread so that its weights and rows stay allocated: 1.6x faster than these portable passes.
 #include "fastloop/data/transforms/functional/resize.h"
 
+#include "fastloop/data/transforms/functional/cpu_clones.h"
+
 #include "fastloop/data/transforms/image_resize.h"
 
 #include "fastloop/core/errors.h"
@@ -157,10 +159,8 @@ int64_t axis_taps(int64_t in_size, int64_t out_size, bool cubic, bool antialias,
 // The passes are compiled for the baseline and for AVX2 (chosen at load time; the same integers).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define RESIZE_INLINE inline __attribute__((always_inline))
-#define RESIZE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define RESIZE_INLINE inline
-#define RESIZE_CLONES
 #endif
 
 RESIZE_INLINE uint8_t resize_clamp(int32_t sum, int precision) {
@@ -183,7 +183,7 @@ RESIZE_INLINE void resize_row_horizontal(const uint8_t* in, const AxisTaps& t, i
   }
 }
 
-RESIZE_CLONES void resize_rows_horizontal(const uint8_t* in, int64_t in_stride, int64_t rows, int64_t channels,
+FASTLOOP_AVX2_CLONES void resize_rows_horizontal(const uint8_t* in, int64_t in_stride, int64_t rows, int64_t channels,
                                           const AxisTaps& t, int64_t out_width, uint8_t* out, int64_t out_stride) {
   for (int64_t y = 0; y < rows; ++y) {
     const uint8_t* i = in + y * in_stride;
@@ -199,7 +199,7 @@ RESIZE_CLONES void resize_rows_horizontal(const uint8_t* in, int64_t in_stride, 
 
 // Output row y of the vertical pass: `rows` (first tap row of the source) `stride` bytes apart; `acc` holds
 // `n` int32 sums.
-RESIZE_CLONES void resize_row_vertical(const uint8_t* rows, int64_t stride, const int32_t* w, int32_t count,
+FASTLOOP_AVX2_CLONES void resize_row_vertical(const uint8_t* rows, int64_t stride, const int32_t* w, int32_t count,
                                        int precision, int64_t n, int32_t* acc, uint8_t* out) {
   const int32_t bias = 1 << (precision - 1);
   for (int64_t i = 0; i < n; ++i) acc[i] = bias;
@@ -308,4 +308,4 @@ void resized_crop_u8(const ImageU8& image, int64_t top, int64_t left, int64_t he
 
 // The unity build compiles the next file into this translation unit: the macros end here.
 #undef RESIZE_INLINE
-#undef RESIZE_CLONES
+#undef FASTLOOP_AVX2_CLONES
