@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/functional/color.h"
 
 #include "fastloop/data/transforms/functional/cpu_clones.h"
+#include "fastloop/data/transforms/functional/lookup.h"
 
 #include <algorithm>
 #include <charconv>
@@ -99,7 +100,15 @@ void blend_constant_bytes(uint8_t* __restrict p, int64_t n, float ratio, double 
 
 void blend_constant(ImageU8& image, float other, double ratio) {
   const double alpha = static_cast<float>(1.0 - ratio);
-  blend_constant_bytes(image.data(), image.bytes(), static_cast<float>(ratio), alpha * static_cast<double>(other));
+  const auto r = static_cast<float>(ratio);
+  const double alpha_other = alpha * static_cast<double>(other);
+  if (lookup_is_vectorised()) {  // the same formula over the 256 values, then a vectorised lookup
+    uint8_t table[256];
+    for (int v = 0; v < 256; ++v) table[v] = v;
+    blend_constant_bytes(table, 256, r, alpha_other);
+    return lookup_bytes(image.data(), image.bytes(), 1, table);
+  }
+  blend_constant_bytes(image.data(), image.bytes(), r, alpha_other);
 }
 
 /// x * factor, clamped and truncated, on n bytes (the AVX2 clone vectorises it).
@@ -166,7 +175,14 @@ void check_solarize_threshold(double threshold) {
 void adjust_brightness_u8(ImageU8& image, double brightness_factor) {
   check_non_negative(brightness_factor, "brightness_factor");
   check_color_channels(image.channels, "adjust_brightness");
-  scale_bytes(image.data(), image.bytes(), static_cast<float>(brightness_factor));
+  const auto factor = static_cast<float>(brightness_factor);
+  if (lookup_is_vectorised()) {  // as blend_constant
+    uint8_t table[256];
+    for (int v = 0; v < 256; ++v) table[v] = v;
+    scale_bytes(table, 256, factor);
+    return lookup_bytes(image.data(), image.bytes(), 1, table);
+  }
+  scale_bytes(image.data(), image.bytes(), factor);
 }
 
 void adjust_contrast_u8(ImageU8& image, double contrast_factor) {

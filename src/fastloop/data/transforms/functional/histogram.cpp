@@ -1,8 +1,11 @@
 // Histogram kernels (histogram.h): one pass to count or find each channel's extremes, one pass through a
-// 256-entry table per channel. Channels are interleaved (HWC), so a pixel's channels index different tables.
+// 256-entry table per channel (lookup.h). Channels are interleaved (HWC), so a pixel's channels index
+// different tables.
 #include "fastloop/data/transforms/functional/histogram.h"
 
 #include "fastloop/data/transforms/functional/color.h"
+#include "fastloop/data/transforms/functional/cpu_clones.h"
+#include "fastloop/data/transforms/functional/lookup.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,25 +14,36 @@
 namespace fastloop {
 namespace {
 
-/// Maps every channel through its table: tables[c * 256 + value].
-void apply_channel_tables(ImageU8& image, const uint8_t* tables) {
-  const int64_t c = image.channels, pixels = image.height * image.width;
-  uint8_t* p = image.data();
-  if (c == 1) {
-    for (int64_t i = 0; i < pixels; ++i) p[i] = tables[p[i]];
-    return;
+typedef uint8_t Bytes32 __attribute__((vector_size(32)));
+
+/// Each channel's smallest and largest value over the n bytes of a 1- or 3-channel image: running extremes of
+/// 96-byte blocks in three 32-byte vectors (byte j of a block is channel j % c, as 96 is a multiple of 3),
+/// then per channel.
+FASTLOOP_AVX2_CLONES
+void channel_extremes(const uint8_t* p, int64_t n, int64_t c, uint8_t* lo, uint8_t* hi) {
+  constexpr int64_t kBlock = 96;
+  Bytes32 block_lo[3], block_hi[3];
+  for (int k = 0; k < 3; ++k) {
+    block_lo[k] = Bytes32{} + 255;
+    block_hi[k] = Bytes32{};
   }
-  if (c == 3) {
-    const uint8_t *t0 = tables, *t1 = tables + 256, *t2 = tables + 512;
-    for (int64_t i = 0; i < pixels; ++i, p += 3) {
-      p[0] = t0[p[0]];
-      p[1] = t1[p[1]];
-      p[2] = t2[p[2]];
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int k = 0; k < 3; ++k) {
+      Bytes32 x;
+      std::memcpy(&x, p + i + 32 * k, sizeof(x));
+      block_lo[k] = x < block_lo[k] ? x : block_lo[k];
+      block_hi[k] = x > block_hi[k] ? x : block_hi[k];
     }
-    return;
   }
-  for (int64_t i = 0; i < pixels; ++i, p += c)
-    for (int64_t k = 0; k < c; ++k) p[k] = tables[k * 256 + p[k]];
+  for (int64_t j = 0; j < kBlock; ++j) {
+    lo[j % c] = std::min(lo[j % c], block_lo[j / 32][j % 32]);
+    hi[j % c] = std::max(hi[j % c], block_hi[j / 32][j % 32]);
+  }
+  for (; i < n; ++i) {  // i is a multiple of 96, so of c: byte i is channel 0
+    lo[i % c] = std::min(lo[i % c], p[i]);
+    hi[i % c] = std::max(hi[i % c], p[i]);
+  }
 }
 
 } // namespace
@@ -39,12 +53,7 @@ void autocontrast_u8(ImageU8& image) {
   const int64_t c = image.channels, n = image.bytes();
   if (n == 0) return;
   uint8_t lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
-  const uint8_t* p = image.data();
-  for (int64_t i = 0; i < n; i += c)
-    for (int64_t k = 0; k < c; ++k) {
-      lo[k] = std::min(lo[k], p[i + k]);
-      hi[k] = std::max(hi[k], p[i + k]);
-    }
+  channel_extremes(image.data(), n, c, lo, hi);
   uint8_t tables[3 * 256];
   for (int64_t k = 0; k < c; ++k) {
     // torchvision: inv_scale = (max - min) * (1 / 255) in float32; (x - min) / inv_scale, clamped, truncated;
@@ -56,7 +65,7 @@ void autocontrast_u8(ImageU8& image) {
       tables[k * 256 + v] = static_cast<uint8_t>(std::min(std::max(out, 0.0f), 255.0f));
     }
   }
-  apply_channel_tables(image, tables);
+  lookup_bytes(image.data(), image.bytes(), image.channels, tables);
 }
 
 void equalize_u8(ImageU8& image) {
@@ -90,7 +99,7 @@ void equalize_u8(ImageU8& image) {
       table[v] = static_cast<uint8_t>(std::min<int64_t>(255, (cum + step / 2) / step));
     }
   }
-  apply_channel_tables(image, tables);
+  lookup_bytes(image.data(), image.bytes(), image.channels, tables);
 }
 
 } // namespace fastloop
