@@ -1,7 +1,7 @@
 """``fastloop.Loader``: batches of a ``--data`` source made by fastloop's C++ worker threads."""
 
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import torch
 

@@ -128,9 +128,9 @@ def args_doc(indent: str = "        ", width: int = 112) -> str:
             entries[-1].insert(-1, p.name)
     lines = []
     for entry in entries:
-        lines.append(textwrap.fill(f"{', '.join(entry[:-1])}: {entry[-1]}", width=width, initial_indent=indent,
-                                   subsequent_indent=indent + "    ", break_long_words=False,
-                                   break_on_hyphens=False))
+        text = f"{', '.join(entry[:-1])}: {entry[-1]}".replace("\\ ", "\0")  # no line break in reST's "\ "
+        lines.append(textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent + "    ",
+                                   break_long_words=False, break_on_hyphens=False).replace("\0", "\\ "))
     return "\n".join(lines)
 
 

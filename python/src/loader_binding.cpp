@@ -14,41 +14,44 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace fastloop::python {
 namespace {
 
-/// The keyword arguments of fastloop.Loader, resolved by the Python side (None: -1 or nullopt here).
+/// What fastloop.Loader passes (python/fastloop/_loader_params.py, where its parameters are declared): its
+/// settings of `fastloop train` by TOML key ("data.batch_size"), set through the config field table as a
+/// recipe's are, and the few arguments only a Loader has. A None was left out: the default, or the split's.
 struct SplitLoaderArgs {
-  std::string source, split = "train";
-  int64_t batch_size = 128, workers = -1, prefetch = 4, image_size = 224, seed = 0, rank = 0, world_size = 1;
-  std::optional<bool> augment, shuffle, drop_last;
-  std::string mean, std, dtype = "float32", device = "cpu", bad_image_policy = "stop";
-  bool channels_last = false;
+  TrainConfig config;
+  std::set<std::string> given;  // the flags of the settings given ("--workers"), as a command line's
+  std::string split = "train", dtype = "float32", device = "cpu";
+  int64_t rank = 0, world_size = 1;
+  std::optional<bool> shuffle, drop_last;
   std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
   // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
 
-  /// From the dict fastloop.Loader passes (its keyword arguments by name, resolved); a missing key keeps
-  /// the default, an unknown one is a bug of the package and says so.
+  /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
+  /// of the package, and config_set says so.
   static SplitLoaderArgs from_dict(const py::dict& given) {
     SplitLoaderArgs a;
-    size_t read = 0;
-    auto take = [&](const char* name, auto& field) {
-      if (!given.contains(name)) return;
-      field = given[name].cast<std::remove_reference_t<decltype(field)>>();
-      ++read;
-    };
-    take("source", a.source), take("split", a.split), take("batch_size", a.batch_size), take("workers", a.workers);
-    take("prefetch", a.prefetch), take("augment", a.augment), take("image_size", a.image_size), take("mean", a.mean);
-    take("std", a.std), take("dtype", a.dtype), take("channels_last", a.channels_last), take("device", a.device);
-    take("seed", a.seed), take("shuffle", a.shuffle), take("drop_last", a.drop_last), take("rank", a.rank);
-    take("world_size", a.world_size), take("bad_image_policy", a.bad_image_policy);
-    take("transform", a.transform);
-    take("files", a.files), take("labels", a.labels), take("classes", a.classes);
-    if (read != given.size()) throw std::logic_error("fastloop._C.Loader: an argument it does not know was given");
+    for (const auto& [key, value] : given) {
+      const std::string name = key.cast<std::string>();
+      auto take = [&](const char* argument, auto& field) {
+        if (name != argument) return false;
+        field = value.cast<std::remove_reference_t<decltype(field)>>();
+        return true;
+      };
+      if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
+          take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
+          take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
+          take("classes", a.classes))
+        continue;
+      a.given.insert(config_set(a.config, name, config_value_of(value, name)));
+    }
     return a;
   }
 };
@@ -127,14 +130,15 @@ class SplitLoader {
       throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
                        std::to_string(args.world_size) + " is not a rank of the group");
     TrainConfig config = config_of(args);
-    data_ = std::make_unique<DatasetSplits>(
-        args.source == "files" ? files_load(args.files, args.labels, args.classes, data_options_of(config.data))
-                               : data_load(config.data));
+    const bool files = config.data.source == "files";
+    data_ = std::make_unique<DatasetSplits>(files ? files_load(args.files, args.labels, args.classes,
+                                                               data_options_of(config.data))
+                                                  : data_load(config.data));
     const bool train = args.split == "train";
     const Dataset& split = train ? data_->train : data_->test;
     if (split.size() == 0)
-      throw InputError("fastloop.Loader: " + args.source + " has no " + args.split + " split (an image folder without "
-                       "val/, shards without val-*.tar)");
+      throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
+                       " split (an image folder without val/, shards without val-*.tar)");
     loader_ = std::make_unique<Loader>(split, loader_options(config, train));
     classes_ = split.classes;
     num_classes_ = split.num_classes;
@@ -163,12 +167,12 @@ class SplitLoader {
     } else {
       EvalOptions eval;
       eval.device = device;
-      eval.channels_last = args.channels_last;
+      eval.channels_last = config.perf.channels_last;
       eval.amp.dtype = dtype_named(args.dtype);
       options = eval_loader_options(config.data.batch_size, config.data.workers, eval);
-      options.sampler = {false, static_cast<uint64_t>(args.seed), args.rank, args.world_size};
+      options.sampler = {false, static_cast<uint64_t>(config.run.seed), args.rank, args.world_size};
       options.prefetch = config.data.prefetch;
-      if (args.augment.value_or(false)) {
+      if (args.given.count("--augment") && config.data.augment) {  // None: off for evaluation
         options.augment.crop = true;
         options.augment.pad = config.data.crop_pad;
         options.augment.flip = config.data.flip;
@@ -197,21 +201,10 @@ class SplitLoader {
     return options;
   }
 
+  /// The settings given, with --perf auto's workers when none were given; checked as the CLI's are.
   static TrainConfig config_of(const SplitLoaderArgs& args) {
-    TrainConfig config;
-    config.data.source = args.source;
-    config.data.batch_size = args.batch_size;
-    config.data.prefetch = args.prefetch;
-    config.data.image_size = args.image_size;
-    config.data.mean = args.mean;
-    config.data.std = args.std;
-    config.data.bad_image_policy = args.bad_image_policy;
-    if (args.augment) config.data.augment = *args.augment;
-    config.perf.channels_last = args.channels_last;
-    config.run.seed = args.seed;
-    if (args.workers >= 0) {
-      config.data.workers = args.workers;
-    } else {  // what --perf auto picks for `fastloop train` on this machine
+    TrainConfig config = args.config;
+    if (!args.given.count("--workers") || config.data.workers < 0) {  // what --perf auto picks on this machine
       TrainConfig automatic = config;
       perf_auto_apply(automatic, perf_hardware_detect());
       config.data.workers = automatic.data.workers;

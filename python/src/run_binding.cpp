@@ -32,15 +32,6 @@ std::string script_module_register(torch::jit::Module module) {
   return name;
 }
 
-ConfigValue config_value_of(const py::handle& value, const std::string& key) {
-  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
-  if (py::isinstance<py::float_>(value)) return value.cast<double>();
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  throw InputError("setting '" + key + "': " + std::string(py::str(py::type::of(value))) +
-                   " is not a bool, int, float or str");
-}
-
 py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::string, py::object>>& fields,
                     const py::object& model, bool quiet) {
   TrainConfig config;
@@ -99,6 +90,15 @@ std::string model_info_call(const std::string& checkpoint) {
 }
 
 }  // namespace
+
+ConfigValue config_value_of(const py::handle& value, const std::string& key) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value) || PyIndex_Check(value.ptr())) return value.cast<int64_t>();  // numpy.int64
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw InputError("setting '" + key + "': " + std::string(py::str(py::type::of(value))) +
+                   " is not a bool, int, float or str");
+}
 
 void run_bind(py::module_& module) {
   module.def("model_info", &model_info_call, py::arg("checkpoint"),
