@@ -145,3 +145,31 @@ def test_a_misspelt_operation_stops_the_cli_and_train_naming_it(cli, image_folde
     assert "test accuracy" not in done.stdout
     with pytest.raises(TypeError, match="RandAugmnet is not supported"):
         fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", transform=text, **RUN)
+
+
+#: a data folder that is not there: a run that got as far as loading its data would report it instead
+MISSING = "imagefolder:/nonexistent/fastloop-test-data"
+
+
+@pytest.mark.parametrize("flag", ["--transform", "--eval-transform"])
+@pytest.mark.parametrize("data", ["found", "missing"])
+def test_a_bad_transform_stops_the_cli_before_it_prints_or_loads(cli, image_folder, flag, data):
+    # checked with the other flags: no `perf auto:` or `config` line, and the data (even a missing folder) unread
+    bad = TEXTS["randaugment"].replace("RandAugment", "RandAugmnet")
+    source = f"imagefolder:{image_folder}" if data == "found" else MISSING
+    args = [cli, "train", "--data", source, *flags(RUN), "--perf", "auto", flag, bad]
+    done = subprocess.run([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert done.returncode == 2, done.stdout
+    lines = done.stdout.splitlines()
+    assert any("transform RandAugmnet is not supported" in line for line in lines), done.stdout
+    assert not [line for line in lines if line.startswith(("config ", "perf auto"))], done.stdout
+
+
+@pytest.mark.parametrize("text", ["RandomResizedCrop(32), RandAugmnet(2, 9), ToTensor()",
+                                  "RandomResizedCrop(32), RandomHorizontalFlip()"])
+def test_a_bad_transform_stops_train_before_it_prints(capfd, image_folder, text):
+    # the second ends with uint8 images: refused before the run too, with the loader's message
+    with pytest.raises(TypeError, match="RandAugmnet is not supported|ends with uint8 images"):
+        fastloop.train(data=f"imagefolder:{image_folder}", transform=text, **RUN)
+    printed = capfd.readouterr()
+    assert "config " not in printed.out and "perf auto" not in printed.out, printed.out

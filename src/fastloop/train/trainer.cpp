@@ -6,6 +6,8 @@
 #include "fastloop/core/clock.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/train/best_checkpoints.h"
@@ -39,6 +41,14 @@ struct Tally {
   double img_per_s() const { return static_cast<double>(images) / seconds_since(start); }
   void reset() { loss_sum.zero_(), batches = images = 0, data_wait = 0.0, start = Clock::now(); }
 };
+
+/// --transform and --eval-transform compiled once here, beside config_validate: a misspelt or unsupported
+/// transform, or one that ends with uint8 images, stops the run with the Pipeline's message before any data
+/// is loaded or any line printed (train_setup and the eval loader compile them again for the run).
+void transforms_validate(const TrainConfig& config) {
+  for (const std::string* spec : {&config.data.transform, &config.data.eval_transform})
+    if (!spec->empty()) pipeline_check_output(Pipeline(*spec));
+}
 
 /// The run's checkpoint: written by the main rank alone, with the config and world size it ran with; the
 /// last one written is named by the messages of runs that cannot go on.
@@ -197,6 +207,7 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const auto started = Clock::now();
   config_validate(config);  // the one check of a run's config (train_setup and the CLI rely on it)
+  transforms_validate(config);
   const DistEnv dist_env = dist_env_detect();
   RunBudget budget(budget_seconds(config, dist_env.world_size), control.progress && dist_env.rank == 0);
   if (control.on_start) control.on_start(config);
