@@ -8,6 +8,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import torch
 
 from . import _C
+from ._batch import contains_batch_transform
+from .transforms import compile_transform
 
 __all__ = ["train", "evaluate", "model_info"]
 
@@ -22,6 +24,34 @@ def _flatten(fields: Mapping[str, Any], prefix: str = "") -> List[Tuple[str, Any
         else:
             flat.append((name, value))
     return flat
+
+
+def _transform_setting(key: str) -> Optional[str]:
+    """``"transform"`` or ``"eval_transform"`` when `key` names ``data.transform`` / ``data.eval_transform``
+    in any spelling train() takes (``transform``, ``data.transform``, ``--eval-transform``), else None."""
+    name = key[2:] if key.startswith("--") else key
+    name = name.replace("-", "_")
+    name = name[len("data."):] if name.startswith("data.") else name
+    return name if name in ("transform", "eval_transform") else None
+
+
+def _compile_settings(fields: List[Tuple[str, Any]]) -> List[Tuple[str, Any]]:
+    """Each torchvision transform object given for a transform setting compiled to its spec, as
+    ``fastloop.Loader(transform=...)`` compiles it (TypeError names what fastloop cannot run); text is kept
+    as given (the run checks it before any work)."""
+    compiled: List[Tuple[str, Any]] = []
+    for key, value in fields:
+        setting = _transform_setting(key)
+        if setting is not None and value is not None and not isinstance(value, (str, bool, int, float)):
+            mix = contains_batch_transform(value)
+            if mix:
+                raise TypeError(f"fastloop.train: {mix} in {setting}= is a batch transform (it mixes samples of a "
+                                f"batch), and train() has no batch-transform setting: give its alpha as "
+                                f"mixup=ALPHA or cutmix=ALPHA (data.mixup, data.cutmix: per batch, as timm's Mixup) "
+                                f"instead, or use fastloop.Loader(batch_transform={mix}(...)) in a loop of your own")
+            value = compile_transform(value)
+        compiled.append((key, value))
+    return compiled
 
 
 def train(
@@ -47,6 +77,8 @@ def train(
         \**fields: settings by TOML key (``**{"optim.lr": 0.05}``), by name where it is unique
             (``epochs=2``, ``max_steps=20``) or nested as in TOML (``optim={"lr": 0.05}``); they override
             the recipe, and ``--perf auto`` keeps them as it keeps flags given on a command line.
+            ``transform`` and ``eval_transform`` also take a torchvision transform object (v1 or v2,
+            ``Compose`` and the other containers nested), compiled as ``fastloop.Loader`` compiles it.
 
     Returns:
         ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``img_per_s``, ``train_seconds``,
@@ -55,6 +87,8 @@ def train(
         (the resolved settings as JSON).
 
     Raises:
+        TypeError: a transform fastloop does not run (a ``Lambda``, a user's own class, MixUp or CutMix,
+            an unsupported option), naming it, before any work.
         ValueError: a bad setting, recipe, data set or model, with the CLI's message.
         RuntimeError: a run that cannot go on (diverged, out of memory).
         KeyboardInterrupt: Ctrl-C stopped the run after its current step (with a checkpoint when
@@ -66,7 +100,8 @@ def train(
     if time_budget is not None:
         fields["run.time_budget"] = time_budget
     sys.stdout.flush()
-    summary = _C.train(os.fspath(recipe) if recipe is not None else "", _flatten(fields), model, quiet)
+    settings = _compile_settings(_flatten(fields))
+    summary = _C.train(os.fspath(recipe) if recipe is not None else "", settings, model, quiet)
     if summary["stopped"]:
         raise KeyboardInterrupt(f"fastloop.train stopped at step {summary['steps']}")
     return summary

@@ -15,6 +15,9 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file
 
+import torchvision.transforms as T
+import torchvision.transforms.v2 as v2
+
 import fastloop
 from fastloop.transforms import compile_transform
 from conftest import ROOT, run
@@ -96,19 +99,61 @@ def test_the_cli_trains_with_the_pipeline_and_records_it(cli, tmp_path, image_fo
     assert fastloop.model_info(str(checkpoints / "last.ckpt"))["transform"] == eval_text(name)
 
 
+def eval_object(name: str) -> object:
+    """eval_text(name) as a torchvision.transforms.v2 object (the train pipelines are v1: both kinds go in)."""
+    steps = [v2.Resize(SIZE * 256 // 224), v2.CenterCrop(SIZE), v2.ToImage(), v2.ToDtype(torch.float32, scale=True)]
+    if "Normalize" in TEXTS[name]:
+        steps.append(v2.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)))
+    return v2.Compose(steps)
+
+
+#: each spelling of the transform settings train() takes, one per pipeline (the object, then its eval object)
+SETTINGS: Dict[str, Callable[[object, object, str], Dict[str, object]]] = {
+    "crop-flip": lambda train, ev, source: {"data": source, "transform": train, "eval_transform": ev},
+    "simclr": lambda train, ev, source: {"data": source, "data.transform": train, "data.eval_transform": ev},
+    "reference": lambda train, ev, source: {"data": {"source": source, "transform": train, "eval_transform": ev}},
+    "randaugment": lambda train, ev, source: {"data": source, "--transform": train, "--eval-transform": ev},
+}
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_python_train_takes_the_torchvision_pipeline_compiled(tmp_path, image_folder, name):
-    # train() takes settings as bool/int/float/str: the torchvision object goes in as its compiled spec.
-    spec = compile_transform(BENCH[name](SIZE))
-    summary = fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", transform=spec,
-                             eval_transform=eval_text(name), checkpoint_dir=str(tmp_path),
-                             metrics=str(tmp_path / "metrics.jsonl"), **RUN)
+def test_python_train_takes_the_torchvision_pipeline_object(tmp_path, image_folder, name):
+    train_object, eval_obj = BENCH[name](SIZE), eval_object(name)
+    settings = SETTINGS[name](train_object, eval_obj, f"imagefolder:{image_folder}")
+    summary = fastloop.train(quiet=True, checkpoint_dir=str(tmp_path), metrics=str(tmp_path / "metrics.jsonl"),
+                             **settings, **RUN)
     assert summary["steps"] == STEPS and not summary["stopped"] and math.isfinite(summary["test_loss"])
+    # compiled as fastloop.Loader(transform=...) compiles it: the same spec, recorded in the config
+    spec, eval_spec = compile_transform(train_object), compile_transform(eval_obj)
+    assert spec == fastloop.Loader(f"imagefolder:{image_folder}", transform=train_object).transform
+    assert spec.startswith(f"RandomResizedCrop(size=({SIZE}, {SIZE})") and "ToDtype" in eval_spec
     config = json.loads(summary["config"])
-    assert (config["data.transform"], config["data.eval_transform"]) == (spec, eval_text(name))
+    assert (config["data.transform"], config["data.eval_transform"]) == (spec, eval_spec)
     epoch = epoch_line(tmp_path / "metrics.jsonl")
     assert epoch["test_loss"] == pytest.approx(summary["test_loss"])
-    assert fastloop.model_info(summary["checkpoint"])["transform"] == eval_text(name)
+    assert fastloop.model_info(summary["checkpoint"])["transform"] == eval_spec
+
+
+#: a data folder that is not there: a run that got as far as loading its data would report it instead
+MISSING = "imagefolder:/nonexistent/fastloop-test-data"
+
+
+@pytest.mark.parametrize("setting", ["transform", "eval_transform", "data.transform"])
+def test_python_train_refuses_a_lambda_in_the_compose_before_any_work(capfd, setting):
+    pipeline = T.Compose([T.RandomResizedCrop(SIZE), T.Lambda(lambda image: image), T.ToTensor()])
+    with pytest.raises(TypeError, match="Lambda is not supported.*RandomResizedCrop"):
+        fastloop.train(data=MISSING, **{setting: pipeline}, **RUN)
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == ""
+
+
+@pytest.mark.parametrize("mix", [v2.MixUp(alpha=0.5, num_classes=3), v2.CutMix(num_classes=3)])
+def test_python_train_refuses_a_batch_transform_naming_its_mixup_settings(mix):
+    kind = type(mix).__name__
+    with pytest.raises(TypeError, match=f"{kind} in transform= is a batch transform.*mixup=ALPHA or cutmix=ALPHA"):
+        fastloop.train(quiet=True, data=MISSING, transform=v2.Compose([v2.RandomResizedCrop(SIZE), mix]), **RUN)
+    with pytest.raises(TypeError, match=f"{kind} in eval_transform= is a batch transform"):
+        fastloop.train(quiet=True, data=MISSING, eval_transform=T.RandomChoice([mix]), **RUN)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -145,10 +190,6 @@ def test_a_misspelt_operation_stops_the_cli_and_train_naming_it(cli, image_folde
     assert "test accuracy" not in done.stdout
     with pytest.raises(TypeError, match="RandAugmnet is not supported"):
         fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", transform=text, **RUN)
-
-
-#: a data folder that is not there: a run that got as far as loading its data would report it instead
-MISSING = "imagefolder:/nonexistent/fastloop-test-data"
 
 
 @pytest.mark.parametrize("flag", ["--transform", "--eval-transform"])
