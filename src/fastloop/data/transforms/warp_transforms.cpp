@@ -171,8 +171,7 @@ class GeoRandomPerspective : public Transform {
 class GeoGaussianBlur : public Transform {
  public:
   explicit GeoGaussianBlur(const TransformArgs& args)
-      : kernel_(geo_size(args, "kernel_size", "Kernel size should be a tuple/list of two integers")),
-        repr_(geo_repr(args, {"kernel_size", "sigma"})) {
+      : kernel_(geo_size(args, "kernel_size", "Kernel size should be a tuple/list of two integers")) {
     for (int64_t k : kernel_) {
       if (k <= 0 || k % 2 == 0) throw InputError("Kernel size value should be an odd and positive number.");
     }
@@ -185,6 +184,9 @@ class GeoGaussianBlur : public Transform {
     if (!(0.0 < sigma_[0] && sigma_[0] <= sigma_[1])) {
       throw InputError("sigma values should be positive and of the form (min, max). Got " + geo_numbers_repr(sigma_));
     }
+    // As torchvision's object holds them (kernel_size=(23, 23) for 23), so the text and the object compile alike.
+    repr_ = "GaussianBlur(kernel_size=" + value_repr(value_ints({kernel_[0], kernel_[1]})) +
+            ", sigma=" + value_repr(value_floats(sigma_)) + ")";
   }
   std::string repr() const override { return repr_; }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
