@@ -1,11 +1,14 @@
 // fastloop._C's transform entry points for tests and the Python package: a spec string compiled as a
 // Loader compiles it (pipeline.h), run on one image (_transform_apply: the uint8 part; _transform_output: all
-// of it, float32), printed (_transform_repr) or asked for its random draws (_transform_draws).
+// of it, float32), timed (_transform_time), printed (_transform_repr) or asked for its random draws
+// (_transform_draws).
 // TransformTypeError is Python's TypeError, InputError its ValueError.
 #include "bindings.h"
 
 #include "fastloop/fastloop.h"  // the public API only
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace fastloop::python {
@@ -63,6 +66,25 @@ at::Tensor transform_output(const std::string& spec, const at::Tensor& input, ui
   return out;
 }
 
+// Seconds per run of the uint8 part of `spec` on `input` (each run on a fresh copy of it, as a worker's decoded
+// image), the mean over `runs` runs after one warm-up: the kernels' time without the binding's own costs.
+double transform_time(const std::string& spec, const at::Tensor& input, uint64_t seed, int64_t runs) {
+  const Pipeline pipeline(spec);
+  const ImageU8 original = image_from_tensor(input);
+  py::gil_scoped_release release;
+  TransformScratch scratch;
+  ImageU8 image;
+  image = original;
+  pipeline.run_u8(image, seed, 0, 0, scratch);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t index = 0; index < runs; ++index) {
+    image = original;
+    pipeline.run_u8(image, seed, 0, index, scratch);
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / static_cast<double>(std::max<int64_t>(runs, 1));
+}
+
 py::list transform_draws(const std::string& spec, int64_t height, int64_t width, uint64_t seed, int64_t count) {
   const auto transforms = pipeline_make(spec_parse(spec));  // every transform, uint8 or output stage
   py::list samples;
@@ -90,6 +112,10 @@ void transforms_bind(py::module_& module) {
       PyErr_SetString(PyExc_TypeError, e.what());
     }
   });
+  module.def("_transform_time", &transform_time, py::arg("spec"), py::arg("image"), py::arg("seed"),
+             py::arg("runs"),
+             "Seconds per run of the uint8 part of `spec` on a fresh copy of the uint8 [C, H, W] `image`, the mean "
+             "of `runs` runs (bench/transform_ops.py).");
   module.def("_transform_apply", &transform_apply, py::arg("spec"), py::arg("image"), py::arg("seed"),
              py::arg("index") = 0,
              "Runs the uint8 part of the pipeline `spec` on one uint8 [C, H, W] image (C = 1, 3 or 4) with the "
