@@ -290,7 +290,10 @@ struct TinyNetImpl : ClassifierImpl {
 }  // namespace
 
 TEST(TorchScript, RegisteredCppModelTrainsThroughTheSameLoopAndRefusesFoldBn) {
-  model_register("test_tiny_net", [](const ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); });
+  // Once per process (the registry keeps a name for good), so --gtest_repeat runs this test again.
+  static const bool registered =
+      (model_register("test_tiny_net", [](const ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); }), true);
+  ASSERT_TRUE(registered);
   EXPECT_THROW(model_register("test_tiny_net", [](const ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); }),
                std::invalid_argument);
   EXPECT_THROW(model_register("resnet18", [](const ModelOptions& o) { return std::make_shared<TinyNetImpl>(o); }),
