@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/functional/warp.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/functional/warp_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,162 +19,18 @@
 namespace fastloop {
 namespace {
 
-// The row loops are compiled twice: for the CPU baseline and, where the CPU has them, with AVX2 and FMA
-// (std::fma then one instruction instead of glibc's routine; measured 26 -> 9 ms per 375 x 500 bilinear
-// rotation here). Both compute the same floats: the only fused operations are the explicit std::fma calls,
-// as both are compiled with -ffp-contract=off (GCC contracts a * b + c into an fma in C++ by default).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define WARP_INLINE inline __attribute__((always_inline))
-#define WARP_EXACT __attribute__((optimize("fp-contract=off")))  // C++ mode would contract otherwise
-#define WARP_FAST __attribute__((target("avx2,fma"), optimize("fp-contract=off")))
-bool warp_cpu_fast() {
-  static const bool fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return fast;
-}
-#else
-#define WARP_INLINE inline
-#define WARP_EXACT
-#define WARP_FAST
-bool warp_cpu_fast() { return false; }
-#endif
-
-// torch's float32 arithmetic here is fused: its grid is a bmm of (x, y, 1) rows with theta whose BLAS (MKL)
-// accumulates round(x * t0), then fma(y, t1, that), then + t2; grid_sample's unnormalisation
-// (g + 1) * (size / 2) - 0.5 and its bilinear sum are compiled with contraction into fmas. std::fma rounds
-// once as they do (an instruction where the CPU has it, glibc's exact routine otherwise): with plain float
-// arithmetic 10-30% of grid values differ by an ulp, which moves nearest's ties at 90-degree rotations.
-WARP_INLINE float warp_unnormalize(float g, float half_size) { return std::fma(g + 1.f, half_size, -0.5f); }
-
-WARP_INLINE uint8_t warp_round(float v) { return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.f, 255.f)); }
-
-// nearbyint (ties to even) by adding and subtracting 1.5 * 2^23: exact for |v| < 2^22, and in plain float
-// arithmetic, so the loops around it vectorise (GCC leaves nearbyintf scalar). Beyond 2^22 (no pixel of an
-// image the offsets pass takes, see warp_image) the result stays beyond, NaN stays NaN: both are outside.
-WARP_INLINE float warp_round_even(float v) {
-  constexpr float kMagic = 12582912.f;  // 1.5 * 2^23
-  return (v + kMagic) - kMagic;
-}
-
-// Bilinear sampling of one output row: `ix`, `iy` are grid_sample's unnormalised source coordinates.
-template <int C>
-WARP_INLINE void warp_row_bilinear(const ImageU8& image, const float* ix, const float* iy, int64_t n,
-                                   const WarpFill& fill, uint8_t* out) {
-  const auto W = static_cast<float>(image.width), H = static_cast<float>(image.height);
-  const int64_t stride = image.row_bytes();
-  const uint8_t* data = image.data();
-  for (int64_t i = 0; i < n; ++i, out += C) {
-    const float x = ix[i], y = iy[i];
-    // Out of reach (or NaN): all four corners outside, every product 0.
-    if (!(x > -1.f && x < W && y > -1.f && y < H)) {
-      for (int c = 0; c < C; ++c) out[c] = fill.none ? 0 : warp_round(fill.values[c]);
-      continue;
-    }
-    const float x_w = std::floor(x), y_n = std::floor(y);
-    const float w = x - x_w, e = 1.f - w, nn = y - y_n, s = 1.f - nn;
-    const float nw = s * e, ne = s * w, sw = nn * e, se = nn * w;
-    const auto xi = static_cast<int64_t>(x_w), yi = static_cast<int64_t>(y_n);
-    const bool west = xi >= 0, east = xi + 1 < image.width, north = yi >= 0, south = yi + 1 < image.height;
-    const int64_t at = yi * stride + xi * C;  // the north-west corner; read only where it is inside
-    float mask = 0.f;
-    if (!fill.none) {
-      mask = std::fma(north && east ? 1.f : 0.f, ne, north && west ? nw : 0.f);
-      mask = std::fma(south && west ? 1.f : 0.f, sw, mask);
-      mask = std::fma(south && east ? 1.f : 0.f, se, mask);
-    }
-    for (int c = 0; c < C; ++c) {
-      const float v_nw = north && west ? static_cast<float>(data[at + c]) : 0.f;
-      const float v_ne = north && east ? static_cast<float>(data[at + C + c]) : 0.f;
-      const float v_sw = south && west ? static_cast<float>(data[at + stride + c]) : 0.f;
-      const float v_se = south && east ? static_cast<float>(data[at + stride + C + c]) : 0.f;
-      float v = std::fma(v_ne, ne, v_nw * nw);
-      v = std::fma(v_sw, sw, v);
-      v = std::fma(v_se, se, v);
-      if (!fill.none) {  // three statements: torch's sub_, mul_, add_ (clang would contract one expression)
-        const float blended = (v - fill.values[c]) * mask;
-        v = blended + fill.values[c];
-      }
-      out[c] = warp_round(v);
-    }
-  }
-}
-
-template <int C>
-WARP_INLINE void warp_fill_pixel(const WarpFill& fill, uint8_t* out) {
-  for (int c = 0; c < C; ++c) out[c] = fill.none ? 0 : warp_round(fill.values[c]);
-}
-
-// Nearest, pixel by pixel (images of 2^31 bytes or more, whose offsets int32 cannot hold).
-template <int C>
-WARP_INLINE void warp_row_nearest_wide(const ImageU8& image, const float* ix, const float* iy, int64_t n,
-                                       const WarpFill& fill, uint8_t* out) {
-  const auto W1 = static_cast<float>(image.width - 1), H1 = static_cast<float>(image.height - 1);
-  const int64_t stride = image.row_bytes();
-  for (int64_t i = 0; i < n; ++i, out += C) {
-    const float x = std::nearbyint(ix[i]), y = std::nearbyint(iy[i]);  // ties to even, as _mm256_round_ps
-    if (x >= 0.f && x <= W1 && y >= 0.f && y <= H1) {
-      const uint8_t* p = image.data() + static_cast<int64_t>(y) * stride + static_cast<int64_t>(x) * C;
-      for (int c = 0; c < C; ++c) out[c] = p[c];
-    } else {
-      warp_fill_pixel<C>(fill, out);
-    }
-  }
-}
-
-// Nearest in two passes: each output pixel's source byte offset (-1 outside; a branch-free loop the compiler
-// vectorises), then runs of consecutive source pixels copied at once. A translation or a shear along x is
-// one run per row, a small rotation runs of about 1 / tan(angle) pixels: the same pixels as pixel by pixel.
-template <int C>
-WARP_INLINE void warp_row_nearest(const ImageU8& image, const float* ix, const float* iy, int64_t n,
-                                  const WarpFill& fill, int32_t* offsets, uint8_t* out) {
-  if (offsets == nullptr) return warp_row_nearest_wide<C>(image, ix, iy, n, fill, out);
-  const auto W1 = static_cast<float>(image.width - 1), H1 = static_cast<float>(image.height - 1);
-  const auto stride = static_cast<int32_t>(image.row_bytes());
-  const float* __restrict xs = ix;
-  const float* __restrict ys = iy;
-  int32_t* __restrict at = offsets;
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = warp_round_even(xs[i]), y = warp_round_even(ys[i]);
-    const bool inside = (x >= 0.f) & (x <= W1) & (y >= 0.f) & (y <= H1);  // no branches: vectorises
-    const int32_t offset = static_cast<int32_t>(inside ? y : 0.f) * stride + static_cast<int32_t>(inside ? x : 0.f) * C;
-    at[i] = inside ? offset : -1;
-  }
-  const uint8_t* data = image.data();
-  for (int64_t i = 0; i < n;) {
-    const int32_t start = offsets[i];
-    if (start < 0) {
-      warp_fill_pixel<C>(fill, out + i * C);
-      ++i;
-      continue;
-    }
-    int64_t end = i + 1;
-    for (int32_t next = start + C; end < n && offsets[end] == next; next += C) ++end;
-    std::memcpy(out + i * C, data + start, static_cast<size_t>((end - i) * C));
-    i = end;
-  }
-}
-
-template <int C>
-WARP_INLINE void warp_row(const ImageU8& image, bool bilinear, const float* ix, const float* iy, int64_t n,
-                          const WarpFill& fill, int32_t* offsets, uint8_t* out) {
-  if (bilinear) {
-    warp_row_bilinear<C>(image, ix, iy, n, fill, out);
-  } else {
-    warp_row_nearest<C>(image, ix, iy, n, fill, offsets, out);
-  }
-}
-
 // Runs `coordinates(y, ix, iy)` (fills grid_sample's unnormalised source coordinates of output row y) and
 // samples each row into `out`.
 template <typename Coordinates>
 WARP_INLINE void warp_rows(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                           float* iy, int32_t* offsets, const Coordinates& coordinates) {
+                           float* iy, const WarpRowBuffers& buffers, const Coordinates& coordinates) {
   for (int64_t y = 0; y < out.height; ++y) {
     coordinates(y, ix, iy);
     switch (image.channels) {
-      case 1: warp_row<1>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
-      case 3: warp_row<3>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
-      case 4: warp_row<4>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
-      default: warp_row<2>(image, bilinear, ix, iy, out.width, fill, offsets, out.row(y)); break;
+      case 1: warp_row<1>(image, bilinear, ix, iy, out.width, fill, buffers, out.row(y)); break;
+      case 3: warp_row<3>(image, bilinear, ix, iy, out.width, fill, buffers, out.row(y)); break;
+      case 4: warp_row<4>(image, bilinear, ix, iy, out.width, fill, buffers, out.row(y)); break;
+      default: warp_row<2>(image, bilinear, ix, iy, out.width, fill, buffers, out.row(y)); break;
     }
   }
 }
@@ -218,14 +75,14 @@ struct PerspectiveCoordinates {
 
 template <typename Coordinates>
 WARP_FAST void warp_rows_fast(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                              float* iy, int32_t* offsets, const Coordinates& coordinates) {
-  warp_rows(image, out, bilinear, fill, ix, iy, offsets, coordinates);
+                              float* iy, const WarpRowBuffers& buffers, const Coordinates& coordinates) {
+  warp_rows(image, out, bilinear, fill, ix, iy, buffers, coordinates);
 }
 
 template <typename Coordinates>
 WARP_EXACT void warp_rows_portable(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
-                                   float* iy, int32_t* offsets, const Coordinates& coordinates) {
-  warp_rows(image, out, bilinear, fill, ix, iy, offsets, coordinates);
+                                   float* iy, const WarpRowBuffers& buffers, const Coordinates& coordinates) {
+  warp_rows(image, out, bilinear, fill, ix, iy, buffers, coordinates);
 }
 
 // Warps `image` into scratch.spare (out_height x out_width), which then becomes the image.
@@ -234,21 +91,24 @@ void warp_image(ImageU8& image, int64_t out_height, int64_t out_width, Interpola
                 const WarpFill& fill, TransformScratch& scratch, const Coordinates& coordinates) {
   ImageU8& out = scratch.spare;
   out.reshape(out_height, out_width, image.channels);
-  if (scratch.floats.size() < static_cast<size_t>(2 * out_width))
-    scratch.floats.resize(static_cast<size_t>(2 * out_width));
+  const bool bilinear = interpolation == Interpolation::kBilinear;
+  constexpr int64_t kRoundExact = int64_t{1} << 22;  // warp_round_even's range
+  const bool two_pass = image.bytes() < (int64_t{1} << 31) && image.width < kRoundExact && image.height < kRoundExact;
+  const auto width = static_cast<size_t>(out_width);
+  const size_t floats = 2 + (two_pass && bilinear ? 5 : 0), ints = two_pass ? (bilinear ? 4 : 1) : 0;
+  if (scratch.floats.size() < floats * width) scratch.floats.resize(floats * width);
+  if (scratch.ints.size() < ints * width) scratch.ints.resize(ints * width);
   float* ix = scratch.floats.data();
   float* iy = ix + out_width;
-  const bool bilinear = interpolation == Interpolation::kBilinear;
-  int32_t* offsets = nullptr;  // nearest's source offsets, where int32 holds them
-  constexpr int64_t kRoundExact = int64_t{1} << 22;  // warp_round_even's range
-  if (!bilinear && image.bytes() < (int64_t{1} << 31) && image.width < kRoundExact && image.height < kRoundExact) {
-    if (scratch.ints.size() < static_cast<size_t>(out_width)) scratch.ints.resize(static_cast<size_t>(out_width));
-    offsets = scratch.ints.data();
+  WarpRowBuffers buffers;
+  if (two_pass) {
+    buffers.offsets = scratch.ints.data();
+    if (bilinear) buffers.weights = iy + out_width;
   }
   if (warp_cpu_fast()) {
-    warp_rows_fast(image, out, bilinear, fill, ix, iy, offsets, coordinates);
+    warp_rows_fast(image, out, bilinear, fill, ix, iy, buffers, coordinates);
   } else {
-    warp_rows_portable(image, out, bilinear, fill, ix, iy, offsets, coordinates);
+    warp_rows_portable(image, out, bilinear, fill, ix, iy, buffers, coordinates);
   }
   std::swap(image, out);
 }

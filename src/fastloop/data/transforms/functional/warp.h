@@ -4,6 +4,7 @@
 // in `fill`, then round-half-even to uint8. Shared by affine.cpp and perspective.cpp.
 #pragma once
 
+#include "fastloop/data/transforms/functional/warp_fill.h"
 #include "fastloop/data/transforms/image_u8.h"
 #include "fastloop/data/transforms/transform.h"
 
@@ -13,11 +14,6 @@
 
 namespace fastloop {
 
-/// torchvision's fill of a warp: None (no mask; the zeros of the padding stay) or one value per channel.
-struct WarpFill {
-  bool none = false;
-  float values[4] = {0.f, 0.f, 0.f, 0.f};
-};
 
 /// `fill` (nullopt: torchvision's None; 1 value; or one per channel) for a `channels`-channel image. A
 /// length that is neither 1 nor `channels` throws InputError with torchvision's message.
