@@ -1,12 +1,48 @@
-// Flips in place, no buffer: rows swapped in 64-byte pieces; pixels within a row swapped by a loop per
-// channel count (a template each, so the 1, 3 and 4 channel cases unroll).
+// Flips in place. Vertical: rows swapped in 64-byte pieces. Horizontal: each row copied aside, then written
+// back reversed -- RGB 5 pixels per byte shuffle (16 bytes in, 15 out) and grey 16 pixels per shuffle, which
+// the AVX2 clone turns into one pshufb each; other channel counts a pixel at a time.
 #include "fastloop/data/transforms/functional/flip.h"
+
+#include "fastloop/data/transforms/functional/cpu_clones.h"
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace fastloop {
 namespace {
+
+typedef uint8_t Bytes16 __attribute__((vector_size(16)));
+
+/// dst = the w RGB pixels of src in reverse order. Each step reads 16 bytes ending at a pixel's last byte
+/// (one byte of the pixel before, then 5 pixels) and writes 16 (5 pixels, then one byte the next step or
+/// the tail overwrites), so neither runs past the row while 6 or more pixels remain.
+FASTLOOP_AVX2_CLONES
+void mirror_row3(const uint8_t* __restrict src, uint8_t* __restrict dst, int64_t w) {
+  const Bytes16 reverse5 = {13, 14, 15, 10, 11, 12, 7, 8, 9, 4, 5, 6, 1, 2, 3, 0};
+  int64_t x = 0;
+  for (; x + 6 <= w; x += 5) {
+    Bytes16 v;
+    std::memcpy(&v, src + (w - x - 5) * 3 - 1, sizeof(v));
+    v = __builtin_shuffle(v, reverse5);
+    std::memcpy(dst + x * 3, &v, sizeof(v));
+  }
+  for (; x < w; ++x) std::memcpy(dst + x * 3, src + (w - 1 - x) * 3, 3);
+}
+
+/// dst = the w bytes of src in reverse order, 16 at a time.
+FASTLOOP_AVX2_CLONES
+void mirror_row1(const uint8_t* __restrict src, uint8_t* __restrict dst, int64_t w) {
+  const Bytes16 reverse16 = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  int64_t x = 0;
+  for (; x + 16 <= w; x += 16) {
+    Bytes16 v;
+    std::memcpy(&v, src + w - x - 16, sizeof(v));
+    v = __builtin_shuffle(v, reverse16);
+    std::memcpy(dst + x, &v, sizeof(v));
+  }
+  for (; x < w; ++x) dst[x] = src[w - 1 - x];
+}
 
 template <int C>
 void mirror_rows(ImageU8& image) {
@@ -19,12 +55,24 @@ void mirror_rows(ImageU8& image) {
   }
 }
 
+/// Each row through `mirror` from a copy of it (a buffer per thread, grown to the widest row seen).
+template <typename Mirror>
+void mirror_rows_copied(ImageU8& image, const Mirror& mirror) {
+  thread_local std::vector<uint8_t> row;
+  const auto bytes = static_cast<size_t>(image.row_bytes());
+  if (row.size() < bytes) row.resize(bytes);
+  for (int64_t y = 0; y < image.height; ++y) {
+    std::memcpy(row.data(), image.row(y), bytes);
+    mirror(row.data(), image.row(y), image.width);
+  }
+}
+
 }  // namespace
 
 void horizontal_flip_u8(ImageU8& image) {
   switch (image.channels) {
-    case 1: mirror_rows<1>(image); break;
-    case 3: mirror_rows<3>(image); break;
+    case 1: mirror_rows_copied(image, mirror_row1); break;
+    case 3: mirror_rows_copied(image, mirror_row3); break;
     case 4: mirror_rows<4>(image); break;
     default: mirror_rows<2>(image); break;  // not produced by the decoders; kept correct for 2
   }
