@@ -13,7 +13,7 @@ Measured max difference, uint8 levels (bound asserted in brackets):
   ColorJitter(0.4, 0.4, 0.4, 0.1) replayed 0 [0]
   TrivialAugmentWide, RandAugment, AutoAugment replayed (every operation, geometric ones through the geometry
   helper's affine_u8 / rotate_u8, nearest and bilinear) 0 [0]
-  AugMix replayed (weights, chains, float32 mix), nearest 0 [0]; with bilinear, small shears differ (affine_u8)
+  AugMix replayed (weights, chains, float32 mix), nearest and bilinear 0 [0]
 """
 
 from __future__ import annotations
@@ -200,6 +200,9 @@ def test_color_jitter_replays_torchvision_with_its_draws(photos):
         ("TrivialAugmentWide(interpolation=InterpolationMode.BILINEAR, fill=[10, 20, 30])",
          lambda: T.TrivialAugmentWide(interpolation=T.InterpolationMode.BILINEAR, fill=[10, 20, 30])),
         ("RandAugment(2, 9)", lambda: T.RandAugment(2, 9)),
+        # bilinear with fill=None: no mask, the zero padding stays (a fill of 0 would blend the borders)
+        ("RandAugment(2, 15, interpolation=InterpolationMode.BILINEAR)",
+         lambda: T.RandAugment(2, 15, interpolation=T.InterpolationMode.BILINEAR)),
         ("AutoAugment(AutoAugmentPolicy.IMAGENET)", lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET)),
         ("AutoAugment(AutoAugmentPolicy.SVHN)", lambda: T.AutoAugment(T.AutoAugmentPolicy.SVHN)),
     ],
@@ -237,16 +240,17 @@ def test_auto_augment_replays_torchvision_with_its_draws(spec, make, photos, gre
 
 AUG_MIX_CASES = [
     ("AugMix(interpolation=InterpolationMode.NEAREST)", True),
+    ("AugMix()", True),  # bilinear, its default
     ("AugMix(severity=5, mixture_width=2, chain_depth=2, all_ops=False, interpolation=InterpolationMode.NEAREST)", False),
 ]
 
 
 @pytest.mark.parametrize("spec,all_ops", AUG_MIX_CASES)
 def test_aug_mix_replays_torchvision_with_its_draws(spec, all_ops, photos):
-    """fastloop's Beta/Dirichlet weights and chains through torchvision's op code and its float32 mixing.
-    Nearest: AugMix's default bilinear shear differs in affine_u8 (up to 30 levels at shear 0.033, centre
-    (0, 0); reported to the geometry kernel's owner), not in the mixing."""
-    transform = T.AugMix(all_ops=all_ops, interpolation=T.InterpolationMode.NEAREST)
+    """fastloop's Beta/Dirichlet weights and chains through torchvision's op code and its float32 mixing,
+    nearest and its default bilinear (whose fill=None warps once blended their borders with a fill of 0)."""
+    mode = T.InterpolationMode.NEAREST if "NEAREST" in spec else T.InterpolationMode.BILINEAR
+    transform = T.AugMix(all_ops=all_ops, interpolation=mode)
     space = transform._AUGMENTATION_SPACE if all_ops else transform._PARTIAL_AUGMENTATION_SPACE
     names = list(space.keys())
     worst = 0

@@ -3,6 +3,7 @@
 
 #include "fastloop/data/transforms/color_args.h"
 #include "fastloop/data/transforms/functional/affine.h"
+#include "fastloop/data/transforms/functional/warp.h"
 #include "fastloop/data/transforms/functional/color.h"
 #include "fastloop/data/transforms/functional/histogram.h"
 
@@ -181,22 +182,25 @@ double signed_magnitude(const AugEntry& entry, double magnitude, Draws& draws) {
 /// _AutoAugmentBase._apply_image_or_video_transform.
 void aug_op_apply(ImageU8& image, AugOp op, double magnitude, const AugGeometry& geometry, TransformScratch& scratch) {
   constexpr double kDegrees = 180.0 / 3.14159265358979323846;
+  const bool geometric = op == AugOp::kShearX || op == AugOp::kShearY || op == AugOp::kTranslateX ||
+                         op == AugOp::kTranslateY || op == AugOp::kRotate;
+  const WarpFill fill = geometric ? warp_fill_make(geometry.fill, image.channels) : WarpFill{};
   switch (op) {
     case AugOp::kIdentity: return;
     case AugOp::kShearX:
-      return affine_u8(image, 0.0, {0, 0}, 1.0, {std::atan(magnitude) * kDegrees, 0.0}, geometry.interpolation,
-                       geometry.fill, std::array<double, 2>{0, 0}, scratch);
+      return affine_warp_u8(image, 0.0, {0, 0}, 1.0, {std::atan(magnitude) * kDegrees, 0.0}, geometry.interpolation,
+                            fill, std::array<double, 2>{0, 0}, scratch);
     case AugOp::kShearY:
-      return affine_u8(image, 0.0, {0, 0}, 1.0, {0.0, std::atan(magnitude) * kDegrees}, geometry.interpolation,
-                       geometry.fill, std::array<double, 2>{0, 0}, scratch);
+      return affine_warp_u8(image, 0.0, {0, 0}, 1.0, {0.0, std::atan(magnitude) * kDegrees}, geometry.interpolation,
+                            fill, std::array<double, 2>{0, 0}, scratch);
     case AugOp::kTranslateX:
-      return affine_u8(image, 0.0, {std::trunc(magnitude), 0}, 1.0, {0, 0}, geometry.interpolation, geometry.fill,
-                       std::nullopt, scratch);
+      return affine_warp_u8(image, 0.0, {std::trunc(magnitude), 0}, 1.0, {0, 0}, geometry.interpolation, fill,
+                            std::nullopt, scratch);
     case AugOp::kTranslateY:
-      return affine_u8(image, 0.0, {0, std::trunc(magnitude)}, 1.0, {0, 0}, geometry.interpolation, geometry.fill,
-                       std::nullopt, scratch);
+      return affine_warp_u8(image, 0.0, {0, std::trunc(magnitude)}, 1.0, {0, 0}, geometry.interpolation, fill,
+                            std::nullopt, scratch);
     case AugOp::kRotate:
-      return rotate_u8(image, magnitude, geometry.interpolation, false, std::nullopt, geometry.fill, scratch);
+      return rotate_warp_u8(image, magnitude, geometry.interpolation, false, std::nullopt, fill, scratch);
     case AugOp::kBrightness: return adjust_brightness_u8(image, 1.0 + magnitude);
     case AugOp::kColor: return adjust_saturation_u8(image, 1.0 + magnitude);
     case AugOp::kContrast: return adjust_contrast_u8(image, 1.0 + magnitude);

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace fastloop {
@@ -45,7 +46,7 @@ double signed_magnitude(const AugEntry& entry, double magnitude, Draws& draws);
 /// The warp's settings, as _AutoAugmentBase keeps them.
 struct AugGeometry {
   Interpolation interpolation = Interpolation::kNearest;
-  std::vector<double> fill;
+  std::optional<std::vector<double>> fill;  // None: no mask (grid_sample's zeros stay, as torchvision's fill=None)
 };
 
 /// _AutoAugmentBase._apply_image_or_video_transform.

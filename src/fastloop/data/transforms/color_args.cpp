@@ -59,10 +59,10 @@ Interpolation affine_interpolation(const TransformArgs& args) {
   return mode;
 }
 
-std::vector<double> fill_values(const TransformArgs& args) {
+std::optional<std::vector<double>> fill_values(const TransformArgs& args) {
   const TransformValue& value = args.get("fill");
-  if (value.kind == TransformValue::Kind::kNone) return {};
-  if (value.kind == TransformValue::Kind::kInt || value.kind == TransformValue::Kind::kFloat) return {value.number};
+  if (value.kind == TransformValue::Kind::kNone) return std::nullopt;
+  if (value.kind == TransformValue::Kind::kInt || value.kind == TransformValue::Kind::kFloat) return std::vector<double>{value.number};
   if (value.kind == TransformValue::Kind::kList) return args.get_doubles("fill");
   throw TransformTypeError("Got inappropriate fill arg, only Numbers, tuples, lists and dicts are allowed.");
 }

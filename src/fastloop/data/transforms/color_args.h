@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace fastloop {
@@ -25,7 +26,7 @@ double gamma_draw(Draws& draws, double alpha);
 double random_apply_p(const TransformArgs& args);
 /// The interpolation of an affine warp on tensors: nearest or bilinear (F.affine's and F.rotate's only two).
 Interpolation affine_interpolation(const TransformArgs& args);
-/// fill: None (empty), a number (one value) or a sequence of numbers.
-std::vector<double> fill_values(const TransformArgs& args);
+/// fill: None (nullopt: no mask, as torchvision), a number (one value) or a sequence of numbers.
+std::optional<std::vector<double>> fill_values(const TransformArgs& args);
 
 } // namespace fastloop
