@@ -15,7 +15,7 @@ import argparse
 import glob
 import json
 import os
-import platform
+import sys
 import time
 from typing import Callable, List, NamedTuple
 
@@ -27,6 +27,9 @@ from torchvision.transforms import InterpolationMode
 
 import fastloop
 from fastloop import _C
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_transforms import cpu_name  # noqa: E402
 
 NEAREST, BILINEAR = InterpolationMode.NEAREST, InterpolationMode.BILINEAR
 
@@ -84,14 +87,6 @@ def photo(data: str, side: int = 224) -> torch.Tensor:
     if not files:
         raise SystemExit(f"transform_ops: no JPEG under {data}/train/CLASS/ (scripts/make_photo_set.sh makes one)")
     return F.center_crop(decode_jpeg(read_file(files[0])), [side, side]).contiguous()
-
-
-def cpu_name() -> str:
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def main() -> None:
