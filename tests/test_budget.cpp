@@ -104,7 +104,7 @@ TEST(BudgetPlan, RefusesABudgetShorterThanOneEpochWithTheSmallestThatFits) {
   EXPECT_THROW(budget_plan(costs, request_of(0, 100)), InputError);
 }
 
-TEST(BudgetPlan, ReplansWhenTheProjectedEndPassesTheBudgetOrFallsWellShort) {
+TEST(BudgetPlan, ReplansOnlyWhenTheProjectedEndPassesTheBudget) {
   BudgetCosts costs;
   costs.step_s = 1.0, costs.eval_s = 2.0, costs.final_eval_s = 2.0;
   BudgetRequest request = request_of(100, 8);
@@ -127,16 +127,6 @@ TEST(BudgetPlan, ReplansWhenTheProjectedEndPassesTheBudgetOrFallsWellShort) {
   // So slow that not one more step fits: one is still planned, so the schedule ends.
   seen.step_s = 100.0;
   EXPECT_EQ(budget_plan(seen, request).steps, 9);
-  // Faster than calibrated: 0.95 s per step ends at 10 + 67 x 0.95 + 18 = 91.65 s, within the band of twice
-  // the margin below the budget (90..100 s): the plan stands; at 0.8 s (81.6 s) it is stretched to budget - margin.
-  seen.step_s = 0.95;
-  EXPECT_FALSE(budget_replan_needed(plan, seen, request));
-  seen.step_s = 0.8;
-  ASSERT_TRUE(budget_replan_needed(plan, seen, request));
-  const BudgetPlan longer = budget_plan(seen, request);
-  EXPECT_GT(longer.steps, plan.steps);
-  EXPECT_LE(budget_cost(seen, request, longer.steps), 95.0);
-  EXPECT_GT(budget_cost(seen, request, longer.steps + 1), 95.0);
 }
 
 TEST(BudgetPlan, ScheduleWarpKeepsTheStartAndTheEnd) {
@@ -280,30 +270,6 @@ TEST(BudgetRun, ASlowDownMidEpochIsReplannedWithinATenthOfAnEpoch) {
   // is four times slower; the re-plan comes at step 12, not at the epoch's end (16).
   test::TempDir dir;
   slowed_run(dir.path(), 12, 4.0, 12.0);
-}
-
-TEST(BudgetRun, AFasterMachineIsReplannedToUseTheTimeItSaves) {
-  // From step 8 (the second epoch) steps take 0.5 s instead of 1 s: the projected end, ~62 s of 100 s, falls
-  // short by more than twice the margin, so the run is stretched with its schedule and ends later than planned.
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
-    BudgetCosts costs = steady_costs(measured, done_steps);
-    if (done_steps >= 8) {  // the time spent so far as this machine spent it: 8 s, then 0.5 s per step
-      costs.step_s = 0.5;
-      costs.spent_s = 8.0 + 0.5 * static_cast<double>(done_steps - 8) + static_cast<double>(done_steps / 8) * 2.0;
-    }
-    return costs;
-  };
-  test::TempDir dir;
-  const TrainSummary summary = train(budgeted_config(dir.path()), control);
-  const auto record = nlohmann::json::parse(summary.budget);
-  ASSERT_GE(record["replans"].size(), 1u);
-  EXPECT_EQ(record["replans"][0]["at_step"], 8);
-  const int64_t steps = record["replans"].back()["steps"];
-  EXPECT_GT(steps, 75);
-  EXPECT_EQ(summary.position.step, steps);  // the run went on to the stretched end
-  EXPECT_FALSE(record["replayable"].get<bool>());
 }
 
 TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {

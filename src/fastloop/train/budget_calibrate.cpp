@@ -154,16 +154,16 @@ int64_t RunBudget::step_done(int64_t step, double elapsed_s, const CostsHook& ho
   if (step - window_step_ < every) return 0;
   const double step_s = (elapsed_s - window_s_) / static_cast<double>(step - window_step_);
   window_step_ = step, window_s_ = elapsed_s;
-  return replan_if_off(step, step_s, 0.0, elapsed_s, hook);
+  return replan_if_late(step, step_s, 0.0, elapsed_s, hook);
 }
 
 int64_t RunBudget::epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook) {
-  const int64_t replanned = replan_if_off(step, step_s, eval_s, elapsed_s, hook);
+  const int64_t replanned = replan_if_late(step, step_s, eval_s, elapsed_s, hook);
   window_step_ = step, window_s_ = elapsed_s;  // the next window holds steps only, not this evaluation
   return replanned;
 }
 
-int64_t RunBudget::replan_if_off(int64_t step, double step_s, double eval_s, double elapsed_s,
+int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s,
                                   const CostsHook& hook) {
   if (!on() || step >= plan_.steps) return 0;
   BudgetCosts seen = costs_;
@@ -177,19 +177,17 @@ int64_t RunBudget::replan_if_off(int64_t step, double step_s, double eval_s, dou
   if (!budget_replan_needed(plan_, seen, request)) return 0;
   const double projected_s = budget_cost(seen, request, plan_.steps);
   const BudgetPlan next = budget_plan(seen, request);
-  const bool late = projected_s > seconds_;
-  if (late ? next.steps >= plan_.steps : next.steps <= plan_.steps) return 0;
+  if (next.steps >= plan_.steps) return 0;
   nlohmann::ordered_json record = nlohmann::ordered_json::parse(budget_plan_json(next, seen));
   record["at_step"] = step;
   record["projected_s"] = projected_s;
   replans_.push_back(record.dump());
   if (announce_)
-    std::printf("re-plan at step %lld: the projected end %.0f s %s the %.0f s budget (steps now %.3g ms); "
-                "%lld steps in all instead of %lld, the schedule %s to end with them (this run is not "
+    std::printf("re-plan at step %lld: the projected end %.0f s passes the %.0f s budget (steps now %.3g ms); "
+                "%lld steps in all instead of %lld, the schedule compressed to end with them (this run is not "
                 "replayable by --max-steps alone)\n",
-                static_cast<long long>(step), projected_s, late ? "passes" : "falls well short of", seconds_,
-                1e3 * seen.step_s, static_cast<long long>(next.steps), static_cast<long long>(plan_.steps),
-                late ? "compressed" : "stretched"),
+                static_cast<long long>(step), projected_s, seconds_, 1e3 * seen.step_s,
+                static_cast<long long>(next.steps), static_cast<long long>(plan_.steps)),
         std::fflush(stdout);
   plan_ = next;
   costs_ = seen;

@@ -53,9 +53,8 @@ class RunBudget {
 
   /// After each step: every tenth of an epoch, with the step cost seen since the last check and
   /// `elapsed_s` since the start, re-plans the remaining steps when the projected end passes the budget (a
-  /// machine that slows down mid-epoch is caught within a tenth of an epoch, not at its end) or falls short
-  /// of it by more than twice the margin (budget_replan_needed). Returns the new total of steps, or 0 when
-  /// the plan stands.
+  /// machine that slows down mid-epoch is caught within a tenth of an epoch, not at its end). Returns the
+  /// new total of steps, or 0 when the plan stands.
   int64_t step_done(int64_t step, double elapsed_s, const CostsHook& hook = {});
 
   /// At an epoch end (its evaluation and checkpoint done): the same with the step and evaluation costs seen
@@ -80,7 +79,7 @@ class RunBudget {
   int64_t window_step_ = -1;          // the step and time of the last check; -1: none yet
   double window_s_ = 0.0;
 
-  int64_t replan_if_off(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook);
+  int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook);
 };
 
 } // namespace fastloop

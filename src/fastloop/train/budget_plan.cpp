@@ -117,9 +117,7 @@ BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request) {
 }
 
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
-  if (plan.steps <= request.done_steps) return false;
-  const double projected = budget_cost(costs, request, plan.steps);
-  return projected > request.budget_s || projected < request.budget_s * (1.0 - 2.0 * request.margin);
+  return plan.steps > request.done_steps && budget_cost(costs, request, plan.steps) > request.budget_s;
 }
 
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs) {

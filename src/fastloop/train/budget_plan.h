@@ -63,9 +63,7 @@ BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request);
 double budget_cost(const BudgetCosts& costs, const BudgetRequest& request, int64_t steps);
 
 /// Whether a run planned to `plan.steps` must be re-planned: its projected end with `costs` (as seen so
-/// far, spent_s the elapsed time) passes the budget itself (the margin is used up), or falls short of the
-/// budget less twice the margin (the machine turned out faster: time the run would leave unused). Between
-/// the two the plan stands, so a re-plan, which aims at budget - margin, is not undone by noise.
+/// far, spent_s the elapsed time) passes the budget itself (the margin is used up).
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request);
 
 /// One sentence: "plan: 2,310 steps (7.7 epochs) of 31 ms + 4 evals of 3.1 s + ... = 291 s of 300 s".
