@@ -19,12 +19,11 @@ typedef uint8_t Bytes16 __attribute__((vector_size(16)));
 /// the tail overwrites), so neither runs past the row while 6 or more pixels remain.
 FASTLOOP_AVX2_CLONES
 void mirror_row3(const uint8_t* __restrict src, uint8_t* __restrict dst, int64_t w) {
-  const Bytes16 reverse5 = {13, 14, 15, 10, 11, 12, 7, 8, 9, 4, 5, 6, 1, 2, 3, 0};
   int64_t x = 0;
   for (; x + 6 <= w; x += 5) {
     Bytes16 v;
     std::memcpy(&v, src + (w - x - 5) * 3 - 1, sizeof(v));
-    v = __builtin_shuffle(v, reverse5);
+    v = __builtin_shufflevector(v, v, 13, 14, 15, 10, 11, 12, 7, 8, 9, 4, 5, 6, 1, 2, 3, 0);
     std::memcpy(dst + x * 3, &v, sizeof(v));
   }
   for (; x < w; ++x) std::memcpy(dst + x * 3, src + (w - 1 - x) * 3, 3);
@@ -33,12 +32,11 @@ void mirror_row3(const uint8_t* __restrict src, uint8_t* __restrict dst, int64_t
 /// dst = the w bytes of src in reverse order, 16 at a time.
 FASTLOOP_AVX2_CLONES
 void mirror_row1(const uint8_t* __restrict src, uint8_t* __restrict dst, int64_t w) {
-  const Bytes16 reverse16 = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
   int64_t x = 0;
   for (; x + 16 <= w; x += 16) {
     Bytes16 v;
     std::memcpy(&v, src + w - x - 16, sizeof(v));
-    v = __builtin_shuffle(v, reverse16);
+    v = __builtin_shufflevector(v, v, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     std::memcpy(dst + x, &v, sizeof(v));
   }
   for (; x < w; ++x) dst[x] = src[w - 1 - x];
