@@ -20,7 +20,7 @@ void adjust_contrast_u8(ImageU8& image, double contrast_factor);
 /// v2.functional.adjust_saturation: a blend with the floored grey image; a grey image is returned as is.
 void adjust_saturation_u8(ImageU8& image, double saturation_factor);
 
-/// v2.functional.adjust_hue: rgb -> hsv -> h + factor -> rgb in float32; factor in [-0.5, 0.5]; a grey
+/// v2.functional.adjust_hue (hue.cpp): rgb -> hsv -> h + factor -> rgb in float32; factor in [-0.5, 0.5]; a grey
 /// image is returned as is.
 void adjust_hue_u8(ImageU8& image, double hue_factor);
 
