@@ -266,11 +266,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     results_path = args.out / "ablation.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else []
     done = {run_key(r) for r in results}
-    todo = [(name, seed) for name in names for seed in seeds if args.force or (name, seed) not in done]
-    skipped = len(names) * len(seeds) - len(todo)
-    print(f"recipe_ablation: {len(todo)} runs to do ({skipped} already in {results_path})", flush=True)
+    pending = [(name, seed) for name in names for seed in seeds if args.force or (name, seed) not in done]
+    skipped = len(names) * len(seeds) - len(pending)
+    print(f"recipe_ablation: {len(pending)} runs to do ({skipped} already in {results_path})", flush=True)
     try:
-        for name, seed in todo:
+        for name, seed in pending:
             result = run_row(args.cli, by_name[name], seed, args.out)
             results = [r for r in results if run_key(r) != (name, seed)] + [result]
             results_save(results, args.out)
