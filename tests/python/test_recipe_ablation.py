@@ -7,6 +7,7 @@ the flags and the seed it was given, and records each call, so no test trains an
 import importlib.util
 import json
 import pathlib
+import shlex
 import subprocess
 import sys
 from typing import List
@@ -53,7 +54,10 @@ def fake_cli(tmp_path: pathlib.Path) -> pathlib.Path:
     """An executable that answers `train` and `eval` as fastloop's summary lines do, logging its calls."""
     path = tmp_path / "fake bin" / "fastloop"
     path.parent.mkdir()
-    path.write_text(f"#!{sys.executable}\n" + FAKE)
+    script = path.with_name("fake_fastloop.py")
+    script.write_text(FAKE)
+    # A shell wrapper, not a `#!python` line: a shebang cannot hold a path with a space (a clone in "a clone/").
+    path.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(script))} "$@"\n')
     path.chmod(0o755)
     return path
 
