@@ -72,7 +72,7 @@ int run(int argc, char** argv) {
   LoaderOptions loader_options;
   loader_options.batch_size = batch;
   loader_options.workers = 0;
-  loader_options.augment = {true, 2, true};
+  loader_options.augment = augment_crop_flip(2);
   loader_options.sampler.seed = 3;
   loader_options.sampler.rank = group ? group->rank() : 0;
   loader_options.sampler.world_size = group ? group->size() : 1;

@@ -26,7 +26,7 @@ LoaderOptions options_for(bool on_device, uint64_t seed) {
   options.batch_size = 6;
   options.workers = 2;
   options.drop_last = false;
-  options.augment = {true, 3, true};
+  options.augment = augment_crop_flip(3);
   options.sampler.seed = seed;
   options.on_device = on_device;
   return options;

@@ -63,7 +63,7 @@ LoaderOptions train_options(int64_t workers) {
   o.batch_size = 3;
   o.workers = workers;
   o.drop_last = false;
-  o.augment = {true, 0, true};
+  o.augment = augment_crop_flip(0);
   o.sampler.seed = 11;
   return o;
 }

@@ -28,7 +28,7 @@ std::vector<at::Tensor> epoch_images(const Dataset& d, int64_t workers, bool aug
   options.workers = workers;
   options.prefetch = 3;
   options.drop_last = false;
-  options.augment = {augment, 2, augment};
+  options.augment = augment ? augment_crop_flip(2) : AugmentOptions{};
   options.sampler.seed = 42;
   Loader loader(d, options);
   loader.start_epoch(3);
@@ -78,7 +78,7 @@ TEST(Loader, AugmentationMatchesPadCropFlipNormalizeReference) {
   options.batch_size = 9;
   options.workers = 0;
   options.drop_last = false;
-  options.augment = {true, 3, true};
+  options.augment = augment_crop_flip(3);
   options.sampler.shuffle = false;
   options.sampler.seed = 7;
   Loader loader(d, options);
@@ -124,7 +124,7 @@ TEST(Loader, ResumesMidEpochWithTheSameBatches) {
   options.batch_size = 7;
   options.workers = 2;
   options.drop_last = false;
-  options.augment = {true, 2, true};
+  options.augment = augment_crop_flip(2);
   options.sampler.seed = 42;
   Loader loader(d, options);
   loader.start_epoch(3, 5);
@@ -174,7 +174,7 @@ std::vector<at::Tensor> epoch_images_as(const Dataset& d, int64_t workers, at::S
   options.batch_size = 7;
   options.workers = workers;
   options.drop_last = false;
-  options.augment = {true, 2, true};
+  options.augment = augment_crop_flip(2);
   options.sampler.seed = 42;
   options.dtype = dtype;
   options.channels_last = channels_last;
@@ -283,7 +283,7 @@ TEST(Loader, ReusesABatchBufferOnlyAfterTheConsumerLetsGo) {
   options.batch_size = 10;
   options.workers = 2;
   options.prefetch = 2;
-  options.augment = {true, 2, true};
+  options.augment = augment_crop_flip(2);
   const std::vector<at::Tensor> reference = epoch_images(d, 0, true);  // batch 7, kept: nothing reused
   options.batch_size = 7;
   options.prefetch = 3;
@@ -327,7 +327,7 @@ TEST(Loader, PinnedRingDeliversTheSameBatchesOnTheGpu_CUDA) {
   options.workers = 3;
   options.prefetch = 2;  // a small ring: slots are reused many times per epoch
   options.drop_last = false;
-  options.augment = {true, 2, true};
+  options.augment = augment_crop_flip(2);
   options.channels_last = true;
   options.dtype = at::kHalf;
   Loader cpu(d, options);

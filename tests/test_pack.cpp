@@ -117,7 +117,7 @@ std::vector<Batch> epoch_batches(const Dataset& data, int64_t workers) {
   o.batch_size = 3;
   o.workers = workers;
   o.drop_last = false;
-  o.augment = {true, 0, true};
+  o.augment = augment_crop_flip(0);
   o.sampler.seed = 5;
   Loader loader(data, o);
   loader.start_epoch(1);

@@ -47,7 +47,7 @@ std::string cpu_model() {
 // CIFAR: RandomCrop(32, padding=4) + RandomHorizontalFlip; image files: RandomResizedCrop + flip (on),
 // Resize + CenterCrop (off).
 AugmentOptions augment_for(const Dataset& data, bool augment) {
-  return {augment, data.encoded ? 0 : 4, augment};
+  return augment ? augment_crop_flip(data.encoded ? 0 : 4) : AugmentOptions{};
 }
 
 LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int64_t workers, bool augment) {

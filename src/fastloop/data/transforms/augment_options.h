@@ -22,4 +22,13 @@ struct AugmentOptions {
   std::shared_ptr<const Pipeline> pipeline;
 };
 
+/// The built-in augmentation of CIFAR and Fashion-MNIST recipes: random crop after `pad` pixels of zero
+/// padding, and a random horizontal flip.
+inline AugmentOptions augment_crop_flip(int64_t pad) {
+  AugmentOptions options;
+  options.crop = options.flip = true;
+  options.pad = pad;
+  return options;
+}
+
 } // namespace fastloop
