@@ -113,7 +113,7 @@ TEST(RandomErasing, LoaderAndDeviceDataBatchesAreTheUnerasedOnesWithTheBoxesZero
   LoaderOptions options;
   options.batch_size = 8;
   options.drop_last = false;
-  options.augment = {true, 2, true};
+  options.augment = augment_crop_flip(2);
   options.sampler.seed = 11;
   const auto plain = erasing_epoch_batches(d, options, 4);
   options.augment.erase = 0.5;
@@ -172,6 +172,34 @@ TEST(Tta, LogitsEqualAirbenchsInferOnALinearModelInEitherLayout) {
     }
   }
   EXPECT_THROW(tta_logits(model, x, "sideways"), c10::Error);
+}
+
+TEST(Tta, AutoMirrorsAtTestTimeExactlyWhenTrainingMirrored) {
+  DataConfig data;  // the defaults: tta auto, the built-in augmentation with its flip
+  EXPECT_EQ(tta_mode(data), "flip");
+  data.flip = false;
+  EXPECT_EQ(tta_mode(data), "off");
+  data.flip = true, data.augment = false;
+  EXPECT_EQ(tta_mode(data), "off");
+  data.augment = true;
+  const std::vector<std::pair<std::string, std::string>> pipelines{
+      {"RandomResizedCrop(28), RandomHorizontalFlip()", "flip"},
+      {"RandomCrop(28, padding=2), RandomHorizontalFlip(p=0.0)", "off"},
+      {"RandomHorizontalFlip(0)", "off"},
+      {"RandomCrop(28, padding=2), RandomVerticalFlip()", "off"},
+      {"RandomApply([RandomHorizontalFlip(0.3)], p=0.5)", "flip"},
+      {"Compose([ToImage(), RandomChoice([RandomHorizontalFlip(p=1), Grayscale()])])", "flip"}};
+  for (const auto& [transform, want] : pipelines) {
+    data.transform = transform;
+    EXPECT_EQ(tta_mode(data), want) << transform;
+  }
+  data.flip = false;  // a given mode is itself, whatever the training did
+  for (const std::string mode : {"off", "flip", "flip-translate"}) {
+    data.tta = mode;
+    EXPECT_EQ(tta_mode(data), mode);
+  }
+  LinearProbe model(4, 2);  // "auto" is the config's word, resolved before any logits are taken
+  EXPECT_THROW(tta_logits(model, torch::zeros({1, 1, 2, 2}), "auto"), c10::Error);
 }
 
 TEST(Recipe94Config, BadProbabilityOrTtaModeIsRefusedByName) {

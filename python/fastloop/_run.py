@@ -123,14 +123,16 @@ def evaluate(
         batch_size: None: the checkpoint's.
         workers: loader threads.
         fold_bn: fold each BatchNorm into the conv before it (same results, one pass less).
-        tta: test-time augmentation, ``"off"``, ``"flip"`` or ``"flip-translate"``; None: the checkpoint's.
+        tta: test-time augmentation, ``"off"``, ``"flip"``, ``"flip-translate"`` or ``"auto"`` (flip when the
+            run's training flipped images); None: the checkpoint's.
 
     Returns:
         ``accuracy`` (fraction), ``loss``, ``samples``, ``seconds``, ``model``, ``data`` and ``classes``.
     """
     sys.stdout.flush()
-    if tta not in (None, "off", "flip", "flip-translate"):
-        raise ValueError(f"tta={tta!r} is not one of 'off', 'flip', 'flip-translate' (or None: the checkpoint's)")
+    if tta not in (None, "auto", "off", "flip", "flip-translate"):
+        raise ValueError(
+            f"tta={tta!r} is not one of 'auto', 'off', 'flip', 'flip-translate' (or None: the checkpoint's)")
     return _C.evaluate(os.fspath(checkpoint), data or "", batch_size or 0, workers, fold_bn, tta or "")
 
 

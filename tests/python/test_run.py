@@ -110,6 +110,18 @@ def test_evaluate_with_tta_equals_the_cli_and_the_runs_final_evaluation(cli, tmp
         fastloop.evaluate(summary["checkpoint"], tta="sideways")
 
 
+def test_default_tta_mirrors_the_final_evaluation_when_training_flipped(tmp_path):
+    def scores(checkpoint, tta=None):
+        result = fastloop.evaluate(checkpoint, tta=tta)
+        return result["accuracy"], result["loss"]
+
+    flipped = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path / "flip")})
+    assert scores(flipped["checkpoint"]) == scores(flipped["checkpoint"], "flip")  # auto: the training flipped
+    assert flipped["test_accuracy"] == scores(flipped["checkpoint"], "flip")[0]
+    plain = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path / "plain"), "data.flip": False})
+    assert scores(plain["checkpoint"]) == scores(plain["checkpoint"], "off") != scores(plain["checkpoint"], "flip")
+
+
 def test_model_info_carries_the_class_names_and_transform(tmp_path, image_folder):
     summary = fastloop.train(quiet=True, data=f"imagefolder:{image_folder}", image_size=40, batch_size=12,
                              max_steps=2, threads=2, checkpoint_dir=str(tmp_path), mean="0.5,0.4,0.3")

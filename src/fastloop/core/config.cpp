@@ -48,9 +48,9 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "probability of torchvision's RandomErasing (2-33% of the image, ratio 0.3-3.3, set to the mean); 0: off",
        &c.data.random_erasing, {}},
       {"data.tta", "--tta",
-       "test-time augmentation in evaluation: mean logits of the image and its mirror (flip), and of 1-px shifts "
-       "(flip-translate, airbench)",
-       &c.data.tta, {"off", "flip", "flip-translate"}},
+       "test-time augmentation in the final evaluation: mean logits of the image and its mirror (flip), and of "
+       "1-px shifts (flip-translate, airbench); auto: flip when the train split is flipped, else off",
+       &c.data.tta, {"auto", "off", "flip", "flip-translate"}},
       {"data.pin_memory", "--pin-memory", "CUDA: batches in pinned buffers, copied non_blocking on a side stream",
        &c.data.pin_memory, {}},
       {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",

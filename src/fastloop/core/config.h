@@ -22,7 +22,8 @@ struct DataConfig {
   bool flip = true;                      // random horizontal flip
   bool alternate_flip = false;           // flip each image in alternate epochs (random in the first), as airbench
   double random_erasing = 0.0;           // RandomErasing probability on the train split (torchvision's box); 0: off
-  std::string tta = "off";               // test-time augmentation in evaluation: off | flip | flip-translate
+  std::string tta = "auto";              // test-time augmentation in the final evaluation: auto (flip when the
+                                         // training flips) | off | flip | flip-translate
   bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
   bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
   int64_t image_size = 224;              // image folders / shards: side of the square crop fed to the model

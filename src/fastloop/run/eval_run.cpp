@@ -7,10 +7,10 @@
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/io/weights.h"
+#include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
-
-#include "fastloop/models/model_info.h"
+#include "fastloop/train/tta.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,7 +46,7 @@ EvalRun eval_run(const EvalRequest& request) {
   EvalOptions options;
   options.fold_bn = request.fold_bn;
   options.confusion = true;
-  options.tta = config.data.tta;
+  options.tta = tta_mode(config.data);
   if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   EvalRun run;
   run.result = evaluate(*model, data.test, config.data.batch_size, request.workers, options);

@@ -9,6 +9,7 @@
 #include "fastloop/models/registry.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
+#include "fastloop/train/tta.h"
 
 #include <torch/utils.h>
 
@@ -37,7 +38,7 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   options.amp = setup.amp;
   options.pin_memory = config.data.pin_memory;
   options.fold_bn = config.perf.fold_bn;
-  options.tta = config.data.tta;
+  options.tta = tta_mode(config.data);
   options.group = setup.group.get();
   if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   return options;

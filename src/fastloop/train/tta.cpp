@@ -2,9 +2,10 @@
 // translate crops [0:H, 0:W] and [2:H+2, 2:W+2] of the reflect-padded (1 px) batch.
 #include "fastloop/train/tta.h"
 
+#include "fastloop/data/transforms/spec.h"
+
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <vector>
 
 namespace fastloop {
@@ -16,17 +17,39 @@ at::Tensor mirror_logits(ClassifierImpl& model, const at::Tensor& images) {
   return 0.5 * logits_of(model, images) + 0.5 * logits_of(model, images.flip(-1));
 }
 
+/// Whether `specs` (nested in Compose, RandomApply, ... too) hold a RandomHorizontalFlip with p > 0.
+bool mirrors(const std::vector<TransformSpec>& specs) {
+  for (const TransformSpec& spec : specs) {
+    if (spec.name == "RandomHorizontalFlip") {
+      const TransformValue* p = spec.positional.empty() ? nullptr : &spec.positional[0];
+      for (const auto& [name, value] : spec.keywords)
+        if (name == "p") p = &value;
+      if (p == nullptr || p->number > 0) return true;  // torchvision's default p is 0.5
+    }
+    for (const TransformValue& value : spec.positional)
+      if (mirrors(value.transforms)) return true;
+    for (const auto& keyword : spec.keywords)
+      if (mirrors(keyword.second.transforms)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const std::vector<std::string>& tta_modes() {
-  static const std::vector<std::string> modes{"off", "flip", "flip-translate"};
+  static const std::vector<std::string> modes{"auto", "off", "flip", "flip-translate"};
   return modes;
+}
+
+std::string tta_mode(const DataConfig& data) {
+  if (data.tta != "auto") return data.tta;
+  const bool flipped = data.transform.empty() ? data.augment && data.flip : mirrors(spec_parse(data.transform));
+  return flipped ? "flip" : "off";
 }
 
 at::Tensor tta_logits(ClassifierImpl& model, const at::Tensor& images, const std::string& mode) {
   if (mode == "off") return logits_of(model, images);
-  const auto& modes = tta_modes();
-  TORCH_CHECK(std::find(modes.begin(), modes.end(), mode) != modes.end(), "test-time augmentation '", mode,
+  TORCH_CHECK(mode == "flip" || mode == "flip-translate", "test-time augmentation '", mode,
               "' is not one of off, flip, flip-translate");
   const at::Tensor mirror = mirror_logits(model, images);
   if (mode == "flip") return mirror;

@@ -3,6 +3,7 @@
 // up-left and down-right (1/4 each, reflect padding). Costs 2x and 6x the forward passes.
 #pragma once
 
+#include "fastloop/core/config.h"
 #include "fastloop/models/classifier.h"
 
 #include <ATen/core/Tensor.h>
@@ -12,11 +13,16 @@
 
 namespace fastloop {
 
-/// The allowed values of `--tta`: off, flip, flip-translate.
+/// The allowed values of `--tta`: auto, off, flip, flip-translate.
 const std::vector<std::string>& tta_modes();
 
-/// The model's float32 logits for `images` ([B, C, H, W]) under test-time augmentation `mode` (one of
-/// tta_modes()); "off" is one forward. Runs under whatever autocast and grad mode the caller set.
+/// The mode `data.tta` means for a run on `data`: "auto" is "flip" when the train split's augmentation
+/// mirrors images (the built-in --flip, or a RandomHorizontalFlip with p > 0 in --transform: a model trained
+/// on mirrored images scores its mirrors as well) and "off" otherwise; any other value is itself.
+std::string tta_mode(const DataConfig& data);
+
+/// The model's float32 logits for `images` ([B, C, H, W]) under test-time augmentation `mode` (off, flip or
+/// flip-translate); "off" is one forward. Runs under whatever autocast and grad mode the caller set.
 at::Tensor tta_logits(ClassifierImpl& model, const at::Tensor& images, const std::string& mode);
 
 } // namespace fastloop
