@@ -1,7 +1,8 @@
 """The default recipe's on/off table, and candidate changes to it, each over one or more seeds.
 
 The tuning guide's method applied to the recipe itself (issues 28 and 34): every row is one whole run of
-``fastloop train`` (the default recipe: the built-in defaults, ``--perf auto``, time-budgeted to 300 s)
+``fastloop train`` (the default recipe: the built-in defaults, ``--perf auto``, time-budgeted to 300 s,
+its final evaluation flip-averaged by ``--tta auto``)
 with ONE thing switched: an ingredient off (the ``off`` rows) or a candidate change added (the
 ``candidates`` rows), its final test accuracy (the run's last evaluation) and its time from start to that
 evaluation. Each row runs once per ``--seeds`` seed (``--seed S``); the table shows each row's mean ± half
@@ -58,6 +59,8 @@ ROWS: List[Row] = [
     Row("wd-all", ["--wd-all"], "weight decay on BatchNorm parameters and biases too (timm's exclusion off)"),
     Row("constant-lr", ["--schedule", "constant"], "one-cycle schedule off: LR 0.1 throughout"),
     Row("fp32", ["--amp", "off"], "bf16 autocast off (--perf auto's choice on a CPU with native bf16)"),
+    Row("no-tta", ["--tta", "off"], "plain final evaluation instead of the mean of each image's and its mirror's "
+        "logits (--tta auto's flip, as the recipe flips)"),
 ]
 
 #: Candidate changes (issue 34), each one switch added to the recipe. Under the 300 s budget a slower
@@ -75,7 +78,6 @@ CANDIDATES: List[Row] = [
     Row("ls0.2", ["--label-smoothing", "0.2"], "label smoothing 0.2 instead of 0.1"),
     Row("ema0.999", ["--ema-decay", "0.999"],
         "EMA of the weights (timm's ModelEmaV2), decay 0.999, no warm-up (the default); the result is the EMA's"),
-    Row("tta-flip", ["--tta", "flip"], "final evaluation with flip TTA (2x its forward passes, inside the budget)"),
     Row("tta-flip-translate", ["--tta", "flip-translate"],
         "final evaluation with flip + 1-px shift TTA (6x its forward passes, inside the budget)"),
     Row("erasing0.1", ["--random-erasing", "0.1"], "random erasing at p = 0.1"),
