@@ -8,9 +8,11 @@
 #include "fastloop/train/cycle.h"
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/setup.h"
+#include "fastloop/train/tta.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -22,7 +24,10 @@ constexpr int64_t kWarmupSteps = 3;     // first steps build kernels and caches:
 constexpr int64_t kMaxTimedSteps = 20;
 constexpr double kTimedSeconds = 3.0;   // timed steps stop once they took this long (and >= 2 ran)
 constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy machine (15 s of 300 s)
-constexpr int64_t kChecksPerEpoch = 10;  // re-plan checks: a 10x slow-down costs at most an epoch's worth
+// Re-plan check windows: at least this many steps and this share of the budget in seconds of steps (6 s
+// of 300 s, 0.12 s of 6 s), so one slow step is averaged with others and a slow-down is caught in ~4%.
+constexpr int64_t kCheckSteps = 4;
+constexpr double kCheckShare = 0.02;
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
@@ -117,7 +122,7 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
     evaluate(*setup.model, data.test, config.data.batch_size, config.data.workers, options);
     const double models = setup.ema ? 2.0 : 1.0;  // with --ema-decay both the weights and their EMA
     out.costs.eval_s = models * seconds_since(eval_start);
-    out.costs.final_eval_s = out.costs.eval_s * tta_factor(config.data.tta);
+    out.costs.final_eval_s = out.costs.eval_s * tta_factor(tta_mode(config.data));
   }
   out.costs.checkpoint_s = checkpoint_time(setup, config);
   return out;
@@ -136,6 +141,8 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
   request_.checkpoints = !config.run.checkpoint_dir.empty();
   request_.checkpoint_every = config.run.checkpoint_every;
   plan_ = budget_plan(costs_, request_);
+  windows_ = BudgetStepWindows(costs_.step_s, kCheckSteps, kCheckShare * seconds_);
+  last_eval_s_ = seen_eval_s_ = costs_.eval_s;
   first_json_ = budget_plan_json(plan_, costs_);
   if (announce_) std::printf("%s\n", budget_plan_line(plan_, costs_).c_str()), std::fflush(stdout);
   TrainConfig planned = config;
@@ -144,34 +151,33 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
   return planned;
 }
 
-int64_t RunBudget::step_done(int64_t step, double elapsed_s, const CostsHook& hook) {
+int64_t RunBudget::step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook) {
   if (!on()) return 0;
-  if (window_step_ < 0) {  // the first step carried the loader's start: the window opens after it
-    window_step_ = step, window_s_ = elapsed_s;
-    return 0;
-  }
-  const int64_t every = std::max<int64_t>(1, plan_.steps_per_epoch / kChecksPerEpoch);
-  if (step - window_step_ < every) return 0;
-  const double step_s = (elapsed_s - window_s_) / static_cast<double>(step - window_step_);
-  window_step_ = step, window_s_ = elapsed_s;
-  return replan_if_late(step, step_s, 0.0, elapsed_s, hook);
+  BudgetCosts clocks = costs_;
+  clocks.trained_s = trained_s, clocks.spent_s = elapsed_s;
+  if (hook) clocks = hook(clocks, step);
+  if (!windows_.step_done(step, clocks.trained_s)) return 0;
+  return replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
 }
 
-int64_t RunBudget::epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook) {
-  const int64_t replanned = replan_if_late(step, step_s, eval_s, elapsed_s, hook);
-  window_step_ = step, window_s_ = elapsed_s;  // the next window holds steps only, not this evaluation
-  return replanned;
+int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook) {
+  if (!on()) return 0;
+  BudgetCosts clocks = costs_;
+  clocks.eval_s = eval_s, clocks.spent_s = elapsed_s;
+  if (hook) clocks = hook(clocks, step);
+  // As with steps, one slow evaluation (the first one's warm-up, a hiccup) is not projected onto the rest.
+  seen_eval_s_ = std::min(clocks.eval_s, last_eval_s_);
+  last_eval_s_ = clocks.eval_s;
+  return replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
 }
 
-int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s,
-                                  const CostsHook& hook) {
+int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s) {
   if (!on() || step >= plan_.steps) return 0;
   BudgetCosts seen = costs_;
   if (step_s > 0) seen.step_s = step_s;
   if (eval_s > 0 && costs_.eval_s > 0) seen.final_eval_s = costs_.final_eval_s * eval_s / costs_.eval_s;
   if (eval_s > 0) seen.eval_s = eval_s;
   seen.spent_s = elapsed_s;
-  if (hook) seen = hook(seen, step);
   BudgetRequest request = request_;
   request.done_steps = step;
   if (!budget_replan_needed(plan_, seen, request)) return 0;

@@ -1,7 +1,7 @@
 // --time-budget in a run: the budget a config asks for, the calibration that measures this machine's
 // step, evaluation and checkpoint costs on the real model and data (on a throw-away setup, so the planned
 // run starts from the same seeded state as a run without it), and RunBudget, the plan the training loop
-// follows and re-makes when the machine slows down (checked ten times per epoch and at each epoch end).
+// follows and re-makes when the machine slows down (checked every 2% of the budget and at each epoch end).
 #pragma once
 
 #include "fastloop/core/clock.h"
@@ -37,8 +37,9 @@ struct Calibration {
 /// their own that is thrown away.
 Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device);
 
-/// A budgeted run's plan over its life: made once after calibration, re-made at epoch ends when the
-/// projected end passes the budget. Off (seconds 0): every call is a no-op and config passes unchanged.
+/// A budgeted run's plan over its life: made once after calibration, re-made when the projected end (the
+/// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget.
+/// Off (seconds 0): every call is a no-op and config passes unchanged.
 class RunBudget {
  public:
   using CostsHook = BudgetCostsHook;
@@ -51,15 +52,16 @@ class RunBudget {
   TrainConfig plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
                    Clock::time_point started, const CostsHook& hook = {});
 
-  /// After each step: every tenth of an epoch, with the step cost seen since the last check and
-  /// `elapsed_s` since the start, re-plans the remaining steps when the projected end passes the budget (a
-  /// machine that slows down mid-epoch is caught within a tenth of an epoch, not at its end). Returns the
-  /// new total of steps, or 0 when the plan stands.
-  int64_t step_done(int64_t step, double elapsed_s, const CostsHook& hook = {});
+  /// After each step, `trained_s` seconds of steps so far (evaluations excluded) and `elapsed_s` since the
+  /// start: when a check window closes (at least 4 steps and 2% of the budget: BudgetStepWindows), re-plans
+  /// the remaining steps if the projected end passes the budget. A slow-down is caught within two windows,
+  /// mid-epoch as well; one slow window (a hiccup) moves no plan. Returns the new total of steps, or 0 when
+  /// the plan stands.
+  int64_t step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook = {});
 
-  /// At an epoch end (its evaluation and checkpoint done): the same with the step and evaluation costs seen
-  /// in this epoch; the next check's window starts here.
-  int64_t epoch_end(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook = {});
+  /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation: the same check
+  /// with the windows' step cost and the smaller of this and the last evaluation's cost.
+  int64_t epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }
   bool replanned() const { return !replans_.empty(); }
@@ -76,10 +78,11 @@ class RunBudget {
   BudgetPlan plan_;
   std::string first_json_;
   std::vector<std::string> replans_;  // each re-plan's JSON
-  int64_t window_step_ = -1;          // the step and time of the last check; -1: none yet
-  double window_s_ = 0.0;
+  BudgetStepWindows windows_;         // the step cost checks project with
+  double last_eval_s_ = 0.0;          // the last evaluation's seconds (at first the calibration's)
+  double seen_eval_s_ = 0.0;          // the evaluation cost checks project with: the last two's smaller
 
-  int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s, const CostsHook& hook);
+  int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s);
 };
 
 } // namespace fastloop

@@ -1,6 +1,7 @@
 // Budgeted training's arithmetic (budget_plan.h): the cost of a run of N steps as the training loop runs
-// it (an evaluation at each epoch end and after the last step, a checkpoint after each), and the largest N
-// whose cost fits the budget less its margin, found by bisection (the cost never falls as N grows).
+// it (an evaluation at each epoch end and after the last step, a checkpoint after each), the largest N
+// whose cost fits the budget less its margin, found by bisection (the cost never falls as N grows), and
+// the check windows' step cost.
 #include "fastloop/train/budget_plan.h"
 
 #include "fastloop/core/errors.h"
@@ -115,6 +116,25 @@ BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request) {
   plan.margin_s = request.budget_s * request.margin;
   return plan;
 }
+
+BudgetStepWindows::BudgetStepWindows(double planned_step_s, int64_t min_steps, double min_s)
+    : min_steps_(std::max<int64_t>(1, min_steps)), min_s_(min_s), last_s_(planned_step_s),
+      previous_s_(planned_step_s) {}
+
+bool BudgetStepWindows::step_done(int64_t step, double trained_s) {
+  if (open_step_ < 0) {
+    open_step_ = step, open_s_ = trained_s;
+    return false;
+  }
+  const double seconds = trained_s - open_s_;
+  if (step - open_step_ < min_steps_ || seconds < min_s_) return false;
+  previous_s_ = last_s_;
+  last_s_ = seconds / static_cast<double>(step - open_step_);
+  open_step_ = step, open_s_ = trained_s;
+  return true;
+}
+
+double BudgetStepWindows::step_s() const { return std::min(last_s_, previous_s_); }
 
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
   return plan.steps > request.done_steps && budget_cost(costs, request, plan.steps) > request.budget_s;

@@ -1,6 +1,7 @@
 // Budgeted training's arithmetic as pure functions (no clock, no model): a duration parsed, a run planned
 // from measured costs so that its steps, every evaluation and the checkpoints end within a time budget,
-// the plan re-made from the costs seen so far, and the schedule's clock warped onto a re-planned length.
+// the step cost re-plan checks project with, the plan re-made from the costs seen so far, and the
+// schedule's clock warped onto a re-planned length.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +22,16 @@ struct BudgetCosts {
   double final_eval_s = 0.0;  // the final evaluation (with --tta: its extra forward passes)
   double checkpoint_s = 0.0;  // one checkpoint write; 0 without --checkpoint-dir
   double spent_s = 0.0;       // already gone before the planned steps: data loading, setup, calibration
+  double trained_s = 0.0;     // re-plan checks: seconds of the steps run so far (evaluations excluded)
 };
 
-/// The run a plan is for.
-/// Tests inject costs through this: called with the costs measured (at the plan, done_steps 0) or seen
-/// so far (at an epoch end), returns the costs to plan with.
+/// Tests inject costs and clocks through this. At the plan (done_steps 0): called with the costs measured,
+/// returns the costs to plan with. After each step and at each epoch end: called with the run's clocks
+/// (spent_s: seconds since the run began, trained_s: seconds of its steps) and, at an epoch end, eval_s of
+/// its evaluation; returns those to check with (the checks derive the step cost from trained_s).
 using BudgetCostsHook = std::function<BudgetCosts(const BudgetCosts& measured, int64_t done_steps)>;
 
+/// The run a plan is for.
 struct BudgetRequest {
   double budget_s = 0.0;           // the whole run: loading, calibration, training, evaluations, checkpoints
   double margin = 0.05;            // fraction of the budget kept free for noise (0.05: 15 s of 300 s)
@@ -61,6 +65,34 @@ BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request);
 /// The seconds a run of `steps` costs after `request.done_steps` (evaluations, final evaluation and
 /// checkpoints as the loop runs them), spent_s included.
 double budget_cost(const BudgetCosts& costs, const BudgetRequest& request, int64_t steps);
+
+/// The step cost re-plan checks project with, from the run's training clock (seconds of steps, evaluations
+/// excluded). Steps are timed in windows of at least `min_steps` steps and `min_s` seconds: a window of one
+/// or two steps is noise, and projected over the rest of a short run it re-plans it (a 25 ms hiccup among
+/// 6 ms steps; the first step after each epoch end, which restarts the loader). A check is due when a
+/// window closes; it projects with the smaller of the last two windows' costs (the planned cost stands for
+/// the window before the first), so one slow window moves no plan and a slow-down is caught when it has
+/// lasted two windows.
+class BudgetStepWindows {
+ public:
+  BudgetStepWindows() = default;
+  BudgetStepWindows(double planned_step_s, int64_t min_steps, double min_s);
+
+  /// After the run's step `step`, `trained_s` seconds of steps in all: whether a window closed (a check is
+  /// due). The first call opens the first window: the run's first step carried the loader's start.
+  bool step_done(int64_t step, double trained_s);
+
+  /// Seconds per step: the smaller of the last two windows'.
+  double step_s() const;
+
+ private:
+  int64_t min_steps_ = 1;
+  double min_s_ = 0.0;
+  int64_t open_step_ = -1;  // the step and training seconds where the open window began; -1: none yet
+  double open_s_ = 0.0;
+  double last_s_ = 0.0;      // the last two closed windows' seconds per step
+  double previous_s_ = 0.0;
+};
 
 /// Whether a run planned to `plan.steps` must be re-planned: its projected end with `costs` (as seen so
 /// far, spent_s the elapsed time) passes the budget itself (the margin is used up).

@@ -244,7 +244,6 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
   // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
   while (position.epoch < setup.config.run.epochs && (!done || position.batch > 0)) {
-    const int64_t epoch_first_step = position.step;
     setup.model->train();
     loader.start_epoch(position.epoch, position.batch);
     Tally interval(device), epoch(device);
@@ -278,7 +277,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
       checkpoint.step_done();
       if (stop) checkpoint.save(), summary.stopped = true;
       if (stop || done) break;
-      follow_replan(budget.step_done(position.step, seconds_since(started), control.budget_costs));
+      follow_replan(budget.step_done(position.step, train_seconds + seconds_since(epoch.start), seconds_since(started),
+                                     control.budget_costs));
     }
     loader.stop();
     if (setup.main_rank()) skipped_images_report(loader, position.epoch);
@@ -297,9 +297,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
     checkpoint.save();
 
     // --- a budgeted run whose machine slowed down (also checked during the epoch, above) ---
-    const int64_t epoch_steps = std::max<int64_t>(position.step - epoch_first_step, 1);
-    follow_replan(budget.epoch_end(position.step, epoch_train_s / static_cast<double>(epoch_steps), eval_s,
-                                   seconds_since(started), control.budget_costs));
+    follow_replan(budget.epoch_end(position.step, eval_s, seconds_since(started), control.budget_costs));
   }
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
     summary.test = evaluate_run(setup, data.test, control.progress, /*final=*/true);
