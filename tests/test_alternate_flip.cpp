@@ -20,7 +20,7 @@ TrainConfig alternate_flip_config(const std::string& source) {
   config.data.source = source;
   config.data.alternate_flip = true;
   config.data.batch_size = 4;
-  config.data.image_size = 16;
+  config.data.image.size = 16;
   return config;
 }
 

@@ -63,7 +63,7 @@ TEST(Config, ImageFolderRecipeIsTorchvisionsResNet50ReferenceShape) {
   expected.perf.amp = "bf16";
   expected.run.epochs = 90;
   EXPECT_EQ(config_to_json(from_file), config_to_json(expected));
-  EXPECT_EQ(from_file.data.image_size, 224);  // the default, as torchvision's reference recipe
+  EXPECT_EQ(from_file.data.image.size, 224);  // the default, as torchvision's reference recipe
   EXPECT_TRUE(from_file.perf.channels_last);
 }
 

@@ -91,7 +91,7 @@ TEST(CsvSource, BatchesDecodeAsTheSameFilesInAnImageFolder) {
                                   "path,label\nimages/cat/rgb.jpg,cat\nimages/cat/gray.jpg,cat\nimages/cat/cmyk.jpg,cat\n"
                                   "images/dog/rgb.png,dog\nimages/dog/rgba.png,dog\nimages/dog/palette.png,dog\n");
   DataOptions options;
-  options.image_size = 24;
+  options.image.size = 24;
   const Dataset csv = data_load("csv:" + train, options).train;
   const Dataset folder = data_load("imagefolder:" + [&] {
     fs::create_directories(dir + "/folder/train");
@@ -153,7 +153,7 @@ TEST(CsvSource, UndecodableFilesFollowTheBadImagePolicy) {
   fs::copy_file(kGolden + "truncated.jpg", dir + "/images/truncated.jpg");
   const std::string train = write(dir + "/t.csv", "path,label\nimages/cat/rgb.jpg,0\nimages/truncated.jpg,1\n");
   DataOptions options;
-  options.image_size = 16;
+  options.image.size = 16;
   Dataset data = data_load("csv:" + train, options).train;
   LoaderOptions o;
   o.batch_size = 2;

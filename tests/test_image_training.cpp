@@ -181,7 +181,7 @@ TEST(ImageTune, TunesOnAnImageFolderAndWritesARecipeTrainRuns) {
   TrainConfig config;
   config_load_toml(config, recipe);
   EXPECT_EQ(config.data.source, "imagefolder:" + dir);
-  EXPECT_EQ(config.data.image_size, 32);
+  EXPECT_EQ(config.data.image.size, 32);
   EXPECT_EQ(config.model.stem, "imagenet");
   const auto trained = test::cli_run("train --config " + recipe + " --max-steps 1 --device cpu");
   ASSERT_EQ(trained.code, 0) << trained.output;

@@ -106,11 +106,11 @@ TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
   EXPECT_FLOAT_EQ(both.train.mean[0], 0.485f); EXPECT_FLOAT_EQ(both.train.stddev[2], 0.225f);  // ImageNet's
 
   DataOptions options;
-  options.image_size = 32, options.mean = "0.5", options.std = "0.25,0.5,1";
+  options.image.size = 32, options.image.mean = "0.5", options.image.std = "0.25,0.5,1";
   const DatasetSplits custom = data_load("imagefolder:" + dir, options);
   EXPECT_EQ(custom.test.height(), 32);
   EXPECT_FLOAT_EQ(custom.test.mean[1], 0.5f); EXPECT_FLOAT_EQ(custom.test.stddev[0], 0.25f);
-  options.mean = "0.5,0.5";
+  options.image.mean = "0.5,0.5";
   EXPECT_THROW(data_load("imagefolder:" + dir, options), InputError);
 
   fs::create_directories(fs::path(dir) / "val" / "zebra" );
@@ -126,7 +126,7 @@ TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
 TEST(ImageFolderLoader, BatchesAreTheSameForAnyWorkerCountDtypeAndLayout) {
   const test::TempDir tmp;
   DataOptions options;
-  options.image_size = 24;
+  options.image.size = 24;
   const Dataset data = data_load("imagefolder:" + image_folder_make(tmp.sub("imagefolder_workers")), options).train;
   const auto serial = epoch_batches(data, train_options(0));
   ASSERT_EQ(serial.size(), 4u);  // 10 images in batches of 3, the last partial
@@ -157,7 +157,7 @@ TEST(ImageFolderLoader, BadImagesStopTheRunNamingTheFileOrAreSkippedAndCounted) 
   fs::copy_file(kGolden + "truncated.jpg", fs::path(dir) / "train" / "cat" / "zz_truncated.jpg");
   fs::create_symlink(fs::path(dir) / "gone.jpg", fs::path(dir) / "train" / "dog" / "zz_gone.jpg");  // unreadable
   DataOptions options;
-  options.image_size = 16;
+  options.image.size = 16;
   Dataset data = data_load("imagefolder:" + dir, options).train;
   LoaderOptions o = train_options(2);
   o.sampler.shuffle = false;

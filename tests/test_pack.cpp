@@ -139,7 +139,7 @@ TEST(Pack, LoaderGivesTheSameBatchesInTheShardOrderForAnyWorkerCount) {
   const auto r = test::cli_run("pack " + dir + " " + dir + "/shards --shard-mb 1");
   ASSERT_EQ(r.code, 0) << r.output;
   DataOptions options;
-  options.image_size = 24;
+  options.image.size = 24;
   options.shuffle_buffer = 4;
   const DatasetSplits splits = data_load("shards:" + dir + "/shards", options);
   EXPECT_EQ(splits.test.size(), 0);  // no val/: no test split

@@ -29,11 +29,11 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--data", flags->data, "dataset (default: the one the checkpoint was trained on)");
   app->add_option("--batch-size", flags->batch_size, "images per batch (default: the checkpoint's)")
       ->check(kPositive);
-  app->add_option("--image-size", flags->image_size,
+  app->add_option("--image-size", flags->image.size,
                   "image folders / shards: crop side (default: the checkpoint's; 224 with --init-from)")
       ->check(CLI::Range(8, 4096));
-  app->add_option("--mean", flags->mean, "image folders / shards: per-channel mean R,G,B in [0, 1] (default: the checkpoint's)");
-  app->add_option("--std", flags->std, "image folders / shards: per-channel std R,G,B (default: the checkpoint's)");
+  app->add_option("--mean", flags->image.mean, "image folders / shards: per-channel mean R,G,B in [0, 1] (default: the checkpoint's)");
+  app->add_option("--std", flags->image.std, "image folders / shards: per-channel std R,G,B (default: the checkpoint's)");
   app->add_option("--workers", flags->workers, "loader threads")->check(CLI::Range(0, 256))->capture_default_str();
   app->add_option("--tta", flags->tta, "test-time augmentation: off, flip, flip-translate (default: the checkpoint's)")
       ->check(CLI::IsMember(tta_modes()));

@@ -77,9 +77,9 @@ Subcommand predict_command(CLI::App& root) {
   app->add_option("--model", r.model, "with --init-from: the model; or torchscript:FILE.pt (an export of fastloop's)");
   app->add_option("--stem", r.stem, "with --init-from: cifar | imagenet")->capture_default_str();
   app->add_option("--num-classes", r.num_classes, "with --init-from or TorchScript without fastloop's info: classes");
-  app->add_option("--image-size", r.image_size, "with --init-from: crop side (default 224)")->check(CLI::Range(8, 4096));
-  app->add_option("--mean", r.mean, "with --init-from: per-channel mean R,G,B (default ImageNet's)");
-  app->add_option("--std", r.std, "with --init-from: per-channel std R,G,B (default ImageNet's)");
+  app->add_option("--image-size", r.image.size, "with --init-from: crop side (default 224)")->check(CLI::Range(8, 4096));
+  app->add_option("--mean", r.image.mean, "with --init-from: per-channel mean R,G,B (default ImageNet's)");
+  app->add_option("--std", r.image.std, "with --init-from: per-channel std R,G,B (default ImageNet's)");
   app->add_option("--topk", r.topk, "classes per image")->check(kPositive)->capture_default_str();
   app->add_option("--out", f->out, "FILE.csv or FILE.jsonl (default: CSV on stdout)");
   app->add_option("--batch-size", r.batch_size, "images per batch")->check(kPositive)->capture_default_str();

@@ -194,9 +194,7 @@ class SplitLoader {
   /// What data_load(DataConfig) gives every source, for fastloop.Files (image size, mean, std, bad images).
   static DataOptions data_options_of(const DataConfig& data) {
     DataOptions options;
-    options.image_size = data.image_size;
-    options.mean = data.mean;
-    options.std = data.std;
+    options.image = data.image;
     options.skip_bad_images = data.bad_image_policy == "skip";
     return options;
   }

@@ -56,10 +56,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",
        &c.data.on_device, {}},
       {"data.image_size", "--image-size", "image folders and shards: side of the square crop fed to the model",
-       &c.data.image_size, {}},
+       &c.data.image.size, {}},
       {"data.mean", "--mean", "per-channel mean 'R,G,B' in [0, 1] (empty: the dataset's own; ImageNet's for images)",
-       &c.data.mean, {}},
-      {"data.std", "--std", "per-channel standard deviation 'R,G,B' (empty: the dataset's own)", &c.data.std, {}},
+       &c.data.image.mean, {}},
+      {"data.std", "--std", "per-channel standard deviation 'R,G,B' (empty: the dataset's own)", &c.data.image.std, {}},
       {"data.bad_image_policy", "--bad-image-policy",
        "an undecodable image: stop with its path, or skip it and report the count at the epoch end",
        &c.data.bad_image_policy, {"stop", "skip"}},
@@ -257,6 +257,13 @@ void config_load_toml(TrainConfig& config, const std::string& path) {
   }
 }
 
+ImageSettings image_settings_override(ImageSettings base, const ImageSettings& given) {
+  if (given.size > 0) base.size = given.size;
+  if (!given.mean.empty()) base.mean = given.mean;
+  if (!given.std.empty()) base.std = given.std;
+  return base;
+}
+
 void config_validate(const TrainConfig& c) {
   auto require = [](bool ok, const std::string& flag, const std::string& what) {
     if (!ok) throw InputError(flag + ": " + what);
@@ -266,7 +273,7 @@ void config_validate(const TrainConfig& c) {
   require(c.data.prefetch >= 1 && c.data.prefetch <= 64, "--prefetch", "must be in [1, 64]");
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 64, "--crop-pad", "must be in [0, 64]");
   require(c.data.random_erasing >= 0 && c.data.random_erasing <= 1, "--random-erasing", "must be in [0, 1] (0: off)");
-  require(c.data.image_size >= 8 && c.data.image_size <= 4096, "--image-size", "must be in [8, 4096]");
+  require(c.data.image.size >= 8 && c.data.image.size <= 4096, "--image-size", "must be in [8, 4096]");
   require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
   require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");

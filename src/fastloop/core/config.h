@@ -12,6 +12,18 @@
 
 namespace fastloop {
 
+/// What turns an image into the model's input beside its transforms: the side of the square crop and the
+/// per-channel normalisation. One struct for a run's settings (DataConfig), the data sources (DataOptions),
+/// `fastloop eval` and `fastloop predict`; each says what its empty values mean.
+struct ImageSettings {
+  int64_t size = 224;                    // pixels, side of the square crop of image files fed to the model
+  std::string mean;                      // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for images)
+  std::string std;                       // "R,G,B"; empty: the dataset's own
+};
+
+/// `base` with each setting `given` holds (a size > 0, a mean or std not empty) in place of its own.
+ImageSettings image_settings_override(ImageSettings base, const ImageSettings& given);
+
 struct DataConfig {
   std::string source = "fashion-mnist";  // fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW]
   int64_t batch_size = 128;              // images per optimizer step (before accumulation)
@@ -26,9 +38,7 @@ struct DataConfig {
                                          // training flips) | off | flip | flip-translate
   bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
   bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
-  int64_t image_size = 224;              // image folders / shards: side of the square crop fed to the model
-  std::string mean;                      // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for images)
-  std::string std;                       // "R,G,B"; empty: the dataset's own
+  ImageSettings image;                   // image folders / shards: crop side; any data: normalisation
   std::string bad_image_policy = "stop"; // an undecodable image: stop the run, or skip it and count
   int64_t shuffle_buffer = 2048;         // shards: samples held for the streaming shuffle
   double mixup = 0.0;                    // mixup alpha (0: off), per batch as timm's Mixup

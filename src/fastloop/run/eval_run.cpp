@@ -34,9 +34,7 @@ EvalRun eval_run(const EvalRequest& request) {
   }
   if (!request.data.empty()) config.data.source = request.data;
   if (request.batch_size) config.data.batch_size = request.batch_size;
-  if (request.image_size) config.data.image_size = request.image_size;
-  if (!request.mean.empty()) config.data.mean = request.mean;
-  if (!request.std.empty()) config.data.std = request.std;
+  config.data.image = image_settings_override(config.data.image, request.image);
   if (!request.tta.empty()) config.data.tta = request.tta;
   threads_apply(request.threads);
   const DatasetSplits data = data_load(config.data);

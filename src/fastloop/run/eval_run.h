@@ -21,8 +21,7 @@ struct EvalRequest {
   int64_t num_classes = 0;  // 0: the data's
   std::string data;         // empty: the data the checkpoint was trained on
   int64_t batch_size = 0;   // 0: the checkpoint's
-  int64_t image_size = 0;   // image folders / shards: 0 the checkpoint's (224 with --init-from)
-  std::string mean, std;    // "R,G,B"; empty: the checkpoint's (the dataset's own with --init-from)
+  ImageSettings image{0, "", ""};  // each empty (0): the checkpoint's (224 and the data's own with --init-from)
   int64_t workers = 1;
   int64_t threads = 0;      // intra-op threads; 0: every usable core
   bool fold_bn = false;

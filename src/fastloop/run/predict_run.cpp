@@ -48,17 +48,17 @@ ModelInfo info_from_flags(const PredictRequest& r, const std::string& model) {
   ModelInfo info;
   info.model = model;
   info.channels = 3;
-  info.height = info.width = r.image_size ? r.image_size : 224;
+  info.height = info.width = r.image.size ? r.image.size : 224;
   info.image_files = true;
   info.resize = info.height * 256 / 224;
   info.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   info.std.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
   if (r.num_classes < 1) throw InputError("predict: --num-classes is needed with --init-from or a TorchScript file without fastloop's info");
   info.classes = class_names_numbered(r.num_classes);
-  if (!r.mean.empty() || !r.std.empty()) {  // parsed as a --data spec's --mean/--std are
+  if (!r.image.mean.empty() || !r.image.std.empty()) {  // parsed as a --data spec's --mean/--std are
     DataOptions options;
-    options.mean = r.mean;
-    options.std = r.std;
+    options.image.mean = r.image.mean;
+    options.image.std = r.image.std;
     const DatasetSplits probe = data_load("synthetic:3x1x1:1", options);
     info.mean = probe.train.mean;
     info.std = probe.train.stddev;
@@ -144,7 +144,7 @@ bool is_data_spec(const std::string& input) {
 /// The split a --data source is predicted on: its test split, or its train split when it has none.
 Dataset dataset_of_spec(const std::string& spec, const ModelInfo& info) {
   DataOptions options;
-  options.image_size = info.height;
+  options.image.size = info.height;
   DatasetSplits splits = data_load(spec, options);
   Dataset d = splits.test.size() > 0 ? splits.test : splits.train;
   return d;

@@ -19,8 +19,8 @@ struct PredictRequest {
   std::string model;         // "torchscript:FILE.pt" alone (an export of fastloop's carries its ModelInfo)
   std::string stem = "cifar";
   int64_t num_classes = 0;   // weights / TorchScript without info: their classes (names "0", "1", ...)
-  int64_t image_size = 0;    // weights / TorchScript without info: the crop side (default 224)
-  std::string mean, std;     // "R,G,B"; default ImageNet's
+  ImageSettings image{0, "", ""};  // weights / TorchScript without info: crop side (0: 224), mean and std
+                                  // ("R,G,B"; empty: ImageNet's)
   std::vector<std::string> inputs;  // image files, folders (recursive), or one --data source per entry
   int64_t topk = 5;
   int64_t batch_size = 64;

@@ -124,7 +124,7 @@ LoaderBenchResult loader_bench_run(const LoaderBenchOptions& options) {
     result.data = "CIFAR-shaped synthetic uint8 data (" + std::to_string(o.images) + " images, 3x32x32)";
   } else {
     DataOptions data_options;
-    data_options.image_size = o.image_size;
+    data_options.image.size = o.image_size;
     data = data_load(o.data, data_options).train;
     result.data = o.data + " (" + std::to_string(data.size()) + " train images" +
                   (data.encoded ? ", decoded to " + std::to_string(o.image_size) + "x" + std::to_string(o.image_size) : "") + ")";

@@ -115,7 +115,7 @@ TrainConfig baseline_config(const BenchOptions& o, const std::string& model, con
   c.data.workers = 0;
   c.data.pin_memory = false;
   c.data.augment = true;           // seed: random crop (pad 4 at 32 px) + flip, as CIFAR training does
-  c.data.image_size = o.image_size;
+  c.data.image.size = o.image_size;
   c.model.name = model;
   c.model.stem = stem;
   c.perf.device = device.is_cuda() ? "cuda" : "cpu";
@@ -131,7 +131,7 @@ DatasetSplits bench_data_load(const BenchOptions& options) {
   if (options.image_size < 8 || options.image_size > 4096)
     throw InputError("--image-size must be in [8, 4096] pixels, got " + std::to_string(options.image_size));
   DataOptions data;
-  data.image_size = options.image_size;
+  data.image.size = options.image_size;
   return data_load(options.data, data);
 }
 

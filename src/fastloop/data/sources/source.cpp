@@ -109,7 +109,7 @@ DatasetSplits imagefolder_load(const std::string& spec, std::string dir, const D
   splits.name = "imagefolder";
   splits.train.encoded = train;
   splits.train.num_classes = static_cast<int64_t>(train->classes().size());
-  splits.train.image_size = options.image_size;
+  splits.train.image_size = options.image.size;
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
@@ -132,7 +132,7 @@ DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg
   splits.train.encoded = shards.train;
   splits.train.num_classes = shards.num_classes;
   splits.train.classes = shards.classes;
-  splits.train.image_size = options.image_size;
+  splits.train.image_size = options.image.size;
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
@@ -149,7 +149,7 @@ DatasetSplits listed_splits(std::shared_ptr<const EncodedImages> files, int64_t 
   splits.train.encoded = std::move(files);
   splits.train.num_classes = num_classes;
   splits.train.classes = std::move(classes);
-  splits.train.image_size = options.image_size;
+  splits.train.image_size = options.image.size;
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
@@ -197,13 +197,13 @@ std::vector<float> parse_channels(const std::string& text, const char* flag, int
 // --mean / --std replace the dataset's own statistics in both splits.
 void normalization_apply(DatasetSplits& splits, const DataOptions& options) {
   const int64_t channels = splits.train.channels();
-  if (!options.mean.empty()) {
+  if (!options.image.mean.empty()) {
     splits.train.mean = splits.test.mean = parse_channels(
-        options.mean, "--mean", channels, [](float v) { return v >= 0.f && v <= 1.f; }, "in [0, 1]");
+        options.image.mean, "--mean", channels, [](float v) { return v >= 0.f && v <= 1.f; }, "in [0, 1]");
   }
-  if (!options.std.empty()) {
+  if (!options.image.std.empty()) {
     splits.train.stddev = splits.test.stddev = parse_channels(
-        options.std, "--std", channels, [](float v) { return v > 0.f && v <= 10.f; }, "in (0, 10]");
+        options.image.std, "--std", channels, [](float v) { return v > 0.f && v <= 10.f; }, "in (0, 10]");
   }
 }
 
@@ -226,9 +226,7 @@ DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
 
 DatasetSplits data_load(const DataConfig& config) {
   DataOptions options;
-  options.image_size = config.image_size;
-  options.mean = config.mean;
-  options.std = config.std;
+  options.image = config.image;
   options.skip_bad_images = config.bad_image_policy == "skip";
   options.shuffle_buffer = config.shuffle_buffer;
   return data_load(config.source, options);

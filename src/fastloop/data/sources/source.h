@@ -19,9 +19,7 @@ constexpr const char* kDataSpecForms =
 /// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
 /// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
 struct DataOptions {
-  int64_t image_size = 224;    // pixels, side of the square crop of encoded images
-  std::string mean;            // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for encoded images)
-  std::string std;             // "R,G,B"; empty: the dataset's own
+  ImageSettings image;         // the crop side of encoded images; the normalisation (empty: the dataset's own)
   bool skip_bad_images = false;
   int64_t shuffle_buffer = 2048;  // samples: the shuffle buffer tar shards are read through (--shuffle-buffer)
 };
