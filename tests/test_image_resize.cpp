@@ -164,7 +164,7 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
   // Train at 24 px: every RandomResizedCrop box of these small images is decoded at full scale.
   data.image_size = 24;
   images = at::empty({4, 3, 24, 24}, at::kFloat);
-  const AugmentOptions train{true, 0, true};
+  const AugmentOptions train = augment_crop_flip(0);
   int64_t compared = 0;
   for (int64_t epoch = 0; epoch < 3; ++epoch) {
     encoded_batch_assemble(data, indices.data(), 4, train, 5, epoch, images, labels);
