@@ -202,6 +202,97 @@ void summary_fill(TrainSummary& summary, const TrainSetup& setup, double train_s
   summary.comm_exposed_s = stats.exposed_s;
 }
 
+/// A run's parts as train() made them, for the epoch's steps and its end, which take turns with them.
+struct RunParts {
+  const TrainControl& control;
+  Clock::time_point started;
+  RunBudget& budget;
+  TrainSetup& setup;
+  Loader& loader;
+  RunLength& length;
+  TrainCycle& cycles;
+  RunCheckpoint& checkpoint;
+  StepProfiler& profiler;
+  RunLog& log;
+  TrainSummary summary;
+  double train_seconds = 0.0;
+  int64_t images_trained = 0;
+
+  bool steps_left() const { return setup.position.step < length.total_steps; }
+
+  /// A budgeted run whose machine slowed down: the remaining steps re-planned, the schedule with them.
+  void follow_replan(int64_t replanned) {
+    if (replanned <= 0) return;
+    length.total_steps = setup.config.run.max_steps = replanned;
+    setup.config.run.epochs = budget.current().epochs;
+    cycles.replan(setup.position.step, replanned);
+    log.record("replan", budget.last_replan_json());
+    checkpoint.record_budget(budget.json());
+  }
+};
+
+/// One epoch's batches (from a resumed position's): each micro-step, and at each cycle's end the optimizer
+/// step and the once-in-a-while blocks. Returns the epoch's tally; sets summary.stopped on a stop request.
+Tally epoch_steps(RunParts& run) {
+  TrainSetup& setup = run.setup;
+  TrainPosition& position = setup.position;
+  run.loader.start_epoch(position.epoch, position.batch);
+  Tally interval(setup.device), epoch(setup.device);
+  for (;;) {
+    run.profiler.step_begins(position.step);  // --profile: from the wait for the step's first batch
+    const auto wait_start = Clock::now();
+    auto batch = run.loader.next();
+    interval.data_wait += seconds_since(wait_start);
+    if (!batch) break;
+
+    // --- the micro-step: forward and backward of one batch of the cycle ---
+    const int64_t micro = run.length.micro(position.batch);
+    const int64_t cycle_length = run.length.cycle_length(position.batch);
+    const at::Tensor loss = run.cycles.micro_step(*batch, position.step, micro, cycle_length);
+    const int64_t images = batch->labels.size(0) * setup.world_size();
+    interval.add(loss, images), epoch.add(loss, images), run.images_trained += images;
+    ++position.batch;
+    if (micro + 1 < cycle_length) continue;
+
+    // --- the end of a cycle: the optimizer step ---
+    const CycleResult cycle = run.cycles.optimizer_step(position, run.checkpoint.last());
+    run.summary.skipped_steps = run.cycles.skipped_steps();
+    ++position.step;
+    run.profiler.step_done(position.step);
+    const bool done = !run.steps_left();
+    bool stop = run.control.should_stop && run.control.should_stop(position);
+    if (setup.group) stop = setup.group->any(stop, "stop request");  // all ranks stop after the same step
+
+    // --- once in a while: report progress, checkpoint ---
+    run.log.step_done(position, run.length.batches, interval, cycle.lr, /*last=*/done || stop);
+    run.checkpoint.step_done();
+    if (stop) run.checkpoint.save(), run.summary.stopped = true;
+    if (stop || done) break;
+    run.follow_replan(run.budget.step_done(position.step, run.train_seconds + seconds_since(epoch.start),
+                                           seconds_since(run.started), run.control.budget_costs));
+  }
+  run.loader.stop();
+  if (setup.main_rank()) skipped_images_report(run.loader, position.epoch);
+  return epoch;
+}
+
+/// Each epoch's end: evaluate (the last epoch's with --tta), report, checkpoint, and a budgeted run's check
+/// of its projected end (also made during the epoch).
+void epoch_end(RunParts& run, const Dataset& test, const Tally& epoch, double epoch_train_s) {
+  TrainSetup& setup = run.setup;
+  if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
+  const auto eval_start = Clock::now();
+  const bool final = setup.position.epoch + 1 == setup.config.run.epochs;
+  run.summary.test = evaluate_run(setup, test, run.control.progress, final);
+  const double eval_s = seconds_since(eval_start);
+  run.log.epoch(setup.position, epoch, run.summary.test, epoch_train_s);
+  run.checkpoint.offer_best(run.summary.test.accuracy);
+  ++setup.position.epoch, setup.position.batch = 0;
+  run.checkpoint.save();
+  run.follow_replan(run.budget.epoch_end(setup.position.step, eval_s, seconds_since(run.started),
+                                         run.control.budget_costs));
+}
+
 }  // namespace
 
 TrainSummary train(const TrainConfig& config, const TrainControl& control) {
@@ -221,88 +312,29 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   if (data.test.size() == 0 && setup.main_rank()) no_test_split_report(config.data.source);
   RunLength length = run_length(setup.config, loader.batches_per_epoch(), data.train.size());
   TrainCycle cycles(setup, length, setup.main_rank());
-  TrainPosition& position = setup.position;
   RunCheckpoint checkpoint(setup);
   StepProfiler profiler(setup.main_rank() ? config.run.profile : "", config.run.profile_steps, device,
                         length.total_steps);
-
   RunLog log(setup, control);
   if (budget.on()) log.record("plan", budget.plan_json()), checkpoint.record_budget(budget.json());
-  TrainSummary summary;
-  double train_seconds = 0.0;
-  int64_t images_trained = 0;
-  bool done = position.step >= length.total_steps;
-  // A budgeted run whose machine slowed down: the remaining steps re-planned, the schedule with them.
-  auto follow_replan = [&](int64_t replanned) {
-    if (replanned <= 0) return;
-    length.total_steps = setup.config.run.max_steps = replanned;
-    setup.config.run.epochs = budget.current().epochs;
-    cycles.replan(position.step, replanned);
-    log.record("replan", budget.last_replan_json());
-    checkpoint.record_budget(budget.json());
-  };
+
+  RunParts run{control, started, budget, setup, loader, length, cycles, checkpoint, profiler, log, {}};
+  const TrainPosition& position = setup.position;
   // An epoch whose steps are all done but whose end (evaluation, checkpoint) was not reached, as after a
   // kill right after the last step's checkpoint, still runs its end: the loader then yields no batch.
-  while (position.epoch < setup.config.run.epochs && (!done || position.batch > 0)) {
+  while (position.epoch < setup.config.run.epochs && (run.steps_left() || position.batch > 0)) {
     setup.model->train();
-    loader.start_epoch(position.epoch, position.batch);
-    Tally interval(device), epoch(device);
-    for (;;) {
-      profiler.step_begins(position.step);  // --profile: from the wait for the step's first batch
-      const auto wait_start = Clock::now();
-      auto batch = loader.next();
-      interval.data_wait += seconds_since(wait_start);
-      if (!batch) break;
-
-      // --- the micro-step: forward and backward of one batch of the cycle ---
-      const int64_t micro = length.micro(position.batch);
-      const int64_t cycle_length = length.cycle_length(position.batch);
-      const at::Tensor loss = cycles.micro_step(*batch, position.step, micro, cycle_length);
-      const int64_t images = batch->labels.size(0) * setup.world_size();
-      interval.add(loss, images), epoch.add(loss, images), images_trained += images;
-      ++position.batch;
-      if (micro + 1 < cycle_length) continue;
-
-      // --- the end of a cycle: the optimizer step ---
-      const CycleResult cycle = cycles.optimizer_step(position, checkpoint.last());
-      summary.skipped_steps = cycles.skipped_steps();
-      ++position.step;
-      profiler.step_done(position.step);
-      done = position.step >= length.total_steps;
-      bool stop = control.should_stop && control.should_stop(position);
-      if (setup.group) stop = setup.group->any(stop, "stop request");  // all ranks stop after the same step
-
-      // --- once in a while: report progress, checkpoint ---
-      log.step_done(position, length.batches, interval, cycle.lr, /*last=*/done || stop);
-      checkpoint.step_done();
-      if (stop) checkpoint.save(), summary.stopped = true;
-      if (stop || done) break;
-      follow_replan(budget.step_done(position.step, train_seconds + seconds_since(epoch.start), seconds_since(started),
-                                     control.budget_costs));
-    }
-    loader.stop();
-    if (setup.main_rank()) skipped_images_report(loader, position.epoch);
+    const Tally epoch = epoch_steps(run);
     const double epoch_train_s = seconds_since(epoch.start);
-    train_seconds += epoch_train_s;
-    if (summary.stopped) break;
-
-    // --- each epoch end: evaluate, report, checkpoint ---
-    if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
-    const auto eval_start = Clock::now();
-    summary.test = evaluate_run(setup, data.test, control.progress, position.epoch + 1 == setup.config.run.epochs);
-    const double eval_s = seconds_since(eval_start);
-    log.epoch(position, epoch, summary.test, epoch_train_s);
-    checkpoint.offer_best(summary.test.accuracy);
-    ++position.epoch, position.batch = 0;
-    checkpoint.save();
-
-    // --- a budgeted run whose machine slowed down (also checked during the epoch, above) ---
-    follow_replan(budget.epoch_end(position.step, eval_s, seconds_since(started), control.budget_costs));
+    run.train_seconds += epoch_train_s;
+    if (run.summary.stopped) break;
+    epoch_end(run, data.test, epoch, epoch_train_s);
   }
+  TrainSummary& summary = run.summary;
   if (!summary.stopped && summary.test.samples == 0)  // nothing left to train: still report accuracy
     summary.test = evaluate_run(setup, data.test, control.progress, /*final=*/true);
   profiler.finish();
-  summary_fill(summary, setup, train_seconds, images_trained);
+  summary_fill(summary, setup, run.train_seconds, run.images_trained);
   summary.budget = budget.json();
   summary.elapsed_seconds = seconds_since(started);
   expect_accuracy(config, summary);
