@@ -66,7 +66,7 @@ command -v "$CXX" >/dev/null || { echo "$CXX not found: apt-get install -y clang
 std=-std=c++17
 torch_flags=()
 if ((torch)); then
-  [ -x .venv/bin/python ] || scripts/setup.sh
+  [ -x .venv/bin/python ] || scripts/setup.sh --venv-only
   torch_dir="$(.venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
   # LibTorch's headers from 2.10 on need C++20, as in CMakeLists.txt.
   std=-std=c++20

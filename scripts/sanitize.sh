@@ -23,7 +23,7 @@ case "$mode" in
   *) echo "usage: scripts/sanitize.sh address|thread [CTEST_REGEX]" >&2; exit 2 ;;
 esac
 
-[ -x .venv/bin/python ] || scripts/setup.sh  # apt packages and the venv whose LibTorch we build against
+[ -x .venv/bin/python ] || scripts/setup.sh --venv-only  # apt packages and the venv whose LibTorch we build against
 # CCACHE_NOHASHDIR: with -g ccache would hash the working directory, so another checkout (CI's clean clone)
 # could never reuse this build's objects; paths are relative under CCACHE_BASEDIR anyway.
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"

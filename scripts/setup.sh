@@ -4,6 +4,8 @@
 # Python module), then `pip install .` of the Python package into .venv from that same build.
 # Usage: scripts/setup.sh [TARGET...]   builds only those CMake targets (scripts/run.sh: fastloop_cli) and
 #                                       installs no Python package; with none, everything.
+#        scripts/setup.sh --venv-only   the packages and the venv, no build (scripts/sanitize.sh and
+#                                       scripts/fuzz.sh build their own: a Release build here would be waste)
 # Env: FASTLOOP_VENV_HOME  where the venv really lives (default ~/.cache/fastloop); .venv links to it,
 #                          so fresh clones on one machine share the 5 GB torch install.
 #      CMAKE_PREFIX_PATH   set it to use your own LibTorch instead (the venv still runs bench/peers/ and tests/tools/).
@@ -38,6 +40,7 @@ if [ "$(readlink .venv 2>/dev/null)" != "$venv_real" ]; then
   [ -L .venv ] && rm .venv
   [ -e .venv ] || ln -s "$venv_real" .venv
 fi
+[ "${1:-}" != --venv-only ] || exit 0
 
 # ccache across clones (CI builds a fresh clone in another folder) and with the precompiled header.
 export CCACHE_BASEDIR="$PWD" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
