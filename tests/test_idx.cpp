@@ -6,7 +6,6 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -76,20 +75,15 @@ TEST(IdxReader, FashionMnistLoadPrefersPlainFilesAndFallsBackToGzip) {
   EXPECT_EQ(s.test.mean, s.train.mean);  // the test split is normalized with the train statistics
 }
 
-TEST(IdxReader, LoadsRealFashionMnistInWellUnderASecond) {
+TEST(IdxReader, LoadsRealFashionMnistWithItsKnownStatistics) {
   const std::string dir = kFashionMnistDefaultDir;
   if (!fs::exists(dir)) GTEST_SKIP() << dir << " does not exist (Fashion-MNIST is not installed on this machine)";
-  const auto start = std::chrono::steady_clock::now();
   const DatasetSplits s = fashion_mnist_load(dir);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[          ] Fashion-MNIST train+test loaded in %.3f s\n", seconds);
-  RecordProperty("load_seconds", std::to_string(seconds));
   EXPECT_EQ(s.train.images.sizes(), at::IntArrayRef({60000, 1, 28, 28}));
   EXPECT_EQ(s.test.images.sizes(), at::IntArrayRef({10000, 1, 28, 28}));
   EXPECT_EQ(s.train.labels.bincount().min().item<int64_t>(), 6000);  // balanced: 6000 per class
   EXPECT_NEAR(s.train.mean[0], 0.2860, 5e-4);
   EXPECT_NEAR(s.train.stddev[0], 0.3530, 5e-4);
-  EXPECT_LT(seconds, 3.0);  // generous for a shared CI machine; ~0.2 s on one idle core
 }
 
 TEST(IdxReader, RejectsMissingFileNamingThePath) {
