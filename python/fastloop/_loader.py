@@ -144,7 +144,11 @@ class Loader:
         # The iterator exists before the workers do: whatever ends it (its end, a break, an exception, a
         # Ctrl-C right after start) stops them. A Ctrl-C during start stops them and raises.
         iterator = _LoaderIterator(self, self._iteration)
-        self._impl.start(self._epoch)
+        try:
+            self._impl.start(self._epoch)
+        except BaseException:  # a Ctrl-C raised here, after start returned: this frame keeps `iterator`
+            self._impl.stop()
+            raise
         return iterator
 
     def _check_device_after_fork(self) -> None:
@@ -192,7 +196,11 @@ class _LoaderIterator:
     def __iter__(self) -> "_LoaderIterator":
         return self
 
-    def __next__(self) -> Tuple[torch.Tensor, torch.Tensor]:
+    # In C++: what comes out of _next but StopIteration (a Ctrl-C, even on _next's first line) stops the
+    # workers, since the exception's traceback keeps this iterator alive and __del__ would not run.
+    __next__ = _C._loader_iterator_next
+
+    def _next(self) -> Tuple[torch.Tensor, torch.Tensor]:
         if not self._running():
             raise StopIteration
         batch = self._loader._impl.next()

@@ -219,9 +219,31 @@ class SplitLoader {
   int64_t num_classes_ = 0;
 };
 
+/// _LoaderIterator.__next__ (python/fastloop/_loader.py): calls the iterator's Python `_next`, and when
+/// anything but StopIteration comes out of it (Ctrl-C's KeyboardInterrupt, which Python may raise at any
+/// call of that frame, even its first line; an error in a batch transform) stops the workers of the
+/// iteration it belongs to, then lets it go on. The exception's traceback keeps that frame, and so the
+/// iterator, alive: its __del__ would not stop them. Written in C++ because a Python guard's own first line
+/// can take the KeyboardInterrupt; this one runs no Python of its own (the stop is SplitLoader::stop).
+py::object iterator_next_guarded(const py::object& iterator) {
+  try {
+    return iterator.attr("_next")();
+  } catch (py::error_already_set& error) {
+    if (!error.matches(PyExc_StopIteration)) {
+      const py::object loader = iterator.attr("_loader");
+      if (loader.attr("_iteration").equal(iterator.attr("_iteration")))
+        loader.attr("_impl").cast<SplitLoader&>().stop();
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 void loader_bind(py::module_& module) {
+  // An instance method (PyInstanceMethod binds `self`), so a Python class can take it as its __next__.
+  module.attr("_loader_iterator_next") = py::reinterpret_steal<py::object>(
+      PyInstanceMethod_New(py::cpp_function(&iterator_next_guarded, py::name("__next__"), py::arg("self")).ptr()));
   py::class_<SplitLoader>(module, "Loader", "fastloop's threaded loader over one split of a --data source")
       .def(py::init([](const py::dict& args) {
              SplitLoaderArgs parsed = SplitLoaderArgs::from_dict(args);

@@ -148,6 +148,47 @@ def test_ctrl_c_during_iteration_raises_keyboard_interrupt_and_stops_the_workers
     assert loader_threads() == 0
 
 
+class _StartThenInterrupted:
+    """A Loader's C++ part whose start() returns and then Ctrl-C is raised, as Python does when the signal is
+    seen at the call's return, in Loader.__iter__'s frame."""
+
+    def __init__(self, impl) -> None:
+        self.impl = impl
+
+    def start(self, epoch: int) -> None:
+        self.impl.start(epoch)
+        raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        self.impl.stop()
+
+
+def test_ctrl_c_raised_in_the_loaders_python_frames_stops_the_workers_while_its_traceback_lives(monkeypatch):
+    # Python raises Ctrl-C's KeyboardInterrupt at a call in whichever frame runs when the signal is seen; in
+    # the iterator's own frames the traceback then keeps the iterator alive (its __del__ does not run). Such
+    # a landing is made certain here rather than left to the timing of a real signal (1 in ~80 before).
+    loader = fastloop.Loader("synthetic:3x64x64:8192", batch_size=512, workers=1, prefetch=1)
+    take = fastloop._loader._LoaderIterator._next
+
+    def taken_then_interrupted(self):
+        take(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fastloop._loader._LoaderIterator, "_next", taken_then_interrupted)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        for _ in loader:
+            pass
+    assert any(entry.name == "taken_then_interrupted" for entry in caught.traceback)  # the frame lives
+    assert loader_threads() == 0
+    monkeypatch.undo()
+
+    loader._impl = _StartThenInterrupted(loader._impl)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        iter(loader)
+    assert any(entry.name == "__iter__" for entry in caught.traceback)
+    assert loader_threads() == 0
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_an_undecodable_image_is_a_value_error_naming_it(tmp_path, image_folder, workers):
     import shutil
