@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_file
 
 import fastloop
-from conftest import loader_threads, run, sigint_raises_keyboard_interrupt
+from conftest import loader_threads, loader_threads_left, run, sigint_raises_keyboard_interrupt
 
 
 def cli_batches(loader_dump, tmp_path, flags, epoch, batches):
@@ -108,9 +108,9 @@ def test_abandoning_an_iteration_stops_the_workers():
         if k == 3:
             break
     gc.collect()
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
     assert len(list(loader)) == len(loader)  # and iterating again restarts them
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
 
 
 def test_deleting_a_loader_mid_epoch_joins_its_threads():
@@ -121,7 +121,7 @@ def test_deleting_a_loader_mid_epoch_joins_its_threads():
     next(it)  # the iterator keeps its loader alive
     del it
     gc.collect()
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
 
 
 def test_ctrl_c_during_iteration_raises_keyboard_interrupt_and_stops_the_workers():
@@ -145,7 +145,7 @@ def test_ctrl_c_during_iteration_raises_keyboard_interrupt_and_stops_the_workers
                 first_batch.set()
     sender.join()
     assert seen > 0
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
 
 
 class _StartThenInterrupted:
@@ -179,14 +179,14 @@ def test_ctrl_c_raised_in_the_loaders_python_frames_stops_the_workers_while_its_
         for _ in loader:
             pass
     assert any(entry.name == "taken_then_interrupted" for entry in caught.traceback)  # the frame lives
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
     monkeypatch.undo()
 
     loader._impl = _StartThenInterrupted(loader._impl)
     with pytest.raises(KeyboardInterrupt) as caught:
         iter(loader)
     assert any(entry.name == "__iter__" for entry in caught.traceback)
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -200,7 +200,7 @@ def test_an_undecodable_image_is_a_value_error_naming_it(tmp_path, image_folder,
     loader = fastloop.Loader(f"imagefolder:{root}", batch_size=36, workers=workers, image_size=32)
     with pytest.raises(ValueError, match="005.jpg"):
         list(loader)
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
     skipping = fastloop.Loader(f"imagefolder:{root}", batch_size=36, workers=workers, image_size=32,
                                bad_image_policy="skip")
     assert len(list(skipping)) == 1

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import fastloop
-from conftest import fork_and_wait, loader_threads, sigint_raises_keyboard_interrupt
+from conftest import fork_and_wait, loader_threads_left, sigint_raises_keyboard_interrupt
 
 TRIALS = int(os.environ.get("FASTLOOP_FORK_TRIALS", "10"))
 SOURCE = "synthetic:3x32x32:2048"
@@ -53,11 +53,11 @@ def test_a_loader_mid_epoch_in_the_parent_iterates_afresh_in_a_forked_child(tria
                 return 3
             if not (same(batches[0][0], images) and same(batches[0][1], labels)):
                 return 4
-        return 0 if loader_threads() == 0 else 5
+        return 0 if loader_threads_left() == 0 else 5
 
     assert fork_and_wait(child) == 0
     assert sum(1 for _ in running) == len(loader) - trial % 4  # the parent's epoch goes on
-    assert loader_threads() == 0
+    assert loader_threads_left() == 0
 
 
 @pytest.mark.parametrize("trial", range(TRIALS))
