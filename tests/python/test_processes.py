@@ -165,11 +165,12 @@ def test_train_in_a_forked_child_runs_when_the_parents_run_finished_before_the_f
 
 
 def test_train_in_a_child_forked_during_a_run_in_another_thread_raises_instead_of_hanging(tmp_path):
-    # The parent's run is surely in flight at the fork: its first step is logged, and 1,000 more take seconds.
+    # The parent's run is surely in flight at the fork: its first step is logged, and 200 more take seconds (a
+    # longer run only made the test wait for it to end: 1,000 steps took ~35 s on 2 cores).
     # Its thread held LibTorch's locks (autocast's cast cache) at that moment; in the child they stay held.
     metrics = tmp_path / "metrics.jsonl"
     background = threading.Thread(target=fastloop.train, kwargs=dict(
-        quiet=True, **SHORT_RUN, **{"run.max_steps": 1000, "run.log_every": 1, "run.metrics": str(metrics)}))
+        quiet=True, **SHORT_RUN, **{"run.max_steps": 200, "run.log_every": 1, "run.metrics": str(metrics)}))
     background.start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (metrics.exists() and '"kind":"step"' in metrics.read_text()):
