@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds fastloop with sanitizers in its own folder and runs tests under them:
 #   scripts/sanitize.sh address [CTEST_REGEX]   ASan+UBSan in build-asan/, the whole suite (or tests matching
-#                                               the regex); .ci/run runs this
+#                                               the regex)
 #   scripts/sanitize.sh thread  [CTEST_REGEX]   TSan in build-tsan/, the loader and distributed tests
+#   SANITIZE_ONLY=data scripts/sanitize.sh address   only core/ and data/ and their tests (FASTLOOP_ONLY=data,
+#                                               in build-asan-data/): the loader and the parsers; CI runs this
 # Everything fastloop compiles is instrumented; LibTorch comes prebuilt and is not, which is why the
 # options below exist (each says what it works around). Any report fails the run.
 set -euo pipefail
@@ -20,7 +22,12 @@ case "$mode" in
   # reserves ~15 TB of address space for its shadow at start, so that process cannot start under it.
   address) sanitize=address,undefined; build_dir=build-asan; exclude="$exclude|Faults.BatchTooBigForMemory" ;;
   thread) sanitize=thread; build_dir=build-tsan ;;
-  *) echo "usage: scripts/sanitize.sh address|thread [CTEST_REGEX]" >&2; exit 2 ;;
+  *) echo "usage: [SANITIZE_ONLY=data] scripts/sanitize.sh address|thread [CTEST_REGEX]" >&2; exit 2 ;;
+esac
+case "${SANITIZE_ONLY:-}" in
+  "") ;;
+  data) build_dir=$build_dir-data ;;
+  *) echo "SANITIZE_ONLY=$SANITIZE_ONLY: expected data (or unset for everything)" >&2; exit 2 ;;
 esac
 
 [ -x .venv/bin/python ] || scripts/setup.sh --venv-only  # apt packages and the venv whose LibTorch we build against
@@ -34,7 +41,7 @@ prefix="${CMAKE_PREFIX_PATH:-$(.venv/bin/python -c 'import torch; print(torch.ut
 # inputs_valid_), so code compiled without it reads LibTorch's objects at the wrong offsets — UBSan
 # reported exactly that ("load of value 97, which is not a valid value for type 'bool'").
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DCMAKE_PREFIX_PATH="$prefix" -DFASTLOOP_PYTHON="$root/.venv/bin/python" -DFASTLOOP_SANITIZE="$sanitize" >/dev/null
+  -DCMAKE_PREFIX_PATH="$prefix" -DFASTLOOP_PYTHON="$root/.venv/bin/python" -DFASTLOOP_SANITIZE="$sanitize" -DFASTLOOP_ONLY="${SANITIZE_ONLY:-}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 
 # print_stacktrace: UBSan names the call chain (the build already stops at the first report,

@@ -6,6 +6,7 @@
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/source.h"
 #include "data_files.h"
+#include "golden_support.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
@@ -21,19 +22,18 @@ namespace {
 
 using test_data::input_error_of;
 
-const std::string kGolden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
 
 // DIR/images/{cat,dog}/ with golden JPEGs (cats) and PNGs (dogs); returns DIR.
 std::string images_make(const std::string& dir) {
   for (const char* f : {"rgb.jpg", "gray.jpg", "cmyk.jpg"}) {
     fs::create_directories(fs::path(dir) / "images" / "cat");
-    fs::copy_file(kGolden + f, fs::path(dir) / "images" / "cat" / f);
+    fs::copy_file(test::kImageGoldenDir + f, fs::path(dir) / "images" / "cat" / f);
   }
   for (const char* f : {"rgb.png", "rgba.png", "palette.png"}) {
     fs::create_directories(fs::path(dir) / "images" / "dog");
-    fs::copy_file(kGolden + f, fs::path(dir) / "images" / "dog" / f);
+    fs::copy_file(test::kImageGoldenDir + f, fs::path(dir) / "images" / "dog" / f);
   }
-  fs::copy_file(kGolden + "rgb.jpg", fs::path(dir) / "images" / "a, b.jpg");  // a comma: quoted in the CSV
+  fs::copy_file(test::kImageGoldenDir + "rgb.jpg", fs::path(dir) / "images" / "a, b.jpg");  // a comma: quoted in the CSV
   return dir;
 }
 
@@ -150,7 +150,7 @@ TEST(CsvSource, BadRowsAreInputErrorsNamingTheFileAndLine) {
 TEST(CsvSource, UndecodableFilesFollowTheBadImagePolicy) {
   const test::TempDir tmp;
   const std::string dir = images_make(tmp.sub("csv_undecodable"));
-  fs::copy_file(kGolden + "truncated.jpg", dir + "/images/truncated.jpg");
+  fs::copy_file(test::kImageGoldenDir + "truncated.jpg", dir + "/images/truncated.jpg");
   const std::string train = write(dir + "/t.csv", "path,label\nimages/cat/rgb.jpg,0\nimages/truncated.jpg,1\n");
   DataOptions options;
   options.image.size = 16;

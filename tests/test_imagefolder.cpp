@@ -6,6 +6,7 @@
 #include "fastloop/data/sources/imagefolder.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/source.h"
+#include "golden_support.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
@@ -21,7 +22,6 @@ using namespace fastloop;
 
 namespace {
 
-const std::string kGolden = std::string(FASTLOOP_TEST_DIR) + "/golden/images/";
 
 void touch(const fs::path& path) {
   fs::create_directories(path.parent_path());
@@ -35,13 +35,13 @@ std::string image_folder_make(const std::string& dir, bool with_val = true) {
   for (const char* split : {"train", "val"}) {
     if (std::string(split) == "val" && !with_val) continue;
     fs::create_directories(fs::path(dir) / split / "cat"), fs::create_directories(fs::path(dir) / split / "dog");
-    for (const char* f : cat) fs::copy_file(kGolden + f, fs::path(dir) / split / "cat" / f);
-    for (const char* f : dog) fs::copy_file(kGolden + f, fs::path(dir) / split / "dog" / f);
+    for (const char* f : cat) fs::copy_file(test::kImageGoldenDir + f, fs::path(dir) / split / "cat" / f);
+    for (const char* f : dog) fs::copy_file(test::kImageGoldenDir + f, fs::path(dir) / split / "dog" / f);
   }
   return dir;
 }
 
-std::string load_error(const std::string& spec) {
+std::string folder_load_error(const std::string& spec) {
   try {
     data_load(spec);
   } catch (const InputError& e) {
@@ -72,7 +72,7 @@ LoaderOptions train_options(int64_t workers) {
 
 TEST(ImageFolder, ListsClassesAndFilesAsTorchvisionDoes) {
   const test::TempDir tmp;
-  const auto golden = nlohmann::json::parse(std::ifstream(kGolden + "goldens.json"))["folder"];
+  const auto golden = nlohmann::json::parse(std::ifstream(test::kImageGoldenDir + "goldens.json"))["folder"];
   const std::string root = tmp.sub("imagefolder_listing");
   for (const auto& rel : golden["files"]) touch(fs::path(root) / rel.get<std::string>());
   const auto folder = ImageFolder::list(root);
@@ -87,14 +87,14 @@ TEST(ImageFolder, ListsClassesAndFilesAsTorchvisionDoes) {
 TEST(ImageFolder, BadFoldersAreInputErrorsNamingThePath) {
   const test::TempDir tmp;
   const std::string root = tmp.sub("imagefolder_bad");
-  EXPECT_NE(load_error("imagefolder:" + root).find(root + "/train"), std::string::npos);  // no train/
+  EXPECT_NE(folder_load_error("imagefolder:" + root).find(root + "/train"), std::string::npos);  // no train/
   fs::create_directories(fs::path(root) / "train");
-  EXPECT_NE(load_error("imagefolder:" + root).find("no class folders"), std::string::npos);
+  EXPECT_NE(folder_load_error("imagefolder:" + root).find("no class folders"), std::string::npos);
   touch(fs::path(root) / "train" / "a" / "x.jpg");
   touch(fs::path(root) / "train" / "b" / "readme.txt");  // a class folder without images
-  const std::string empty = load_error("imagefolder:" + root);
+  const std::string empty = folder_load_error("imagefolder:" + root);
   EXPECT_NE(empty.find(root + "/train/b"), std::string::npos) << empty;
-  EXPECT_NE(load_error("imagefolder:/nonexistent/images").find("/nonexistent/images"), std::string::npos);
+  EXPECT_NE(folder_load_error("imagefolder:/nonexistent/images").find("/nonexistent/images"), std::string::npos);
 }
 
 TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
@@ -115,7 +115,7 @@ TEST(ImageFolder, ValMustHaveTrainsClassesAndWithoutValTheTestSplitIsEmpty) {
 
   fs::create_directories(fs::path(dir) / "val" / "zebra" );
   touch(fs::path(dir) / "val" / "zebra" / "z.jpg");
-  EXPECT_NE(load_error("imagefolder:" + dir).find("class folders differ"), std::string::npos);
+  EXPECT_NE(folder_load_error("imagefolder:" + dir).find("class folders differ"), std::string::npos);
 
   const DatasetSplits train_only = data_load("imagefolder:" + image_folder_make(tmp.sub("imagefolder_noval"), false));
   EXPECT_EQ(train_only.train.size(), 10);
@@ -154,7 +154,7 @@ TEST(ImageFolderLoader, BatchesAreTheSameForAnyWorkerCountDtypeAndLayout) {
 TEST(ImageFolderLoader, BadImagesStopTheRunNamingTheFileOrAreSkippedAndCounted) {
   const test::TempDir tmp;
   const std::string dir = image_folder_make(tmp.sub("imagefolder_badimage"), false);
-  fs::copy_file(kGolden + "truncated.jpg", fs::path(dir) / "train" / "cat" / "zz_truncated.jpg");
+  fs::copy_file(test::kImageGoldenDir + "truncated.jpg", fs::path(dir) / "train" / "cat" / "zz_truncated.jpg");
   fs::create_symlink(fs::path(dir) / "gone.jpg", fs::path(dir) / "train" / "dog" / "zz_gone.jpg");  // unreadable
   DataOptions options;
   options.image.size = 16;
@@ -195,7 +195,7 @@ TEST(ImageFolderCli, TrainsAndEvaluatesAnImagenetStemModel) {
   ASSERT_EQ(t.code, 0) << t.output;
   EXPECT_NE(t.output.find("evaluation is skipped"), std::string::npos) << t.output;
 
-  fs::copy_file(kGolden + "truncated.jpg", fs::path(noval) / "train" / "cat" / "bad.jpg");
+  fs::copy_file(test::kImageGoldenDir + "truncated.jpg", fs::path(noval) / "train" / "cat" / "bad.jpg");
   const auto bad = test::cli_run("train --data imagefolder:" + noval +  // one batch of all 11: bad.jpg is in it
                                  " --model resnet18 --stem imagenet --image-size 32 --batch-size 11 --epochs 1 --device cpu --threads 1");
   EXPECT_EQ(bad.code, 2) << bad.output;
