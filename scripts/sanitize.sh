@@ -56,5 +56,5 @@ case "$mode" in
   address) regex="${2:-.}" ;;
   thread) regex="${2:-$tsan_tests}" ;;
 esac
-# SANITIZE_SKIP: a CTest regex of more tests to leave out (CI's time budget; .ci/run says which and why).
+# SANITIZE_SKIP: a CTest regex of more tests to leave out.
 ctest --output-on-failure -j 2 --timeout 1800 -R "$regex" -E "$exclude${SANITIZE_SKIP:+|$SANITIZE_SKIP}"
