@@ -129,6 +129,27 @@ TEST(BudgetPlan, ReplansOnlyWhenTheProjectedEndPassesTheBudget) {
   EXPECT_EQ(budget_plan(seen, request).steps, 9);
 }
 
+TEST(BudgetPlan, StretchesOnlyWhenTheCostsSeenAllowItsShareOfMoreSteps) {
+  BudgetCosts costs;
+  costs.step_s = 1.0, costs.eval_s = 2.0, costs.final_eval_s = 2.0;
+  BudgetRequest request = request_of(100, 8);
+  const BudgetPlan plan = budget_plan(costs, request);  // 75 steps, as above
+  request.done_steps = 8;
+  BudgetCosts seen = costs;
+  seen.spent_s = 10.0;  // the first epoch as planned: the same 75 steps fit, nothing to stretch
+  EXPECT_EQ(budget_plan(seen, request).steps, 75);
+  EXPECT_FALSE(budget_stretch_pays(plan, budget_plan(seen, request), 0.03));
+  seen.spent_s = 9.0;  // 1 s saved: one step more fits, 1.3%, under the 3% a stretch needs
+  EXPECT_EQ(budget_plan(seen, request).steps, 76);
+  EXPECT_FALSE(budget_stretch_pays(plan, budget_plan(seen, request), 0.03));
+  seen.step_s = 0.8;  // steps of 0.8 s: 9 + 0.8 N + evaluations fit 95 s with N = 85 -> 93 steps, 24% more
+  const BudgetPlan stretched = budget_plan(seen, request);
+  EXPECT_TRUE(budget_stretch_pays(plan, stretched, 0.03));
+  EXPECT_GT(stretched.steps, 75 * 1.03);
+  EXPECT_LE(budget_cost(seen, request, stretched.steps), 95.0);
+  EXPECT_GT(budget_cost(seen, request, stretched.steps + 1), 95.0);
+}
+
 TEST(BudgetPlan, ACheckWindowNeedsItsStepsAndItsSeconds) {
   BudgetStepWindows windows(0.1, 4, 2.0);  // at least 4 steps and 2 s
   EXPECT_FALSE(windows.step_done(1, 5.0));  // the first step (the loader's start) only opens the window
@@ -159,6 +180,7 @@ TEST(BudgetPlan, OneSlowWindowMovesNoStepCostTwoDo) {
   EXPECT_NEAR(window(0.0124), 0.0062, 1e-12);         // a slow-down: seen in one window ...
   EXPECT_NEAR(window(0.0124), 0.0124, 1e-12);         // ... and projected once it lasts two
   EXPECT_NEAR(window(0.0062), 0.0062, 1e-12);         // faster again
+  EXPECT_NEAR(windows.step_s_high(), 0.0124, 1e-12);  // a stretch projects with the slower of the two
 }
 
 TEST(BudgetPlan, ScheduleWarpKeepsTheStartAndTheEnd) {
@@ -330,6 +352,32 @@ TEST(BudgetRun, AOneStepHiccupIsNotProjectedOverTheRest) {
   EXPECT_TRUE(record["replans"].empty()) << summary.budget;
   EXPECT_TRUE(record["replayable"].get<bool>());
   EXPECT_EQ(summary.position.step, 75);
+}
+
+TEST(BudgetRun, AFasterMachineIsStretchedAtEpochEndsAndEndsWithinItsBudget) {
+  // Calibration measured 1 s per step; the steps take 0.7 s. At each epoch end (every 8 steps) the slower
+  // of the last two check windows and evaluations is projected; where that leaves 3% more steps' time
+  // unused, the rest is re-planned up. The run ends where the last re-plan said, within 95 s (the budget
+  // less its margin) of this machine's clock, and says that it is not replayable.
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [](const BudgetCosts&, int64_t done_steps) { return machine_costs(done_steps, 0, 0.7); };
+  test::TempDir dir;
+  const TrainSummary summary = train(budgeted_config(dir.path()), control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  EXPECT_EQ(record["plan"]["steps"], 75);
+  ASSERT_GE(record["replans"].size(), 1u) << summary.budget;
+  int64_t steps = 75;
+  for (const auto& replan : record["replans"]) {
+    EXPECT_EQ(replan["why"], "early");
+    EXPECT_EQ(replan["at_step"].get<int64_t>() % 8, 0) << replan;  // at epoch ends only
+    EXPECT_GE(replan["steps"].get<double>(), steps * 1.03) << replan;
+    steps = replan["steps"];
+  }
+  EXPECT_FALSE(record["replayable"].get<bool>());
+  EXPECT_EQ(summary.position.step, steps);
+  EXPECT_LE(machine_costs(steps, 0, 0.7).spent_s + 2.0, 95.0);  // its steps, evaluations and the final one
+  EXPECT_GT(steps, 95);  // 0.7 s steps: ~40% more than the plan's 75
 }
 
 TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {

@@ -28,6 +28,8 @@ constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy 
 // of 300 s, 0.12 s of 6 s), so one slow step is averaged with others and a slow-down is caught in ~4%.
 constexpr int64_t kCheckSteps = 4;
 constexpr double kCheckShare = 0.02;
+// A run projected to end early is stretched (at an epoch end) when the costs seen allow this many more steps.
+constexpr double kStretchShare = 0.03;
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
@@ -167,27 +169,32 @@ int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, cons
   if (hook) clocks = hook(clocks, step);
   // As with steps, one slow evaluation (the first one's warm-up, a hiccup) is not projected onto the rest.
   seen_eval_s_ = std::min(clocks.eval_s, last_eval_s_);
+  const double slower_eval_s = std::max(clocks.eval_s, last_eval_s_);
   last_eval_s_ = clocks.eval_s;
-  return replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
+  const int64_t late = replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
+  if (late > 0) return late;
+  // Early: stretched once an epoch at most, with the slower of the last two windows and evaluations.
+  return stretch_if_early(step, windows_.step_s_high(), slower_eval_s, clocks.spent_s);
 }
 
-int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s) {
-  if (!on() || step >= plan_.steps) return 0;
+BudgetCosts RunBudget::costs_seen(double step_s, double eval_s, double elapsed_s) const {
   BudgetCosts seen = costs_;
   if (step_s > 0) seen.step_s = step_s;
   if (eval_s > 0 && costs_.eval_s > 0) seen.final_eval_s = costs_.final_eval_s * eval_s / costs_.eval_s;
   if (eval_s > 0) seen.eval_s = eval_s;
   seen.spent_s = elapsed_s;
+  return seen;
+}
+
+int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s) {
+  if (!on() || step >= plan_.steps) return 0;
+  const BudgetCosts seen = costs_seen(step_s, eval_s, elapsed_s);
   BudgetRequest request = request_;
   request.done_steps = step;
   if (!budget_replan_needed(plan_, seen, request)) return 0;
   const double projected_s = budget_cost(seen, request, plan_.steps);
   const BudgetPlan next = budget_plan(seen, request);
   if (next.steps >= plan_.steps) return 0;
-  nlohmann::ordered_json record = nlohmann::ordered_json::parse(budget_plan_json(next, seen));
-  record["at_step"] = step;
-  record["projected_s"] = projected_s;
-  replans_.push_back(record.dump());
   if (announce_)
     std::printf("re-plan at step %lld: the projected end %.0f s passes the %.0f s budget (steps now %.3g ms); "
                 "%lld steps in all instead of %lld, the schedule compressed to end with them (this run is not "
@@ -195,6 +202,34 @@ int64_t RunBudget::replan_if_late(int64_t step, double step_s, double eval_s, do
                 static_cast<long long>(step), projected_s, seconds_, 1e3 * seen.step_s,
                 static_cast<long long>(next.steps), static_cast<long long>(plan_.steps)),
         std::fflush(stdout);
+  return adopt(next, seen, step, projected_s, "late");
+}
+
+int64_t RunBudget::stretch_if_early(int64_t step, double step_s, double eval_s, double elapsed_s) {
+  if (!on() || step >= plan_.steps) return 0;
+  const BudgetCosts seen = costs_seen(step_s, eval_s, elapsed_s);
+  BudgetRequest request = request_;
+  request.done_steps = step;
+  const BudgetPlan next = budget_plan(seen, request);
+  if (!budget_stretch_pays(plan_, next, kStretchShare)) return 0;
+  const double projected_s = budget_cost(seen, request, plan_.steps);
+  if (announce_)
+    std::printf("re-plan at step %lld: the projected end %.0f s leaves %.0f s of the %.0f s budget unused (steps "
+                "now %.3g ms); %lld steps in all instead of %lld, the schedule stretched to end with them (this run "
+                "is not replayable by --max-steps alone)\n",
+                static_cast<long long>(step), projected_s, seconds_ - projected_s, seconds_, 1e3 * seen.step_s,
+                static_cast<long long>(next.steps), static_cast<long long>(plan_.steps)),
+        std::fflush(stdout);
+  return adopt(next, seen, step, projected_s, "early");
+}
+
+int64_t RunBudget::adopt(const BudgetPlan& next, const BudgetCosts& seen, int64_t step, double projected_s,
+                         const char* why) {
+  nlohmann::ordered_json record = nlohmann::ordered_json::parse(budget_plan_json(next, seen));
+  record["at_step"] = step;
+  record["projected_s"] = projected_s;
+  record["why"] = why;
+  replans_.push_back(record.dump());
   plan_ = next;
   costs_ = seen;
   return next.steps;

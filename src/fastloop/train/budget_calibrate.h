@@ -1,7 +1,8 @@
 // --time-budget in a run: the budget a config asks for, the calibration that measures this machine's
 // step, evaluation and checkpoint costs on the real model and data (on a throw-away setup, so the planned
 // run starts from the same seeded state as a run without it), and RunBudget, the plan the training loop
-// follows and re-makes when the machine slows down (checked every 2% of the budget and at each epoch end).
+// follows and re-makes when the machine slows down (checked every 2% of the budget and at each epoch end)
+// or runs faster than calibration measured (at epoch ends).
 #pragma once
 
 #include "fastloop/core/clock.h"
@@ -38,7 +39,8 @@ struct Calibration {
 Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device);
 
 /// A budgeted run's plan over its life: made once after calibration, re-made when the projected end (the
-/// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget.
+/// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget,
+/// or at an epoch end when it leaves 3% more steps' time unused.
 /// Off (seconds 0): every call is a no-op and config passes unchanged.
 class RunBudget {
  public:
@@ -60,7 +62,10 @@ class RunBudget {
   int64_t step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook = {});
 
   /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation: the same check
-  /// with the windows' step cost and the smaller of this and the last evaluation's cost.
+  /// with the windows' step cost and the smaller of this and the last evaluation's cost; and, when the plan
+  /// stands, a stretch: if the slower of the last two windows and evaluations leave room for 3% more steps
+  /// within the budget less its margin (calibration over-estimated the step), the remaining steps are
+  /// re-planned up and the schedule stretched to end with them. Returns the new total, or 0.
   int64_t epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }
@@ -82,7 +87,11 @@ class RunBudget {
   double last_eval_s_ = 0.0;          // the last evaluation's seconds (at first the calibration's)
   double seen_eval_s_ = 0.0;          // the evaluation cost checks project with: the last two's smaller
 
+  BudgetCosts costs_seen(double step_s, double eval_s, double elapsed_s) const;
   int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s);
+  int64_t stretch_if_early(int64_t step, double step_s, double eval_s, double elapsed_s);
+  /// Makes `next` the plan, recorded with the step, the projected end it replaces and why ("late", "early").
+  int64_t adopt(const BudgetPlan& next, const BudgetCosts& seen, int64_t step, double projected_s, const char* why);
 };
 
 } // namespace fastloop

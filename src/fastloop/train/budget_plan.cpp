@@ -136,8 +136,14 @@ bool BudgetStepWindows::step_done(int64_t step, double trained_s) {
 
 double BudgetStepWindows::step_s() const { return std::min(last_s_, previous_s_); }
 
+double BudgetStepWindows::step_s_high() const { return std::max(last_s_, previous_s_); }
+
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
   return plan.steps > request.done_steps && budget_cost(costs, request, plan.steps) > request.budget_s;
+}
+
+bool budget_stretch_pays(const BudgetPlan& plan, const BudgetPlan& stretched, double share) {
+  return static_cast<double>(stretched.steps) >= static_cast<double>(plan.steps) * (1.0 + share);
 }
 
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs) {
