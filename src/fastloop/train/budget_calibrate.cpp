@@ -28,8 +28,11 @@ constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy 
 // of 300 s, 0.12 s of 6 s), so one slow step is averaged with others and a slow-down is caught in ~4%.
 constexpr int64_t kCheckSteps = 4;
 constexpr double kCheckShare = 0.02;
-// A run projected to end early is stretched (at an epoch end) when the costs seen allow this many more steps.
+// A run projected to end early is stretched (at an epoch end) when the costs seen allow this many more steps,
+// planned to keep twice the margin free: a stretch to the plain margin re-planned down again at the next
+// 10% slower window (stretched, compressed, stretched within one run in float32 on the Xeon without AMX).
 constexpr double kStretchShare = 0.03;
+constexpr double kStretchMargin = 2 * kMargin;
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
@@ -210,6 +213,7 @@ int64_t RunBudget::stretch_if_early(int64_t step, double step_s, double eval_s, 
   const BudgetCosts seen = costs_seen(step_s, eval_s, elapsed_s);
   BudgetRequest request = request_;
   request.done_steps = step;
+  request.margin = kStretchMargin;
   const BudgetPlan next = budget_plan(seen, request);
   if (!budget_stretch_pays(plan_, next, kStretchShare)) return 0;
   const double projected_s = budget_cost(seen, request, plan_.steps);

@@ -64,8 +64,8 @@ class RunBudget {
   /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation: the same check
   /// with the windows' step cost and the smaller of this and the last evaluation's cost; and, when the plan
   /// stands, a stretch: if the slower of the last two windows and evaluations leave room for 3% more steps
-  /// within the budget less its margin (calibration over-estimated the step), the remaining steps are
-  /// re-planned up and the schedule stretched to end with them. Returns the new total, or 0.
+  /// within the budget less twice its margin (calibration over-estimated the step), the remaining steps
+  /// are re-planned up and the schedule stretched to end with them. Returns the new total, or 0.
   int64_t epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }
