@@ -83,6 +83,13 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"model.width_delta", "--width-delta",
        "channels added to every stage's width (-1: the seed's rec-model, no multiple of 8 left)",
        &c.model.width_delta, {}},
+      {"model.bn_weight_frozen", "--bn-weight-frozen",
+       "every BatchNorm's weight (gamma) stays at its initial 1: not trained, in no optimizer group (airbench)",
+       &c.model.bn_weight_frozen, {}},
+      {"model.bn_momentum", "--bn-momentum",
+       "BatchNorm running-statistics momentum m, PyTorch's convention: running = (1 - m) * running + m * batch "
+       "(airbench's 0.6 is m = 0.4)",
+       &c.model.bn_momentum, {}},
       {"optim.name", "--optim", "optimizer", &c.optim.name, {"sgd", "adamw"}},
       {"optim.lr", "--lr", "peak learning rate", &c.optim.lr, {}},
       {"optim.momentum", "--momentum", "SGD momentum", &c.optim.momentum, {}},
@@ -99,6 +106,12 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.optim.ema_decay, {}},
       {"optim.ema_warmup", "--ema-warmup", "EMA decay ramps up as (1+step)/(10+step) to --ema-decay",
        &c.optim.ema_warmup, {}},
+      {"optim.lookahead_steps", "--lookahead-steps",
+       "Lookahead (Zhang et al. 2019): every k applied optimizer steps the weights move --lookahead-alpha of the "
+       "way from slow weights to them and restart there (0: off)",
+       &c.optim.lookahead_steps, {}},
+      {"optim.lookahead_alpha", "--lookahead-alpha", "Lookahead's slow-weight step size in (0, 1]",
+       &c.optim.lookahead_alpha, {}},
       {"schedule.name", "--schedule", "learning-rate schedule", &c.schedule.name,
        {"constant", "cosine", "onecycle", "step"}},
       {"schedule.warmup_epochs", "--warmup-epochs", "linear warm-up in epochs (cosine, step)",
@@ -279,6 +292,8 @@ void config_validate(const TrainConfig& c) {
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
+  require(c.model.bn_momentum > 0 && c.model.bn_momentum <= 1, "--bn-momentum",
+          "must be in (0, 1] (PyTorch's convention: 0.1 is its default, airbench's 0.6 is 0.4)");
   require(c.optim.lr > 0, "--lr", "must be > 0");
   require(c.optim.momentum >= 0 && c.optim.momentum < 1, "--momentum", "must be in [0, 1)");
   require(c.optim.weight_decay >= 0, "--weight-decay", "must be >= 0");
@@ -287,6 +302,8 @@ void config_validate(const TrainConfig& c) {
   require(c.optim.clip_grad_norm >= 0, "--clip-grad-norm", "must be >= 0 (0: off)");
   require(c.optim.ema_decay >= 0 && c.optim.ema_decay < 1, "--ema-decay", "must be in [0, 1) (0: off)");
   require(!c.optim.ema_warmup || c.optim.ema_decay > 0, "--ema-warmup", "needs --ema-decay (e.g. 0.999)");
+  require(c.optim.lookahead_steps >= 0, "--lookahead-steps", "must be >= 0 (0: off; the paper uses 5 or 10)");
+  require(c.optim.lookahead_alpha > 0 && c.optim.lookahead_alpha <= 1, "--lookahead-alpha", "must be in (0, 1]");
   require(c.schedule.base_momentum >= 0 && c.schedule.base_momentum <= c.schedule.max_momentum &&
               c.schedule.max_momentum < 1,
           "--base-momentum", "must satisfy 0 <= --base-momentum <= --max-momentum < 1");

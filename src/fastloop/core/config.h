@@ -52,6 +52,9 @@ struct ModelConfig {
   std::string stem = "cifar";            // cifar | imagenet
   int64_t num_classes = 0;               // 0: take it from the data
   int64_t width_delta = 0;               // channels added to every stage's width (bench rec-model: -1)
+  bool bn_weight_frozen = false;         // every BatchNorm's weight (gamma) fixed at its initial 1, as airbench
+  double bn_momentum = 0.1;              // BatchNorm running-statistics momentum, PyTorch's convention:
+                                         // running = (1 - m) * running + m * batch (airbench's 0.6 is m = 0.4)
 };
 
 struct OptimConfig {
@@ -65,6 +68,9 @@ struct OptimConfig {
   double clip_grad_norm = 0.0;           // clip gradients to this global L2 norm (0: off)
   double ema_decay = 0.0;                // EMA of the weights (timm ModelEmaV2); 0: off
   bool ema_warmup = false;               // EMA decay ramps up as (1 + step) / (10 + step) until it reaches ema_decay
+  int64_t lookahead_steps = 0;           // Lookahead's k: every k applied optimizer steps the weights move
+                                         // lookahead_alpha of the way from the slow weights to them; 0: off
+  double lookahead_alpha = 0.5;          // Lookahead's slow-weight step size, in (0, 1]
 };
 
 struct ScheduleConfig {

@@ -4,6 +4,7 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/train/amp.h"
+#include "fastloop/train/lookahead.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -102,7 +103,7 @@ uint64_t load_u64(const char* in) {
 
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json, const GradScaler* scaler,
-                     const torch::nn::Module* ema, const std::string& model_info_json) {
+                     const torch::nn::Module* ema, const std::string& model_info_json, const Lookahead* lookahead) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -120,6 +121,11 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
     torch::serialize::OutputArchive ema_archive;
     ema->save(ema_archive);
     archive.write("ema", ema_archive);
+  }
+  if (lookahead) {
+    torch::serialize::OutputArchive lookahead_archive;
+    lookahead->save(lookahead_archive);
+    archive.write("lookahead", lookahead_archive);
   }
   archive.write("epoch", c10::IValue(position.epoch));
   archive.write("batch", c10::IValue(position.batch));
@@ -246,6 +252,18 @@ void Checkpoint::restore_ema(torch::nn::Module& module) {
   } catch (const c10::Error& e) {
     throw InputError(path_ + ": its EMA weights do not match this model: " + e.what_without_backtrace());
   }
+}
+
+bool Checkpoint::restore_lookahead(Lookahead& lookahead) {
+  torch::serialize::InputArchive lookahead_archive;
+  if (!archive_.try_read("lookahead", lookahead_archive)) return false;
+  try {
+    lookahead.load(lookahead_archive);
+  } catch (const c10::Error& e) {
+    throw InputError(path_ + ": its Lookahead slow weights do not match this model: " + e.what_without_backtrace() +
+                     "; resume with the same --model it was written with");
+  }
+  return true;
 }
 
 std::string checkpoint_path_in(const std::string& dir) { return dir + "/last.ckpt"; }

@@ -20,16 +20,18 @@ struct TrainPosition {
 };
 
 class GradScaler;
+class Lookahead;
 
 /// The checkpoint file a run writes in `dir` (--checkpoint-dir) and --resume reads.
 std::string checkpoint_path_in(const std::string& dir);
 
 /// `model_info_json`: models/model_info.h's JSON (class names, evaluation transform); "" writes none.
 /// `ema`: the weights' moving average (--ema-decay), kept as a second model archive ("ema").
+/// `lookahead`: --lookahead-steps' slow weights and count ("lookahead"), so a resume continues bitwise.
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json,
                      const GradScaler* scaler = nullptr, const torch::nn::Module* ema = nullptr,
-                     const std::string& model_info_json = "");
+                     const std::string& model_info_json = "", const Lookahead* lookahead = nullptr);
 
 /// A checkpoint read and verified, ready to restore into a model built from its config.
 class Checkpoint {
@@ -51,6 +53,10 @@ class Checkpoint {
   /// Loads the EMA weights into `module` (a model of the checkpoint's architecture); throws InputError
   /// naming the file when it has none.
   void restore_ema(torch::nn::Module& module);
+
+  /// Loads --lookahead-steps' slow weights and count into `lookahead`; false (and `lookahead` untouched)
+  /// when the run that wrote it had no Lookahead. Throws InputError naming the file when they do not match.
+  bool restore_lookahead(Lookahead& lookahead);
 
  private:
   std::string path_;

@@ -14,8 +14,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// timm's param_groups_weight_decay: [{no_decay}, {decay}], empty groups left out. The groups carry no
-/// options of their own: LibTorch fills a group's options that equal the class defaults (SGD's weight
+/// timm's param_groups_weight_decay: [{no_decay}, {decay}], empty groups left out; a frozen parameter
+/// (requires_grad false: --bn-weight-frozen's BatchNorm weights) is in neither, as timm skips it. The groups
+/// carry no options of their own: LibTorch fills a group's options that equal the class defaults (SGD's weight
 /// decay 0) from the optimizer's, so the no-decay group gets its weight decay of 0 after construction.
 std::vector<torch::optim::OptimizerParamGroup> param_groups(const OptimConfig& config,
                                                             const std::vector<std::string>& names,
@@ -23,6 +24,7 @@ std::vector<torch::optim::OptimizerParamGroup> param_groups(const OptimConfig& c
                                                             bool& no_decay_first) {
   std::vector<at::Tensor> decay, no_decay;
   for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].requires_grad()) continue;
     const bool exempt = !config.wd_all && config.weight_decay > 0 && weight_decay_exempt(names[i], params[i]);
     (exempt ? no_decay : decay).push_back(params[i]);
   }

@@ -1,7 +1,8 @@
 // Optimizers of a run: LibTorch's SGD (momentum, Nesterov, L2 weight decay) and AdamW,
 // made from OptimConfig, with the learning rate (and, cycled, the momentum) set per step by the schedule.
 // Weight decay follows timm's param_groups_weight_decay: parameters with ndim <= 1 or a name ending in
-// ".bias" (BatchNorm weights and biases, every bias) are not decayed, unless --wd-all.
+// ".bias" (BatchNorm weights and biases, every bias) are not decayed, unless --wd-all. Parameters that do not
+// require a gradient (--bn-weight-frozen) are in no group.
 #pragma once
 
 #include "fastloop/core/config.h"

@@ -7,6 +7,7 @@
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
 #include "fastloop/models/registry.h"
+#include "fastloop/train/batchnorm_configure.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/tta.h"
@@ -66,6 +67,8 @@ void resume(TrainSetup& setup) {
   setup.position = saved.position();
   if (setup.ema && saved.has_ema()) saved.restore_ema(setup.ema->module());
   if (setup.ema && !saved.has_ema()) setup.ema->set(*setup.model);  // --ema-decay added on resume: start here
+  if (setup.lookahead && !saved.restore_lookahead(*setup.lookahead))
+    setup.lookahead->set(*setup.model);  // --lookahead-steps added on resume: the slow weights start here
   TrainConfig resumed;
   config_from_json(resumed, saved.config_json());
   if (resumed.dist.world_size > 0 && resumed.dist.world_size != setup.world_size())
@@ -130,11 +133,17 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
                         config.model.num_classes ? config.model.num_classes : train.num_classes,
                         config.perf.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   if (config.perf.fold_bn) fold_bn_require(*setup.model);  // refused at the start, not at the first evaluation
+  const BatchNormSettings batchnorm{config.model.bn_weight_frozen, config.model.bn_momentum};
+  batchnorm_configure(*setup.model, batchnorm, config.model.name);  // before the optimizer: frozen weights in no group
   setup.optimizer = optimizer_make(config.optim, setup.model->named_parameters(), config.perf.fused_optim);
+  if (config.optim.lookahead_steps > 0)
+    setup.lookahead = std::make_unique<Lookahead>(
+        *setup.model, LookaheadOptions().steps(config.optim.lookahead_steps).alpha(config.optim.lookahead_alpha));
   if (config.optim.ema_decay > 0) {  // a second model of the same architecture holds the average
     Classifier average = model_make_for(config.model, train.channels(), train.num_classes);
     average->to(device);
     if (config.perf.channels_last) module_to_channels_last(*average);
+    batchnorm_configure(*average, batchnorm, config.model.name);  // the same BatchNorms as the model's
     setup.ema = std::make_unique<ModelEma>(average, *setup.model,
                                            EmaOptions().decay(config.optim.ema_decay).warmup(config.optim.ema_warmup));
   }
@@ -162,6 +171,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
     auto reduce_group = setup.group;  // every rank skips the same steps
     setup.scaler.set_found_inf_reduce(
         [reduce_group](at::Tensor& found) { reduce_group->allreduce(found, "AMP inf/nan check", true); });
+    if (setup.lookahead) setup.lookahead->sync(*setup.group);  // the slow weights of the parameters DDP broadcast
   }
   return setup;
 }

@@ -13,6 +13,7 @@
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/ema.h"
 #include "fastloop/train/evaluate.h"
+#include "fastloop/train/lookahead.h"
 #include "fastloop/train/mixup.h"
 #include "fastloop/train/step.h"
 
@@ -39,6 +40,7 @@ struct TrainSetup {
   EvalOptions eval;                               // evaluation under the same device, dtype and layout
   std::unique_ptr<DistributedDataParallel> ddp;   // with a group: made after the restore, from rank 0's state
   std::unique_ptr<ModelEma> ema;                  // --ema-decay: the weights' moving average; null when off
+  std::unique_ptr<Lookahead> lookahead;           // --lookahead-steps: the slow weights; null when off
   Mixup mixup{MixupOptions()};                    // --mixup / --cutmix (enabled() false when both are 0)
   TrainPosition position;                         // where --resume continues; zero otherwise
   bool resumed = false;                           // restored from `checkpoint` (--resume on, or auto that found it)
@@ -58,8 +60,9 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
                                    at::ScalarType dtype);
 
 /// Validates `config`, applies its runtime settings (threads, cuDNN, TF32), builds the model for `train`'s
-/// channels and classes (seeded with config.run.seed), loads --init-from, makes the optimizer and scaler,
-/// restores --resume's checkpoint (checking its world size), then wraps the model in DDP on `group`.
+/// channels and classes (seeded with config.run.seed), loads --init-from, sets its BatchNorms (--bn-momentum,
+/// --bn-weight-frozen), makes the optimizer, scaler and Lookahead, restores --resume's checkpoint (checking its
+/// world size), then wraps the model in DDP on `group`.
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group);
 

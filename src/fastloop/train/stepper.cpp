@@ -67,6 +67,7 @@ CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
     setup_.optimizer->zero_grad(/*set_to_none=*/!setup_.step.keep_gradients);  // the cycle's gradients dropped
     phase_mark(recorder, &TimeSplit::optimizer);
   }
+  if (result.stepped && setup_.lookahead) setup_.lookahead->step(*setup_.model);  // counts applied steps only
   if (setup_.ema) setup_.ema->update(*setup_.model, step);  // after every optimizer step, as timm's train loop
   if (!graph_) ++eager_steps_;
   return result;

@@ -1,7 +1,7 @@
 // The training loop's step over a TrainSetup, shared by `fastloop train` and the bench's cells so the
 // bench times the code users run: micro-steps (DDP no_sync on all but a cycle's last, the CUDA graph once
 // warmed up) and, at each cycle's end, the optimizer step (gradient sync, inf/nan check, scheduled LR and
-// momentum, the weights' EMA).
+// momentum, Lookahead, the weights' EMA).
 // The bench passes a PhaseRecorder to see where the time goes; train passes none and pays nothing.
 #pragma once
 
