@@ -83,6 +83,14 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"model.width_delta", "--width-delta",
        "channels added to every stage's width (-1: the seed's rec-model, no multiple of 8 left)",
        &c.model.width_delta, {}},
+      {"model.depth_delta", "--depth-delta",
+       "small_cnn: residual blocks added to each stage's one, in [-1, 3] (-1: none; extra blocks are named res1_2, "
+       "res2_2, ...)",
+       &c.model.depth_delta, {}},
+      {"model.whiten_stem", "--whiten-stem",
+       "small_cnn: the stem conv's filters are the whitening of the first 5000 training images' 3x3 patches and "
+       "their negatives, frozen (airbench94); computed on a fresh run, kept from --resume and --init-from",
+       &c.model.whiten_stem, {}},
       {"model.bn_weight_frozen", "--bn-weight-frozen",
        "every BatchNorm's weight (gamma) stays at its initial 1: not trained, in no optimizer group (airbench)",
        &c.model.bn_weight_frozen, {}},
@@ -292,6 +300,11 @@ void config_validate(const TrainConfig& c) {
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
+  require(c.model.depth_delta >= -1 && c.model.depth_delta <= 3, "--depth-delta", "must be in [-1, 3]");
+  require(c.model.depth_delta == 0 || c.model.name == "small_cnn", "--depth-delta",
+          "adds residual blocks to small_cnn only, not to '" + c.model.name + "'; drop it or use --model small_cnn");
+  require(!c.model.whiten_stem || c.model.name == "small_cnn", "--whiten-stem",
+          "whitens small_cnn's 3x3 stem only, not '" + c.model.name + "''s; drop it or use --model small_cnn");
   require(c.model.bn_momentum > 0 && c.model.bn_momentum <= 1, "--bn-momentum",
           "must be in (0, 1] (PyTorch's convention: 0.1 is its default, airbench's 0.6 is 0.4)");
   require(c.optim.lr > 0, "--lr", "must be > 0");

@@ -24,6 +24,8 @@ struct ModelOptions {
   TORCH_ARG(double, dropout) = 0.2;
   /// Channels added to every stage's width (the bench's rec-model row: -1 leaves no multiple of 8).
   TORCH_ARG(int64_t, width_delta) = 0;
+  /// Residual blocks added to each stage (small_cnn only; -1: none); other models refuse a non-zero value.
+  TORCH_ARG(int64_t, depth_delta) = 0;
 };
 
 class ClassifierImpl : public torch::nn::Module {

@@ -95,6 +95,15 @@ Classifier model_make(const ModelOptions& options) {
   if (!(options.dropout() >= 0.0 && options.dropout() < 1.0)) {
     throw InputError("dropout must be in [0, 1), got " + std::to_string(options.dropout()));
   }
+  if (options.depth_delta() != 0 && name != "small_cnn") {
+    throw InputError("--depth-delta " + std::to_string(options.depth_delta()) + ": model '" + name +
+                     "' has no depth option; it adds residual blocks to small_cnn only (drop the flag, or "
+                     "use --model small_cnn)");
+  }
+  if (options.depth_delta() < -1) {
+    throw InputError("--depth-delta must be >= -1 (no residual block per stage), got " +
+                     std::to_string(options.depth_delta()));
+  }
   if (is_torchscript_name(name)) return torchscript_load(name.substr(std::string(kTorchScriptPrefix).size())).ptr();
   if (const ModelFactory* factory = registered_factory(name)) {
     Classifier model = (*factory)(options);
@@ -124,7 +133,7 @@ Classifier model_make(const ModelOptions& options) {
   const int64_t w = options.width_delta();
   return SmallCNN(small.in_channels(options.in_channels()).num_classes(options.num_classes())
                       .stem_width(small.stem_width() + w).stage1_width(small.stage1_width() + w)
-                      .stage2_width(small.stage2_width() + w))
+                      .stage2_width(small.stage2_width() + w).depth_delta(options.depth_delta()))
       .ptr();
 }
 
@@ -173,7 +182,7 @@ Classifier model_make_for(const ModelConfig& config, int64_t in_channels, int64_
     throw InputError("--num-classes " + std::to_string(classes) + " is fewer than the " +
                      std::to_string(data_classes) + " classes of the data");
   return model_make(ModelOptions(config.name).stem(config.stem).in_channels(in_channels).num_classes(classes)
-                        .width_delta(config.width_delta));
+                        .width_delta(config.width_delta).depth_delta(config.depth_delta));
 }
 
 } // namespace fastloop

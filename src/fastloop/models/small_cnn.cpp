@@ -1,5 +1,6 @@
-// SmallCNN layers under the same names as tests/tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...),
-// initialised like the torchvision models: kaiming-normal fan-out convs, unit BN, default Linear.
+// SmallCNN layers under the same names as tests/tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...;
+// --depth-delta's extra residual blocks res1_2, res2_2 ...), initialised like the torchvision models:
+// kaiming-normal fan-out convs, unit BN, default Linear.
 #include "fastloop/models/small_cnn.h"
 
 #include "fastloop/models/fold_bn.h"
@@ -9,6 +10,9 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
+
+#include <string>
+#include <vector>
 
 namespace fastloop {
 namespace {
@@ -22,6 +26,20 @@ void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
   seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
 }
 
+/// `count` residual blocks of `width` channels, (conv BN ReLU) x 2 each, registered in `parent` as `name`,
+/// name_2, name_3, ...: the first keeps the Python twin's name.
+std::vector<nn::Sequential> residual_blocks(nn::Module& parent, const std::string& name, int64_t width,
+                                            int64_t count) {
+  std::vector<nn::Sequential> blocks;
+  for (int64_t i = 0; i < count; ++i) {
+    nn::Sequential block;
+    push_conv_bn_relu(block, width, width);
+    push_conv_bn_relu(block, width, width);
+    blocks.push_back(parent.register_module(i == 0 ? name : name + "_" + std::to_string(i + 1), block));
+  }
+  return blocks;
+}
+
 } // namespace
 
 SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) {
@@ -29,25 +47,21 @@ SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) 
   TORCH_CHECK(options.in_channels() > 0 && options.num_classes() > 0 && w0 > 0 && w1 > 0 && w2 > 0,
               "SmallCNN needs positive in_channels, num_classes and widths, got ", options.in_channels(),
               ", ", options.num_classes(), " and ", w0, "/", w1, "/", w2);
+  TORCH_CHECK(options.depth_delta() >= -1, "SmallCNN depth_delta must be >= -1 (no residual block), got ",
+              options.depth_delta());
   stem = nn::Sequential();
   push_conv_bn_relu(stem, options.in_channels(), w0);
+  register_module("stem", stem);
   stage1 = nn::Sequential();
   push_conv_bn_relu(stage1, w0, w1);
   stage1->push_back(nn::MaxPool2d(2));
-  res1 = nn::Sequential();
-  push_conv_bn_relu(res1, w1, w1);
-  push_conv_bn_relu(res1, w1, w1);
+  register_module("stage1", stage1);
+  res1 = residual_blocks(*this, "res1", w1, 1 + options.depth_delta());
   stage2 = nn::Sequential();
   push_conv_bn_relu(stage2, w1, w2);
   stage2->push_back(nn::MaxPool2d(2));
-  res2 = nn::Sequential();
-  push_conv_bn_relu(res2, w2, w2);
-  push_conv_bn_relu(res2, w2, w2);
-  register_module("stem", stem);
-  register_module("stage1", stage1);
-  register_module("res1", res1);
   register_module("stage2", stage2);
-  register_module("res2", res2);
+  res2 = residual_blocks(*this, "res2", w2, 1 + options.depth_delta());
   fc = register_module("fc", nn::Linear(w2, options.num_classes()));
 
   init_convs_and_batchnorms(*this);
@@ -55,9 +69,9 @@ SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) 
 
 at::Tensor SmallCNNImpl::forward(at::Tensor x) {
   x = stage1->forward(stem->forward(x));
-  x = x + res1->forward(x);
+  for (auto& block : res1) x = x + block->forward(x);
   x = stage2->forward(x);
-  x = x + res2->forward(x);
+  for (auto& block : res2) x = x + block->forward(x);
   // Global max rather than average pool: it keeps the strongest local evidence of a 7x7 map.
   return fc(std::get<0>(torch::adaptive_max_pool2d(x, {1, 1})).flatten(1));
 }

@@ -1,6 +1,7 @@
 // SmallCNN: the default CPU recipe's model, a residual CNN sized for 28-32 px images on a few CPU
 // cores (Fashion-MNIST). Two stages, each conv + BN + ReLU + 2x2 max-pool then a residual pair of
-// convs; global max-pool and one Linear. Python twin: tests/tools/reference_models.py SmallCNN.
+// convs (1 + depth_delta pairs); global max-pool and one Linear. Python twin (depth_delta 0):
+// tests/tools/reference_models.py SmallCNN.
 #pragma once
 
 #include "fastloop/models/classifier.h"
@@ -8,6 +9,8 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
+
+#include <vector>
 
 namespace fastloop {
 
@@ -21,6 +24,9 @@ struct SmallCNNOptions {
   TORCH_ARG(int64_t, stem_width) = 16;
   TORCH_ARG(int64_t, stage1_width) = 32;
   TORCH_ARG(int64_t, stage2_width) = 96;
+  /// Residual blocks added to each stage's one (-1: none). Blocks past the first are named res1_2,
+  /// res1_3, ... and res2_2, ...: with 0 the names and the state dict are the Python twin's.
+  TORCH_ARG(int64_t, depth_delta) = 0;
 };
 
 class SmallCNNImpl : public ClassifierImpl {
@@ -31,9 +37,9 @@ class SmallCNNImpl : public ClassifierImpl {
   SmallCNNOptions options;
   torch::nn::Sequential stem{nullptr};    // conv BN ReLU
   torch::nn::Sequential stage1{nullptr};  // conv BN ReLU max-pool
-  torch::nn::Sequential res1{nullptr};    // (conv BN ReLU) x 2, added to its input
+  std::vector<torch::nn::Sequential> res1;  // 1 + depth_delta blocks of (conv BN ReLU) x 2, each added to its input
   torch::nn::Sequential stage2{nullptr};
-  torch::nn::Sequential res2{nullptr};
+  std::vector<torch::nn::Sequential> res2;
   torch::nn::Linear fc{nullptr};
 };
 TORCH_MODULE(SmallCNN);

@@ -10,6 +10,7 @@
 #include "fastloop/train/batchnorm_configure.h"
 #include "fastloop/train/optim.h"
 #include "fastloop/train/runtime.h"
+#include "fastloop/train/stem_whitening.h"
 #include "fastloop/train/tta.h"
 
 #include <torch/utils.h>
@@ -117,6 +118,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.info = model_info_for(config, train);
   setup.amp = amp_policy(config.perf.amp);
   if (!config.run.checkpoint_dir.empty()) setup.checkpoint = checkpoint_path_in(config.run.checkpoint_dir);
+  setup.resumed = config.run.resume == "on" || (config.run.resume == "auto" && std::filesystem::exists(setup.checkpoint));
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   setup.model = model_make_for(config.model, train.channels(), train.num_classes);
@@ -126,6 +128,8 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
     std::printf("initialised %zu tensors from %s (%s)\n", report.loaded, config.run.init_from.c_str(),
                 state_load_summary(report).c_str());
   }
+  if (config.model.whiten_stem)  // before the optimizer: the frozen stem in no group; --resume, --init-from bring theirs
+    stem_whitening_configure(*setup.model, train, config.model.name, config.run.init_from.empty() && !setup.resumed);
   setup.model->to(device);
   if (config.perf.channels_last) module_to_channels_last(*setup.model);
   if (!model_is_builtin(config.model.name))  // a TorchScript or registered model: one probe before any work
@@ -157,7 +161,6 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.step = step_options_for(config, setup.amp);
   setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
   setup.eval = eval_options_for(config, setup);
-  setup.resumed = config.run.resume == "on" || (config.run.resume == "auto" && std::filesystem::exists(setup.checkpoint));
   if (setup.resumed) resume(setup);
   else if (config.run.resume == "auto" && setup.main_rank())
     std::printf("--resume auto: no %s yet, starting fresh\n", setup.checkpoint.c_str());

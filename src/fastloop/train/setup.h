@@ -60,7 +60,8 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
                                    at::ScalarType dtype);
 
 /// Validates `config`, applies its runtime settings (threads, cuDNN, TF32), builds the model for `train`'s
-/// channels and classes (seeded with config.run.seed), loads --init-from, sets its BatchNorms (--bn-momentum,
+/// channels and classes (seeded with config.run.seed), loads --init-from, whitens and freezes its stem
+/// (--whiten-stem: computed on a fresh run only, train/stem_whitening.h), sets its BatchNorms (--bn-momentum,
 /// --bn-weight-frozen), makes the optimizer, scaler and Lookahead, restores --resume's checkpoint (checking its
 /// world size), then wraps the model in DDP on `group`.
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
