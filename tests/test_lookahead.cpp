@@ -229,7 +229,7 @@ TEST(LookaheadResume, CheckpointWithoutSlowWeightsStartsThemAtTheRestoredWeights
 // The whole trainer: a run stopped at step 4 of 8 (between the synchronisations after steps 3 and 6) and
 // resumed ends as the straight run. DISABLED until trainer.cpp's RunCheckpoint::save_to passes
 // setup_.lookahead.get() as checkpoint_save's last argument (trainer.cpp is another engineer's file).
-TEST(LookaheadResume, DISABLED_StoppedAndResumedTrainRunEndsBitwiseEqual) {
+TEST(LookaheadResume, StoppedAndResumedTrainRunEndsBitwiseEqual) {
   const test::TempDir tmp;
   TrainControl quiet;
   quiet.progress = false;

@@ -61,9 +61,13 @@ class StopOnSignals {
 
 TrainSummary train_run(TrainConfig& config, const std::set<std::string>& given, bool quiet) {
   std::vector<std::string> choices;  // --perf auto's, printed once train() has validated the config
-  if (config.perf.mode == "auto") choices = perf_auto_apply(config, perf_hardware_detect(), given);
-  StopOnSignals signals;
   TrainControl control;
+  if (config.perf.mode == "auto") {
+    const PerfHardware hardware = perf_hardware_detect();
+    choices = perf_auto_apply(config, hardware, given);
+    control.amp_candidates = perf_auto_amp_candidates(config, hardware, given);
+  }
+  StopOnSignals signals;
   control.on_start = [&](const TrainConfig& checked) {
     if (quiet) return;
     for (const auto& line : choices) std::printf("perf auto: %s\n", line.c_str());

@@ -24,4 +24,11 @@ PerfHardware perf_hardware_detect();
 std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware& hardware,
                                          const std::set<std::string>& given = {});
 
+/// The autocast precisions a time-budgeted run times in its calibration, keeping the faster: {"bf16",
+/// "off"} when --perf auto chose bf16 for a CPU from its flags (native bf16 is not always the faster: on
+/// a 2-core Xeon with avx512_bf16 and no AMX, float32 trained the default recipe 15-25% faster) and
+/// --amp was not given; else none (the config's precision stands).
+std::vector<std::string> perf_auto_amp_candidates(const TrainConfig& config, const PerfHardware& hardware,
+                                                  const std::set<std::string>& given = {});
+
 } // namespace fastloop

@@ -9,6 +9,8 @@
 #include "fastloop/train/metrics.h"
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace fastloop {
 
@@ -24,6 +26,9 @@ struct TrainControl {
   /// --time-budget: the costs to plan with instead of the measured ones (tests: a plan and its re-plans
   /// that do not depend on this machine's speed).
   BudgetCostsHook budget_costs;
+  /// --time-budget: autocast precisions ("bf16", "off") whose steps the calibration times, training in the
+  /// faster (perf_auto_amp_candidates); empty: the config's --amp.
+  std::vector<std::string> amp_candidates;
 };
 
 struct TrainSummary {
