@@ -97,7 +97,8 @@ class RunCheckpoint {
  private:
   void save_to(const std::string& path) const {
     checkpoint_save(path, *setup_.model, setup_.optimizer.get(), setup_.position, config_json_, &setup_.scaler,
-                    setup_.ema ? &setup_.ema->module() : nullptr, model_info_to_json(setup_.info));
+                    setup_.ema ? &setup_.ema->module() : nullptr, model_info_to_json(setup_.info),
+                    setup_.lookahead.get());
   }
 
   const TrainSetup& setup_;
@@ -306,7 +307,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
   const DatasetSplits data = data_load(config.data);
   // --time-budget: calibrated on a setup of its own, then --epochs and --max-steps as planned.
-  const TrainConfig planned = budget.plan(config, data, device, started, control.budget_costs);
+  const TrainConfig planned = budget.plan(config, data, device, started, control.budget_costs,
+                                           control.amp_candidates);
   TrainSetup setup = train_setup(planned, data.train, device, process_group_join(config.dist, dist_env, device));
   Loader loader(data.train, setup.train_loader);
   if (data.test.size() == 0 && setup.main_rank()) no_test_split_report(config.data.source);
