@@ -76,6 +76,17 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "evaluation's transforms, as --transform (empty: Resize + CenterCrop + Normalize for image files); "
        "checkpoints record it for predict and the exports",
        &c.data.eval_transform, {}},
+      {"data.resize_min", "--resize-min",
+       "progressive resizing (FFCV): train batches resized to this side in pixels (antialiased bilinear) until "
+       "--resize-start, then grown linearly in multiples of 4 to the full side at --resize-end; evaluation at the "
+       "full side (0: off)",
+       &c.data.resize_min, {}},
+      {"data.resize_start", "--resize-start",
+       "progressive resizing: fraction of the run's optimizer steps where the side starts to grow",
+       &c.data.resize_start, {}},
+      {"data.resize_end", "--resize-end",
+       "progressive resizing: fraction of the run's optimizer steps where the side is full again",
+       &c.data.resize_end, {}},
       {"model.name", "--model", "architecture (fastloop models lists them)", &c.model.name, {}},
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},
@@ -298,6 +309,9 @@ void config_validate(const TrainConfig& c) {
   require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
   require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");
+  require(c.data.resize_min == 0 || c.data.resize_min >= 8, "--resize-min", "must be 0 (off) or >= 8 pixels");
+  require(c.data.resize_start >= 0 && c.data.resize_start < c.data.resize_end && c.data.resize_end <= 1,
+          "--resize-start", "must satisfy 0 <= --resize-start < --resize-end <= 1 (fractions of the run's steps)");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
   require(c.model.depth_delta >= -1 && c.model.depth_delta <= 3, "--depth-delta", "must be in [-1, 3]");

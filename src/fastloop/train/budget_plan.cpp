@@ -121,16 +121,16 @@ BudgetStepWindows::BudgetStepWindows(double planned_step_s, int64_t min_steps, d
     : min_steps_(std::max<int64_t>(1, min_steps)), min_s_(min_s), last_s_(planned_step_s),
       previous_s_(planned_step_s) {}
 
-bool BudgetStepWindows::step_done(int64_t step, double trained_s) {
+bool BudgetStepWindows::step_done(int64_t step, double trained_s, double work) {
   if (open_step_ < 0) {
-    open_step_ = step, open_s_ = trained_s;
+    open_step_ = step, open_s_ = trained_s, open_work_ = work;
     return false;
   }
   const double seconds = trained_s - open_s_;
-  if (step - open_step_ < min_steps_ || seconds < min_s_) return false;
+  if (step - open_step_ < min_steps_ || seconds < min_s_ || work <= open_work_) return false;
   previous_s_ = last_s_;
-  last_s_ = seconds / static_cast<double>(step - open_step_);
-  open_step_ = step, open_s_ = trained_s;
+  last_s_ = seconds / (work - open_work_);
+  open_step_ = step, open_s_ = trained_s, open_work_ = work;
   return true;
 }
 

@@ -80,7 +80,11 @@ class BudgetStepWindows {
 
   /// After the run's step `step`, `trained_s` seconds of steps in all: whether a window closed (a check is
   /// due). The first call opens the first window: the run's first step carried the loader's start.
-  bool step_done(int64_t step, double trained_s);
+  bool step_done(int64_t step, double trained_s) { return step_done(step, trained_s, static_cast<double>(step)); }
+
+  /// The same when the steps differ in cost (--resize-min's smaller batches): `work`, the steps so far in
+  /// units of the step that step_s() prices (ResizeCostModel::work); a window's cost is its seconds per work.
+  bool step_done(int64_t step, double trained_s, double work);
 
   /// Seconds per step: the smaller of the last two windows'.
   double step_s() const;
@@ -94,6 +98,7 @@ class BudgetStepWindows {
   double min_s_ = 0.0;
   int64_t open_step_ = -1;  // the step and training seconds where the open window began; -1: none yet
   double open_s_ = 0.0;
+  double open_work_ = 0.0;  // and its work (step_done's third argument)
   double last_s_ = 0.0;      // the last two closed windows' seconds per step
   double previous_s_ = 0.0;
 };

@@ -27,7 +27,13 @@ TrainCycle::TrainCycle(TrainSetup& setup, const RunLength& length, bool announce
     : setup_(setup),
       stepper_(setup,
                LrSchedule(setup.config.schedule, setup.config.optim.lr, length.total_steps, length.steps_per_epoch),
-               announce) {}
+               announce),
+      resize_(resize_options(setup.config.data), length.total_steps) {}
+
+void TrainCycle::replan(int64_t from, int64_t new_total) {
+  stepper_.schedule_replan(from, new_total);
+  resize_.replan(from, new_total);
+}
 
 at::Tensor TrainCycle::micro_step(Batch& batch, int64_t step, int64_t micro, int64_t cycle_length,
                                   PhaseRecorder* recorder) {
@@ -36,6 +42,12 @@ at::Tensor TrainCycle::micro_step(Batch& batch, int64_t step, int64_t micro, int
     const MixParams params = setup_.mixup.draw(step, micro, setup_.rank(), batch.images.size(2), batch.images.size(3));
     targets = setup_.mixup.apply(batch.images, batch.labels, params);
   }
+  // --resize-min, after mixup (its boxes are drawn on the loaded side): the full side when off.
+  const int64_t full_side = batch.images.size(2);
+  const int64_t side = resize_fixed_ < 0    ? resize_.side(full_side, step)
+                       : resize_fixed_ == 0 ? full_side
+                                            : std::min(resize_fixed_, full_side);
+  if (side != full_side) batch.images = resize_batch(batch.images, side);
   try {
     return stepper_.micro_step(batch.images, targets, micro, cycle_length, recorder);
   } catch (const c10::Error& e) {  // CUDA's OutOfMemoryError, the CPU allocator's refusal

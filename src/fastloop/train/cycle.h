@@ -6,6 +6,7 @@
 
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/train/faults.h"
+#include "fastloop/train/progressive_resize.h"
 #include "fastloop/train/stepper.h"
 
 #include <cstdint>
@@ -32,8 +33,8 @@ class TrainCycle {
   TrainCycle(TrainSetup& setup, const RunLength& length, bool announce);
 
   /// Micro-batch `micro` of a cycle of `cycle_length` in optimizer step `step`: mixup (--mixup/--cutmix,
-  /// in place), forward and backward. Returns the loss, detached. Out of memory is a RunError saying
-  /// what to lower.
+  /// in place), --resize-min's side for the step (batch.images replaced by the resized batch), forward and
+  /// backward. Returns the loss, detached. Out of memory is a RunError saying what to lower.
   at::Tensor micro_step(Batch& batch, int64_t step, int64_t micro, int64_t cycle_length,
                         PhaseRecorder* recorder = nullptr);
 
@@ -42,14 +43,21 @@ class TrainCycle {
   CycleResult optimizer_step(const TrainPosition& position, const SavedCheckpoint& last_saved = {},
                              PhaseRecorder* recorder = nullptr);
 
-  /// --time-budget's re-plan: the schedule from optimizer step `from` on ends at `new_total` steps.
-  void replan(int64_t from, int64_t new_total) { stepper_.schedule_replan(from, new_total); }
+  /// --time-budget's re-plan: the schedule from optimizer step `from` on ends at `new_total` steps (the
+  /// learning rate's and --resize-min's alike).
+  void replan(int64_t from, int64_t new_total);
+  /// --time-budget's calibration: every batch at `side` (never above its own) instead of --resize-min's
+  /// schedule; 0: every batch as loaded. Calibration times full-size steps, then a few at --resize-min.
+  void resize_fix(int64_t side) { resize_fixed_ = side; }
+  const ResizeSchedule& resize_schedule() const { return resize_; }
   int64_t skipped_steps() const { return skipped_; }  // optimizer steps skipped for inf/nan
   const Stepper& stepper() const { return stepper_; }
 
  private:
   TrainSetup& setup_;
   Stepper stepper_;
+  ResizeSchedule resize_;    // --resize-min over the run's optimizer steps
+  int64_t resize_fixed_ = -1;  // resize_fix's side; -1: the schedule's
   int64_t skipped_ = 0, consecutive_ = 0;  // skipped in all, and in a row
 };
 
