@@ -11,8 +11,9 @@ evaluated by ``fastloop eval`` with each ``--tta`` mode (float32, as eval comput
 augmentation adds to the same weights, and what it costs. Runs one after another, never two at once:
 run it on an idle machine (each run takes the 300 s budget; the recipe's ~30 s more for its evals).
 
-Not measurable yet (no flag): lookahead, progressive resizing, airbench's whitening of the first layer
-(and its other BatchNorm tricks); depth of the residual CNN (``--width-delta`` changes widths only).
+The candidates (``--list``) cover the issue's list: width (``--width-delta``) and depth (``--depth-delta``)
+of the residual CNN, batch size, label smoothing, EMA, TTA, random erasing at lower p, alternating flips,
+lookahead, progressive resizing, airbench's BatchNorm tricks and its whitened first layer.
 
 Resumable: each finished run is appended to OUT/ablation.json at once and the tables are rewritten; a
 rerun with the same OUT skips the (row, seed) runs already there unless ``--force``.
@@ -88,6 +89,20 @@ CANDIDATES: List[Row] = [
     Row("lr0.05", ["--lr", "0.05"], "peak LR 0.05 instead of 0.1"),
     Row("lr0.2", ["--lr", "0.2"], "peak LR 0.2 instead of 0.1"),
     Row("mixup0.2", ["--mixup", "0.2"], "mixup, alpha 0.2 (timm's Mixup, per batch)"),
+    Row("depth-1", ["--depth-delta=-1"], "residual CNN without its two residual blocks (4 convs fewer, ~45% of the FLOPs)"),
+    Row("depth+1", ["--depth-delta", "1"], "residual CNN with a second residual block per stage (4 convs more)"),
+    Row("lookahead", ["--lookahead-steps", "5", "--lookahead-alpha", "0.5"],
+        "Lookahead (Zhang et al. 2019) over SGD: k = 5, alpha = 0.5 (timm's defaults are k = 6, alpha = 0.5)"),
+    Row("resize16", ["--resize-min", "16", "--resize-start", "0", "--resize-end", "0.75"],
+        "progressive resizing (FFCV): batches at 16 px growing to 28 px over the first 75% of the steps "
+        "(~0.7x the step cost on average, so more steps fit)"),
+    Row("resize20", ["--resize-min", "20", "--resize-start", "0.25", "--resize-end", "0.75"],
+        "progressive resizing: 20 px for the first 25% of the steps, 28 px from 75%"),
+    Row("bn-frozen", ["--bn-weight-frozen"], "BatchNorm weights fixed at 1, only their biases learned (airbench)"),
+    Row("bn-momentum0.4", ["--bn-momentum", "0.4"],
+        "BatchNorm running statistics with momentum 0.4 instead of 0.1 (airbench's 0.6 in its convention)"),
+    Row("whiten", ["--whiten-stem"],
+        "first conv fixed to the training patches' whitening filters (airbench): top 8 eigenvectors and negatives"),
 ]
 
 ALL_ROWS: List[Row] = ROWS + CANDIDATES

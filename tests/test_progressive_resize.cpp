@@ -12,10 +12,12 @@
 #include "fastloop/train/setup.h"
 #include "fastloop/train/trainer.h"
 
+#include "temp_dir.h"
 #include "test_support.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <vector>
@@ -229,6 +231,34 @@ TEST(ProgressiveResizeBudget, AReplanProjectsTheRestOfTheWarpedSchedule) {
   model.replan(50, 80);  // the second half compressed into 30 steps: still 24 px then 28 from 0.75
   EXPECT_NEAR(model.step_s_after(50, 1.0), 0.5 * (kFactor24 + 1.0), 1e-12);
   EXPECT_NEAR(model.work(80) - model.work(50), 30 * 0.5 * (kFactor24 + 1.0), 1.0);  // 30 steps, one side's rounding
+}
+
+TEST(ProgressiveResizeBudget, ABudgetedRunRecordsBothStepCostsAndEndsWhereItsLastPlanSaid) {
+  test::TempDir dir;
+  TrainConfig config = test::tiny_config(256, 32);
+  config.data.source = "synthetic:1x28x28:256";
+  config.data.resize_min = 16;
+  config.run.epochs = RunConfig{}.epochs;
+  config.run.time_budget = "100s";
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [](const BudgetCosts&, int64_t done_steps) {  // 1 s steps, 2 s evaluations
+    BudgetCosts costs;
+    costs.step_s = 1.0, costs.eval_s = costs.final_eval_s = 2.0;
+    costs.trained_s = static_cast<double>(done_steps);
+    costs.spent_s = costs.trained_s + static_cast<double>(done_steps / 8) * 2.0;
+    return costs;
+  };
+  const TrainSummary summary = train(config, control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  const auto& resize = record["plan"]["resize"];
+  EXPECT_EQ(resize["min_side"], 16);
+  EXPECT_EQ(resize["full_side"], 28);
+  EXPECT_GT(resize["min_step_s"].get<double>(), 0.0);
+  EXPECT_GT(resize["full_step_s"].get<double>(), 0.0);
+  EXPECT_GT(resize["mean_factor"].get<double>(), 0.0);
+  const int64_t steps = record["replans"].empty() ? record["plan"]["steps"] : record["replans"].back()["steps"];
+  EXPECT_EQ(summary.position.step, steps);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace fastloop {
 
@@ -23,6 +24,7 @@ namespace {
 constexpr int64_t kWarmupSteps = 3;     // first steps build kernels and caches: not timed
 constexpr int64_t kMaxTimedSteps = 20;
 constexpr double kTimedSeconds = 3.0;   // timed steps stop once they took this long (and >= 2 ran)
+constexpr double kResizeTimedSeconds = 2.0;  // --resize-min's second timing, of cheaper steps
 constexpr double kMargin = 0.05;        // of the budget, kept free for a noisy machine (15 s of 300 s)
 // Re-plan check windows: at least this many steps and this share of the budget in seconds of steps (6 s
 // of 300 s, 0.12 s of 6 s), so one slow step is averaged with others and a slow-down is caught in ~4%.
@@ -37,10 +39,13 @@ constexpr double kStretchMargin = 2 * kMargin;
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
 
-/// Seconds per optimizer step over the calibration's timed steps (the loader's wait included).
-double steps_time(TrainSetup& setup, const Dataset& train, const RunLength& length, int64_t& steps_run) {
+/// Seconds per optimizer step over the calibration's timed steps (the loader's wait included), timed
+/// until `timed_s` seconds (or kMaxTimedSteps) with every batch at `side` (0: as loaded, --resize-min off).
+double steps_time(TrainSetup& setup, const Dataset& train, const RunLength& length, int64_t& steps_run,
+                  int64_t side = 0, double timed_s = kTimedSeconds) {
   Loader loader(train, setup.train_loader);
   TrainCycle cycles(setup, length, /*announce=*/false);
+  cycles.resize_fix(side);
   setup.model->train();
   TrainPosition position;
   loader.start_epoch(position.epoch);
@@ -63,13 +68,35 @@ double steps_time(TrainSetup& setup, const Dataset& train, const RunLength& leng
       timed_start = Clock::now();
     }
     const int64_t timed = position.step - kWarmupSteps;
-    if (timed >= kMaxTimedSteps || (timed >= 2 && seconds_since(timed_start) >= kTimedSeconds)) break;
+    if (timed >= kMaxTimedSteps || (timed >= 2 && seconds_since(timed_start) >= timed_s)) break;
   }
   loss.item();
   const double seconds = seconds_since(timed_start);
   loader.stop();
   steps_run = position.step;
   return seconds / static_cast<double>(position.step - kWarmupSteps);
+}
+
+/// --resize-min: the full side's step cost `full_s` (calibration's timing) and a second, short one (~2 s,
+/// its steps are cheap) of steps at --resize-min on the same setup; the plan models the sides between
+/// (resize_cost.h). Off: no timing, every factor 1.
+ResizeStepCosts resize_steps_time(TrainSetup& setup, const Dataset& train, const RunLength& length,
+                                  double full_s) {
+  ResizeStepCosts costs;
+  costs.options = resize_options(setup.config.data);
+  costs.full_side = train.height();
+  costs.full_s = full_s;
+  if (!costs.options.on() || costs.options.min_side >= costs.full_side) return costs;
+  int64_t steps = 0;
+  costs.min_s = steps_time(setup, train, length, steps, costs.options.min_side, kResizeTimedSeconds);
+  return costs;
+}
+
+/// The plan's JSON with --resize-min's step costs: "resize": {"min_side": 16, ..., "mean_factor": 0.62}.
+std::string resize_plan_json(const std::string& plan_json, const ResizeCostModel& resize) {
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(plan_json);
+  plan["resize"] = nlohmann::ordered_json::parse(resize.json());
+  return plan.dump();
 }
 
 /// One checkpoint write into --checkpoint-dir, timed and removed; 0 when it cannot be written (the run's
@@ -82,7 +109,8 @@ double checkpoint_time(TrainSetup& setup, const TrainConfig& config) {
   const auto start = Clock::now();
   try {
     checkpoint_save(path.string(), *setup.model, setup.optimizer.get(), TrainPosition{}, config_to_json(config),
-                    &setup.scaler, setup.ema ? &setup.ema->module() : nullptr, model_info_to_json(setup.info));
+                    &setup.scaler, setup.ema ? &setup.ema->module() : nullptr, model_info_to_json(setup.info),
+                    setup.lookahead.get());
   } catch (const std::exception&) {
     return 0.0;
   }
@@ -111,15 +139,62 @@ double budget_seconds(const TrainConfig& config, int64_t world_size) {
   return seconds;
 }
 
-Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device) {
-  Calibration out;
+namespace {
+
+/// The plan's JSON with the precisions timed: "amp": {"chosen": "off", "step_s": {"bf16": 0.13, "off": 0.10}}.
+std::string amp_choice_json(const std::string& plan_json, const Calibration& calibration) {
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(plan_json);
+  plan["amp"]["chosen"] = calibration.amp;
+  for (const auto& [amp, step_s] : calibration.amp_step_s) plan["amp"]["step_s"][amp] = step_s;
+  return plan.dump();
+}
+
+/// "perf auto: amp off: its steps were the faster in calibration (bf16 131 ms, off 104 ms)".
+std::string amp_choice_line(const Calibration& calibration) {
+  std::string timed;
+  for (const auto& [amp, step_s] : calibration.amp_step_s)
+    timed += (timed.empty() ? "" : ", ") + amp + " " + seconds_text(step_s);
+  return "perf auto: amp " + calibration.amp + ": its steps were the faster in calibration (" + timed + ")";
+}
+
+/// A fresh setup of `config` and its steps timed (steps_time).
+struct TimedSetup {
+  TrainSetup setup;
+  RunLength length{};
+  double setup_s = 0.0, step_s = 0.0;
+  int64_t steps = 0;
+};
+
+TimedSetup setup_timed(const TrainConfig& config, const Dataset& train, c10::Device device) {
   const auto setup_start = Clock::now();
-  TrainSetup setup = train_setup(config, data.train, device, nullptr);
-  Loader sizing(data.train, setup.train_loader);
-  const RunLength length = run_length(config, sizing.batches_per_epoch(), data.train.size());
-  out.setup_s = seconds_since(setup_start);
-  out.steps_per_epoch = length.steps_per_epoch;
-  out.costs.step_s = steps_time(setup, data.train, length, out.steps);
+  TimedSetup timed{train_setup(config, train, device, nullptr)};
+  Loader sizing(train, timed.setup.train_loader);
+  timed.length = run_length(config, sizing.batches_per_epoch(), train.size());
+  timed.setup_s = seconds_since(setup_start);
+  timed.step_s = steps_time(timed.setup, train, timed.length, timed.steps);
+  return timed;
+}
+
+}  // namespace
+
+Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
+                             const std::vector<std::string>& amps) {
+  Calibration out;
+  std::optional<TimedSetup> fastest;  // of the precisions timed: the one the run trains in
+  for (const std::string& amp : amps.empty() ? std::vector<std::string>{config.perf.amp} : amps) {
+    TrainConfig candidate = config;
+    candidate.perf.amp = amp;
+    TimedSetup timed = setup_timed(candidate, data.train, device);
+    out.amp_step_s.emplace_back(amp, timed.step_s);
+    if (!fastest || timed.step_s < fastest->step_s) fastest.emplace(std::move(timed));
+  }
+  TrainSetup& setup = fastest->setup;
+  out.amp = setup.config.perf.amp;
+  out.setup_s = fastest->setup_s;
+  out.steps = fastest->steps;
+  out.steps_per_epoch = fastest->length.steps_per_epoch;
+  out.costs.step_s = fastest->step_s;
+  out.resize = resize_steps_time(setup, data.train, fastest->length, out.costs.step_s);
   if (data.test.size() > 0) {
     EvalOptions options = setup.eval;
     options.tta = "off";
@@ -129,15 +204,16 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
     out.costs.eval_s = models * seconds_since(eval_start);
     out.costs.final_eval_s = out.costs.eval_s * tta_factor(tta_mode(config.data));
   }
-  out.costs.checkpoint_s = checkpoint_time(setup, config);
+  out.costs.checkpoint_s = checkpoint_time(setup, setup.config);
   return out;
 }
 
 TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
-                            Clock::time_point started, const CostsHook& hook) {
+                            Clock::time_point started, const CostsHook& hook, const std::vector<std::string>& amps) {
   if (!on()) return config;
-  const Calibration calibration = budget_calibrate(config, data, device);
+  const Calibration calibration = budget_calibrate(config, data, device, amps);
   BudgetCosts measured = calibration.costs;
+  measured.step_s = calibration.resize.planned_step_s();  // --resize-min: the mean over its schedule
   measured.spent_s = seconds_since(started) + calibration.setup_s;  // the run's own setup is still to come
   costs_ = hook ? hook(measured, 0) : measured;
   request_.budget_s = seconds_;
@@ -146,13 +222,22 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
   request_.checkpoints = !config.run.checkpoint_dir.empty();
   request_.checkpoint_every = config.run.checkpoint_every;
   plan_ = budget_plan(costs_, request_);
-  windows_ = BudgetStepWindows(costs_.step_s, kCheckSteps, kCheckShare * seconds_);
+  resize_ = ResizeCostModel(calibration.resize, plan_.steps);
+  windows_ = BudgetStepWindows(resize_.full_step_s(costs_.step_s), kCheckSteps, kCheckShare * seconds_);
   last_eval_s_ = seen_eval_s_ = costs_.eval_s;
   first_json_ = budget_plan_json(plan_, costs_);
-  if (announce_) std::printf("%s\n", budget_plan_line(plan_, costs_).c_str()), std::fflush(stdout);
+  std::string line = budget_plan_line(plan_, costs_);
+  if (calibration.amp_step_s.size() > 1) {
+    first_json_ = amp_choice_json(first_json_, calibration);
+    if (calibration.amp != config.perf.amp) line += " --amp " + calibration.amp;  // perf auto would choose again
+    if (announce_) std::printf("%s\n", amp_choice_line(calibration).c_str());
+  }
+  if (resize_.on()) first_json_ = resize_plan_json(first_json_, resize_), line += resize_.text();
+  if (announce_) std::printf("%s\n", line.c_str()), std::fflush(stdout);
   TrainConfig planned = config;
   planned.run.epochs = plan_.epochs;
   planned.run.max_steps = plan_.steps;
+  planned.perf.amp = calibration.amp;
   return planned;
 }
 
@@ -161,8 +246,8 @@ int64_t RunBudget::step_done(int64_t step, double trained_s, double elapsed_s, c
   BudgetCosts clocks = costs_;
   clocks.trained_s = trained_s, clocks.spent_s = elapsed_s;
   if (hook) clocks = hook(clocks, step);
-  if (!windows_.step_done(step, clocks.trained_s)) return 0;
-  return replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
+  if (!windows_.step_done(step, clocks.trained_s, resize_.work(step))) return 0;
+  return replan_if_late(step, resize_.step_s_after(step, windows_.step_s()), seen_eval_s_, clocks.spent_s);
 }
 
 int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook) {
@@ -174,10 +259,12 @@ int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, cons
   seen_eval_s_ = std::min(clocks.eval_s, last_eval_s_);
   const double slower_eval_s = std::max(clocks.eval_s, last_eval_s_);
   last_eval_s_ = clocks.eval_s;
-  const int64_t late = replan_if_late(step, windows_.step_s(), seen_eval_s_, clocks.spent_s);
+  // The windows measure seconds per full-size step (--resize-min), projected with what is left of its schedule.
+  const int64_t late =
+      replan_if_late(step, resize_.step_s_after(step, windows_.step_s()), seen_eval_s_, clocks.spent_s);
   if (late > 0) return late;
   // Early: stretched once an epoch at most, with the slower of the last two windows and evaluations.
-  return stretch_if_early(step, windows_.step_s_high(), slower_eval_s, clocks.spent_s);
+  return stretch_if_early(step, resize_.step_s_after(step, windows_.step_s_high()), slower_eval_s, clocks.spent_s);
 }
 
 BudgetCosts RunBudget::costs_seen(double step_s, double eval_s, double elapsed_s) const {
@@ -234,6 +321,7 @@ int64_t RunBudget::adopt(const BudgetPlan& next, const BudgetCosts& seen, int64_
   record["projected_s"] = projected_s;
   record["why"] = why;
   replans_.push_back(record.dump());
+  resize_.replan(step, next.steps);  // as the trainer's TrainCycle::replan
   plan_ = next;
   costs_ = seen;
   return next.steps;

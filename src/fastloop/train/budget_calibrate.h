@@ -9,11 +9,13 @@
 #include "fastloop/core/config.h"
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/train/budget_plan.h"
+#include "fastloop/train/resize_cost.h"
 
 #include <c10/core/Device.h>
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fastloop {
@@ -31,12 +33,17 @@ struct Calibration {
   int64_t steps_per_epoch = 0;
   int64_t steps = 0;     // optimizer steps it ran (warm-up + timed)
   double setup_s = 0.0;  // building its setup: the run's own setup costs as much again
+  ResizeStepCosts resize;  // --resize-min: costs.step_s is the full side's; this adds --resize-min's, timed ~2 s
+  std::string amp;       // the precision (--amp) of the fastest steps timed: the one the run trains in
+  std::vector<std::pair<std::string, double>> amp_step_s;  // each precision timed and its seconds per step
 };
 
 /// A few warm-up steps, then timed steps (until ~3 s or 20 steps), one timed evaluation pass over
 /// `data.test` and, with --checkpoint-dir, one timed checkpoint write (removed again), all on a setup of
-/// their own that is thrown away.
-Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device);
+/// their own that is thrown away. With `amps` (perf_auto_amp_candidates) the steps are timed in each
+/// precision, on a setup each, and the rest is measured in the fastest.
+Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
+                             const std::vector<std::string>& amps = {});
 
 /// A budgeted run's plan over its life: made once after calibration, re-made when the projected end (the
 /// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget,
@@ -49,10 +56,11 @@ class RunBudget {
   RunBudget(double seconds, bool announce) : seconds_(seconds), announce_(announce) {}
   bool on() const { return seconds_ > 0; }
 
-  /// Calibrates, plans and returns `config` with the plan's --epochs and --max-steps. `started`: when the
-  /// run began (loading counts against the budget). Throws InputError when not even one epoch fits.
+  /// Calibrates, plans and returns `config` with the plan's --epochs and --max-steps (and, given `amps`,
+  /// the faster precision's --amp). `started`: when the run began (loading counts against the budget).
+  /// Throws InputError when not even one epoch fits.
   TrainConfig plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
-                   Clock::time_point started, const CostsHook& hook = {});
+                   Clock::time_point started, const CostsHook& hook = {}, const std::vector<std::string>& amps = {});
 
   /// After each step, `trained_s` seconds of steps so far (evaluations excluded) and `elapsed_s` since the
   /// start: when a check window closes (at least 4 steps and 2% of the budget: BudgetStepWindows), re-plans
@@ -83,7 +91,8 @@ class RunBudget {
   BudgetPlan plan_;
   std::string first_json_;
   std::vector<std::string> replans_;  // each re-plan's JSON
-  BudgetStepWindows windows_;         // the step cost checks project with
+  BudgetStepWindows windows_;         // the step cost checks project with (per full-size step)
+  ResizeCostModel resize_;            // --resize-min: the windows' work and the remaining steps' mean cost
   double last_eval_s_ = 0.0;          // the last evaluation's seconds (at first the calibration's)
   double seen_eval_s_ = 0.0;          // the evaluation cost checks project with: the last two's smaller
 

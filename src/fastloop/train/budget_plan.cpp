@@ -27,15 +27,6 @@ std::string thousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-/// Seconds as people read them: "31 ms", "3.1 s", "291 s".
-std::string seconds_text(double s) {
-  char text[32];
-  if (s < 1.0) std::snprintf(text, sizeof(text), "%.3g ms", 1e3 * s);
-  else if (s < 10.0) std::snprintf(text, sizeof(text), "%.1f s", s);
-  else std::snprintf(text, sizeof(text), "%.0f s", s);
-  return text;
-}
-
 /// The evaluations of a run of `steps` after `done` steps: each epoch end in between, then the final one.
 std::vector<int64_t> eval_steps_of(int64_t done, int64_t steps, int64_t per_epoch) {
   std::vector<int64_t> out;
@@ -144,6 +135,14 @@ bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, cons
 
 bool budget_stretch_pays(const BudgetPlan& plan, const BudgetPlan& stretched, double share) {
   return static_cast<double>(stretched.steps) >= static_cast<double>(plan.steps) * (1.0 + share);
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  if (s < 1.0) std::snprintf(text, sizeof(text), "%.3g ms", 1e3 * s);
+  else if (s < 10.0) std::snprintf(text, sizeof(text), "%.1f s", s);
+  else std::snprintf(text, sizeof(text), "%.0f s", s);
+  return text;
 }
 
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs) {

@@ -115,6 +115,9 @@ bool budget_stretch_pays(const BudgetPlan& plan, const BudgetPlan& stretched, do
 /// One sentence: "plan: 2,310 steps (7.7 epochs) of 31 ms + 4 evals of 3.1 s + ... = 291 s of 300 s".
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs);
 
+/// Seconds as people read them: "31 ms", "3.1 s", "291 s".
+std::string seconds_text(double seconds);
+
 /// The plan as a JSON object text (the metrics line's and the checkpoint's record).
 std::string budget_plan_json(const BudgetPlan& plan, const BudgetCosts& costs);
 
