@@ -1,6 +1,7 @@
 // --bn-weight-frozen and --bn-momentum (train/batchnorm_configure.h), airbench's BatchNorm: the weights stay
 // at 1 through training and out of the optimizer while biases and convolutions train, and one training
 // forward moves the running mean the given fraction of the way to the batch mean.
+#include "stepper_steps.h"
 #include "test_support.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/source.h"
@@ -26,17 +27,6 @@ std::vector<torch::nn::BatchNorm2dImpl*> batchnorms(torch::nn::Module& model) {
   return out;
 }
 
-/// `steps` optimizer steps of `setup` on fixed random batches, through the trainer's Stepper.
-void train_steps(TrainSetup& setup, int64_t steps) {
-  Stepper stepper(setup, LrSchedule(setup.config.schedule, setup.config.optim.lr, steps, steps), false);
-  torch::manual_seed(11);
-  for (int64_t s = 0; s < steps; ++s) {
-    const auto images = torch::randn({16, 1, 12, 12}).contiguous(at::MemoryFormat::ChannelsLast);
-    stepper.micro_step(images, torch::randint(0, 10, {16}), 0, 1);
-    ASSERT_TRUE(stepper.optimizer_step(s).stepped);
-  }
-}
-
 }  // namespace
 
 TEST(BnTricks, FrozenWeightsStayAtOneWhileBiasesAndConvolutionsTrain) {
@@ -52,7 +42,7 @@ TEST(BnTricks, FrozenWeightsStayAtOneWhileBiasesAndConvolutionsTrain) {
   for (const auto& p : setup.model->parameters())
     if (p.dim() == 4) convs.push_back(p.detach().clone());
 
-  train_steps(setup, 4);
+  test::train_steps(setup, 4);
   for (size_t i = 0; i < bns.size(); ++i) {
     EXPECT_FALSE(bns[i]->weight.requires_grad());
     EXPECT_TRUE(torch::equal(bns[i]->weight, torch::ones_like(bns[i]->weight))) << "BatchNorm " << i;

@@ -1,6 +1,7 @@
 // --whiten-stem (models/whiten.h, train/stem_whitening.h), airbench94's first layer: the filters whiten the
 // patches they were computed from (second moment ~ identity), come in +/- pairs, and in a run the stem starts
 // at them and stays there while every other weight trains; --init-from's stem is kept, other models refuse.
+#include "stepper_steps.h"
 #include "test_support.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/source.h"
@@ -35,17 +36,6 @@ at::Tensor correlated_images(int64_t n, int64_t channels, int64_t side) {
 at::Tensor second_moment(const at::Tensor& features) {
   const auto flat = features.transpose(0, 1).reshape({features.size(1), -1}).to(at::kDouble);
   return flat.mm(flat.t()) / static_cast<double>(flat.size(1));
-}
-
-/// `steps` optimizer steps of `setup` on fixed random batches, through the trainer's Stepper.
-void train_steps(TrainSetup& setup, int64_t steps) {
-  Stepper stepper(setup, LrSchedule(setup.config.schedule, setup.config.optim.lr, steps, steps), false);
-  torch::manual_seed(11);
-  for (int64_t s = 0; s < steps; ++s) {
-    const auto images = torch::randn({16, 1, 12, 12}).contiguous(at::MemoryFormat::ChannelsLast);
-    stepper.micro_step(images, torch::randint(0, 10, {16}), 0, 1);
-    ASSERT_TRUE(stepper.optimizer_step(s).stepped);
-  }
 }
 
 at::Tensor stem_weight(ClassifierImpl& model) { return model.named_parameters()["stem.0.weight"]; }
@@ -126,7 +116,7 @@ TEST(Whiten, StemStartsWhitenedStaysFixedAndIsInNoGroupWhileTheRestTrains) {
   std::vector<std::pair<std::string, at::Tensor>> before;
   for (const auto& item : setup.model->named_parameters())
     if (item.key() != "stem.0.weight") before.emplace_back(item.key(), item.value().detach().clone());
-  train_steps(setup, 3);
+  test::train_steps(setup, 3);
   EXPECT_TRUE(torch::equal(stem_weight(*setup.model), before_stem)) << "the whitened stem moved";
   for (const auto& [name, value] : before) {
     if (value.dim() <= 1) continue;  // conv and linear weights: each must have moved
