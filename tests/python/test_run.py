@@ -196,6 +196,10 @@ def test_time_budget_plans_the_run_and_its_recorded_steps_replay_it(cli, tmp_pat
     else:
         assert recorded["replayable"] is True
         assert budgeted["steps"] == plans[0]["steps"]
-        replayed = fastloop.train(quiet=True, **fields, epochs=plans[0]["epochs"], max_steps=plans[0]["steps"])
+        # Where calibration timed both precisions the run trained in the faster: the replay names it, as the
+        # plan line's replay flags do (`--amp off` where --perf auto would pick bf16 from the CPU's flags).
+        amp = {"perf.amp": plans[0]["amp"]["chosen"]} if "amp" in plans[0] else {}
+        replayed = fastloop.train(quiet=True, **fields, **amp, epochs=plans[0]["epochs"],
+                                  max_steps=plans[0]["steps"])
         assert replayed["test_loss"] == budgeted["test_loss"]
         assert replayed["test_accuracy"] == budgeted["test_accuracy"]
