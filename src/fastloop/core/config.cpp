@@ -98,6 +98,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "small_cnn: residual blocks added to each stage's one, in [-1, 3] (-1: none; extra blocks are named res1_2, "
        "res2_2, ...)",
        &c.model.depth_delta, {}},
+      {"model.pool_before_bn", "--pool-before-bn",
+       "small_cnn: each stage's conv is max-pooled before its BatchNorm and ReLU (airbench's order): those run on "
+       "a quarter of the values (~13% faster steps on 2 AVX-512 cores)",
+       &c.model.pool_before_bn, {}},
       {"model.whiten_stem", "--whiten-stem",
        "small_cnn: the stem conv's filters are the whitening of the first 5000 training images' 3x3 patches and "
        "their negatives, frozen (airbench94); computed on a fresh run, kept from --resume and --init-from",
@@ -317,6 +321,8 @@ void config_validate(const TrainConfig& c) {
   require(c.model.depth_delta >= -1 && c.model.depth_delta <= 3, "--depth-delta", "must be in [-1, 3]");
   require(c.model.depth_delta == 0 || c.model.name == "small_cnn", "--depth-delta",
           "adds residual blocks to small_cnn only, not to '" + c.model.name + "'; drop it or use --model small_cnn");
+  require(!c.model.pool_before_bn || c.model.name == "small_cnn", "--pool-before-bn",
+          "reorders small_cnn's stages only, not '" + c.model.name + "''s; drop it or use --model small_cnn");
   require(!c.model.whiten_stem || c.model.name == "small_cnn", "--whiten-stem",
           "whitens small_cnn's 3x3 stem only, not '" + c.model.name + "''s; drop it or use --model small_cnn");
   require(c.model.bn_momentum > 0 && c.model.bn_momentum <= 1, "--bn-momentum",

@@ -56,6 +56,7 @@ struct ModelConfig {
   int64_t num_classes = 0;               // 0: take it from the data
   int64_t width_delta = 0;               // channels added to every stage's width (bench rec-model: -1)
   int64_t depth_delta = 0;               // small_cnn: residual blocks added to each stage's one (-1: none)
+  bool pool_before_bn = false;           // small_cnn: stage convs max-pooled before BN and ReLU (airbench's order)
   bool whiten_stem = false;              // small_cnn: stem conv fixed at the training patches' whitening (airbench)
   bool bn_weight_frozen = false;         // every BatchNorm's weight (gamma) fixed at its initial 1, as airbench
   double bn_momentum = 0.1;              // BatchNorm running-statistics momentum, PyTorch's convention:

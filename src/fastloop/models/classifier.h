@@ -26,6 +26,8 @@ struct ModelOptions {
   TORCH_ARG(int64_t, width_delta) = 0;
   /// Residual blocks added to each stage (small_cnn only; -1: none); other models refuse a non-zero value.
   TORCH_ARG(int64_t, depth_delta) = 0;
+  /// small_cnn only: each stage's conv max-pooled before its BatchNorm and ReLU; other models refuse it.
+  TORCH_ARG(bool, pool_before_bn) = false;
 };
 
 class ClassifierImpl : public torch::nn::Module {

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/autograd.h>
+#include <torch/nn/modules/pooling.h>
 
 namespace fastloop {
 
@@ -17,6 +18,10 @@ std::vector<ConvBatchNormPair> conv_batchnorm_pairs(const torch::nn::Module& mod
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     if (auto* c = item.value()->as<torch::nn::Conv2d>()) {
       conv = c, conv_name = item.key();
+      continue;
+    }
+    if (item.value()->as<torch::nn::MaxPool2d>()) {  // max(a x + b) = a max(x) + b holds only for a >= 0
+      conv = nullptr;
       continue;
     }
     auto* bn = item.value()->as<torch::nn::BatchNorm2d>();

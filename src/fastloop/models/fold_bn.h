@@ -25,7 +25,8 @@ class FoldableBatchNorm2dImpl : public torch::nn::BatchNorm2dImpl {
 TORCH_MODULE(FoldableBatchNorm2d);
 
 /// A BatchNorm2d and the Conv2d registered just before it, with matching channels: the pairs folding
-/// merges. Registration order is the data flow in every fastloop model (conv1, bn1, ...).
+/// merges. Registration order is the data flow in every fastloop model (conv1, bn1, ...). A MaxPool2d between
+/// them (small_cnn's --pool-before-bn) ends the pair: folding through a max-pool holds only for gamma >= 0.
 struct ConvBatchNormPair {
   std::string conv_name, bn_name;
   torch::nn::Conv2dImpl* conv = nullptr;

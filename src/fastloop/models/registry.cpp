@@ -100,6 +100,10 @@ Classifier model_make(const ModelOptions& options) {
                      "' has no depth option; it adds residual blocks to small_cnn only (drop the flag, or "
                      "use --model small_cnn)");
   }
+  if (options.pool_before_bn() && name != "small_cnn") {
+    throw InputError("--pool-before-bn: model '" + name + "' has no such option; it reorders small_cnn's stages "
+                     "only (drop the flag, or use --model small_cnn)");
+  }
   if (options.depth_delta() < -1) {
     throw InputError("--depth-delta must be >= -1 (no residual block per stage), got " +
                      std::to_string(options.depth_delta()));
@@ -133,7 +137,8 @@ Classifier model_make(const ModelOptions& options) {
   const int64_t w = options.width_delta();
   return SmallCNN(small.in_channels(options.in_channels()).num_classes(options.num_classes())
                       .stem_width(small.stem_width() + w).stage1_width(small.stage1_width() + w)
-                      .stage2_width(small.stage2_width() + w).depth_delta(options.depth_delta()))
+                      .stage2_width(small.stage2_width() + w).depth_delta(options.depth_delta())
+                      .pool_before_bn(options.pool_before_bn()))
       .ptr();
 }
 
@@ -182,7 +187,8 @@ Classifier model_make_for(const ModelConfig& config, int64_t in_channels, int64_
     throw InputError("--num-classes " + std::to_string(classes) + " is fewer than the " +
                      std::to_string(data_classes) + " classes of the data");
   return model_make(ModelOptions(config.name).stem(config.stem).in_channels(in_channels).num_classes(classes)
-                        .width_delta(config.width_delta).depth_delta(config.depth_delta));
+                        .width_delta(config.width_delta).depth_delta(config.depth_delta)
+                        .pool_before_bn(config.pool_before_bn));
 }
 
 } // namespace fastloop

@@ -23,8 +23,8 @@ using ModelFactory = std::function<Classifier(const ModelOptions& options)>;
 void model_register(const std::string& name, ModelFactory factory);
 
 /// Builds the named model: a built-in, a registered one, or "torchscript:FILE.pt" (models/torchscript.h). Throws InputError naming the valid choices on an unknown name or stem, or
-/// on non-positive in_channels / num_classes, a dropout outside [0, 1), or a non-zero depth_delta for a model
-/// other than small_cnn.
+/// on non-positive in_channels / num_classes, a dropout outside [0, 1), or a non-zero depth_delta or
+/// pool_before_bn for a model other than small_cnn.
 Classifier model_make(const ModelOptions& options);
 
 /// The model of a run for data with `in_channels` channels and `data_classes` classes: the class count

