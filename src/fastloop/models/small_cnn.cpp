@@ -20,9 +20,11 @@ namespace {
 
 namespace nn = torch::nn;
 
-/// Appends conv3x3 (no bias: BN follows) + BN + ReLU, three children as in the Python twin.
-void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
+/// Appends conv3x3 (no bias: BN follows) + BN + ReLU, three children as in the Python twin; with
+/// pool_after_conv a 2x2 max-pool between the conv and the BN (four children).
+void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out, bool pool_after_conv = false) {
   seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
+  if (pool_after_conv) seq->push_back(nn::MaxPool2d(2));
   seq->push_back(FoldableBatchNorm2d(out));
   seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
 }
@@ -32,15 +34,8 @@ void push_conv_bn_relu(nn::Sequential& seq, int64_t in, int64_t out) {
 /// (of the pooled values) and in the 4x fewer values BN and ReLU touch. --fold-bn does not fold across the pool.
 nn::Sequential stage(int64_t in, int64_t out, bool pool_first) {
   nn::Sequential seq;
-  if (pool_first) {
-    seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false)));
-    seq->push_back(nn::MaxPool2d(2));
-    seq->push_back(FoldableBatchNorm2d(out));
-    seq->push_back(nn::ReLU(nn::ReLUOptions().inplace(true)));
-  } else {
-    push_conv_bn_relu(seq, in, out);
-    seq->push_back(nn::MaxPool2d(2));
-  }
+  push_conv_bn_relu(seq, in, out, /*pool_after_conv=*/pool_first);
+  if (!pool_first) seq->push_back(nn::MaxPool2d(2));
   return seq;
 }
 
