@@ -1,8 +1,8 @@
 // Writes the seed corpus of the checkpoint fuzzer (tests/fuzz_corpus/checkpoint/): real checkpoints of a
 // Linear(2, 2), small enough to commit, with and without optimizer and scaler state. Run once by hand:
 //   g++ -std=c++20 -Isrc -I$T/include -I$T/include/torch/csrc/api/include fuzz/checkpoint_seeds.cpp \
-//     src/fastloop/train/checkpoint.cpp src/fastloop/train/amp.cpp -L$T/lib -Wl,-rpath,$T/lib \
-//     -ltorch_cpu -lc10 -lz -o build-fuzz/checkpoint_seeds && build-fuzz/checkpoint_seeds tests/fuzz_corpus/checkpoint
+//     src/fastloop/train/checkpoint.cpp src/fastloop/train/amp.cpp src/fastloop/train/lookahead.cpp \
+//     -L$T/lib -Wl,-rpath,$T/lib -ltorch_cpu -lc10 -lz -o build-fuzz/checkpoint_seeds && build-fuzz/checkpoint_seeds tests/fuzz_corpus/checkpoint
 // where T is the venv's torch folder (python -c 'import os, torch; print(os.path.dirname(torch.__file__))').
 #include "fastloop/train/amp.h"
 #include "fastloop/train/checkpoint.h"

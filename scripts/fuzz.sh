@@ -49,7 +49,7 @@ case "$target" in
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/sources/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.
   checkpoint | checkpoint_archive) sources=(fuzz/${target}_fuzzer.cpp src/fastloop/train/checkpoint.cpp
-    src/fastloop/train/amp.cpp); max_len=16384; torch=1 ;;
+    src/fastloop/train/amp.cpp src/fastloop/train/lookahead.cpp); max_len=16384; torch=1 ;;
   # tar: the shard reader's tar headers and WebDataset grouping; 16384 bytes: the seeds are 4-6 KB shards.
   tar) sources=(fuzz/tar_fuzzer.cpp src/fastloop/data/sources/tar.cpp src/fastloop/data/sources/shards.cpp
     src/fastloop/data/sources/shard_order.cpp src/fastloop/data/sources/class_names.cpp); max_len=16384 ;;

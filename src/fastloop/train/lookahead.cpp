@@ -1,8 +1,6 @@
 // Lookahead: two foreach kernels every k applied steps, a lerp of the slow weights and a copy back.
 #include "fastloop/train/lookahead.h"
 
-#include "fastloop/dist/process_group.h"
-
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -36,14 +34,6 @@ bool Lookahead::step(ClassifierImpl& model) {
   at::_foreach_lerp_(slow_, fast, options_.alpha());
   at::_foreach_copy_(fast, slow_);
   return true;
-}
-
-void Lookahead::sync(ProcessGroup& group) {
-  std::vector<at::Tensor> all = slow_;
-  at::Tensor applied = at::full({1}, applied_, at::kLong);
-  all.push_back(applied);
-  group.broadcast(all, "broadcast of rank 0's Lookahead slow weights");
-  applied_ = applied.item<int64_t>();
 }
 
 void Lookahead::save(torch::serialize::OutputArchive& archive) const {
