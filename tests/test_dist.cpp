@@ -120,7 +120,7 @@ TEST(DistEnv, ReadsTorchrunVariablesThenSlurmsAndRejectsMalformedOnes) {
 }
 
 TEST(Dist, TwoRanksOfBatchBGiveTheGradientsAndParametersOfOneProcessOfBatch2B) {
-  const test::TempDir tmp;
+  const fastloop::test::TempDir tmp;
   const auto one = tmp / "one.pt", two = tmp / "two.pt";
   // channels_last parameters and gradients; 512-byte buckets: several buckets, reduced while backward runs.
   auto single = run(helper(one, 16, 1, 1, 512, true));
@@ -132,7 +132,7 @@ TEST(Dist, TwoRanksOfBatchBGiveTheGradientsAndParametersOfOneProcessOfBatch2B) {
 }
 
 TEST(Dist, AccumulateFourReducesOncePerBucketPerOptimizerStep) {
-  const test::TempDir tmp;
+  const fastloop::test::TempDir tmp;
   const auto one = tmp / "acc_one.pt", two = tmp / "acc_two.pt";
   auto single = run(helper(one, 8, 4, 3, 1024, false));
   ASSERT_EQ(single.code, 0) << single.output;
@@ -151,7 +151,7 @@ TEST(Dist, AccumulateFourReducesOncePerBucketPerOptimizerStep) {
 }
 
 TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSize) {
-  const test::TempDir tmp;
+  const fastloop::test::TempDir tmp;
   const auto dir = tmp.sub("ckpt"), metrics = tmp / "metrics.jsonl";
   std::vector<std::string> train = {"train", "--data", "synthetic:1x12x12:256", "--batch-size", "16", "--epochs", "2",
                                     "--max-steps", "6", "--accumulate", "2", "--threads", "1", "--workers", "0",
@@ -274,7 +274,7 @@ TEST(Dist, BadMasterAddrPortInUseAndMissingRendezvousAreInputErrors) {
 }
 
 TEST(Dist, BenchNprocReportsScalingAndTheShareOfCommunicationHiddenBehindBackward) {
-  const test::TempDir tmp;
+  const fastloop::test::TempDir tmp;
   const std::string prefix = tmp / "bench";
   // Tiny buckets (10 KB): several all-reduces per step, launched while backward still runs.
   auto bench = run({FASTLOOP_CLI, "bench", "--models", "small_cnn", "--rows", "baseline,accumulate", "--nproc", "1,2",
