@@ -106,6 +106,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "small_cnn: the stem conv's filters are the whitening of the first 5000 training images' 3x3 patches and "
        "their negatives, frozen (airbench94); computed on a fresh run, kept from --resume and --init-from",
        &c.model.whiten_stem, {}},
+      {"model.dirac_init", "--dirac-init",
+       "each convolution's first min(in, out) filters start as the identity, torch.nn.init.dirac_ (airbench); the "
+       "others keep the model's initialisation. A fresh run only: --resume and --init-from bring their weights",
+       &c.model.dirac_init, {}},
       {"model.bn_weight_frozen", "--bn-weight-frozen",
        "every BatchNorm's weight (gamma) stays at its initial 1: not trained, in no optimizer group (airbench)",
        &c.model.bn_weight_frozen, {}},
@@ -123,6 +127,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.optim.label_smoothing, {}},
       {"optim.wd_all", "--wd-all", "weight decay on BatchNorm parameters and biases too (timm's default: off)",
        &c.optim.wd_all, {}},
+      {"optim.bn_bias_lr_scale", "--bn-bias-lr-scale",
+       "BatchNorm biases learn at this multiple of the schedule's learning rate, in an optimizer group of their own "
+       "(airbench scales them by 64); 1: as every other parameter",
+       &c.optim.bn_bias_lr_scale, {}},
       {"optim.clip_grad_norm", "--clip-grad-norm", "clip gradients to this global L2 norm (0: off)",
        &c.optim.clip_grad_norm, {}},
       {"optim.ema_decay", "--ema-decay", "exponential moving average of the weights, timm's ModelEmaV2 (0: off)",
@@ -332,6 +340,7 @@ void config_validate(const TrainConfig& c) {
   require(c.optim.weight_decay >= 0, "--weight-decay", "must be >= 0");
   require(c.optim.label_smoothing >= 0 && c.optim.label_smoothing < 1, "--label-smoothing",
           "must be in [0, 1)");
+  require(c.optim.bn_bias_lr_scale > 0, "--bn-bias-lr-scale", "must be > 0 (1: the schedule's LR, airbench's 64)");
   require(c.optim.clip_grad_norm >= 0, "--clip-grad-norm", "must be >= 0 (0: off)");
   require(c.optim.ema_decay >= 0 && c.optim.ema_decay < 1, "--ema-decay", "must be in [0, 1) (0: off)");
   require(!c.optim.ema_warmup || c.optim.ema_decay > 0, "--ema-warmup", "needs --ema-decay (e.g. 0.999)");

@@ -58,6 +58,7 @@ struct ModelConfig {
   int64_t depth_delta = 0;               // small_cnn: residual blocks added to each stage's one (-1: none)
   bool pool_before_bn = false;           // small_cnn: stage convs max-pooled before BN and ReLU (airbench's order)
   bool whiten_stem = false;              // small_cnn: stem conv fixed at the training patches' whitening (airbench)
+  bool dirac_init = false;               // each conv's first min(in, out) filters start as the identity (airbench)
   bool bn_weight_frozen = false;         // every BatchNorm's weight (gamma) fixed at its initial 1, as airbench
   double bn_momentum = 0.1;              // BatchNorm running-statistics momentum, PyTorch's convention:
                                          // running = (1 - m) * running + m * batch (airbench's 0.6 is m = 0.4)
@@ -71,6 +72,7 @@ struct OptimConfig {
   double weight_decay = 5e-4;
   double label_smoothing = 0.1;          // the default recipe's (recipes/fashion_mnist.toml)
   bool wd_all = false;                   // weight decay on BatchNorm parameters and biases too (timm: off)
+  double bn_bias_lr_scale = 1.0;         // BatchNorm biases learn at this multiple of the schedule's LR (airbench: 64)
   double clip_grad_norm = 0.0;           // clip gradients to this global L2 norm (0: off)
   double ema_decay = 0.0;                // EMA of the weights (timm ModelEmaV2); 0: off
   bool ema_warmup = false;               // EMA decay ramps up as (1 + step) / (10 + step) until it reaches ema_decay

@@ -1,9 +1,11 @@
-// torchvision's initialisation of convolutions and BatchNorm layers.
+// torchvision's initialisation of convolutions and BatchNorm layers, and airbench's partial identity (--dirac-init).
 #include "fastloop/models/init.h"
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
+
+#include <algorithm>
 
 namespace fastloop {
 
@@ -17,6 +19,19 @@ void init_convs_and_batchnorms(torch::nn::Module& module) {
       nn::init::zeros_(bn->bias);
     }
   }
+}
+
+size_t init_convs_dirac(torch::nn::Module& module) {
+  size_t changed = 0;
+  for (auto& child : module.modules(/*include_self=*/false)) {
+    auto* c = child->as<torch::nn::Conv2d>();
+    if (!c || c->options.groups() != 1) continue;
+    const int64_t n = std::min(c->weight.size(0), c->weight.size(1));
+    torch::NoGradGuard no_grad;
+    torch::nn::init::dirac_(c->weight.narrow(0, 0, n));  // a view: the first n filters in place
+    ++changed;
+  }
+  return changed;
 }
 
 } // namespace fastloop

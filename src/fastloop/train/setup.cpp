@@ -6,6 +6,7 @@
 #include "fastloop/dist/process_group.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/fold_bn.h"
+#include "fastloop/models/init.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/train/batchnorm_configure.h"
 #include "fastloop/train/optim.h"
@@ -122,6 +123,9 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   setup.model = model_make_for(config.model, train.channels(), train.num_classes);
+  if (config.model.dirac_init && init_convs_dirac(*setup.model) == 0)
+    throw InputError("--dirac-init: model '" + config.model.name + "' has no convolution fastloop can reach (a "
+                     "TorchScript model's layers are a compiled graph); drop the flag");
   if (!config.run.init_from.empty()) {  // before the optimizer, so it starts from these weights
     const auto report = model_state_load_file(*setup.model, config.run.init_from, !config.run.init_non_strict,
                                               config.run.init_skip);
@@ -139,7 +143,11 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   if (config.perf.fold_bn) fold_bn_require(*setup.model);  // refused at the start, not at the first evaluation
   const BatchNormSettings batchnorm{config.model.bn_weight_frozen, config.model.bn_momentum};
   batchnorm_configure(*setup.model, batchnorm, config.model.name);  // before the optimizer: frozen weights in no group
-  setup.optimizer = optimizer_make(config.optim, setup.model->named_parameters(), config.perf.fused_optim);
+  std::vector<at::Tensor> bn_biases;  // --bn-bias-lr-scale's group
+  if (config.optim.bn_bias_lr_scale != 1.0) bn_biases = batchnorm_biases(*setup.model, config.model.name);
+  setup.optimizer =
+      optimizer_make(config.optim, setup.model->named_parameters(), config.perf.fused_optim, bn_biases);
+  setup.lr_scales = optimizer_lr_scales(*setup.optimizer, config.optim, bn_biases);
   if (config.optim.lookahead_steps > 0)
     setup.lookahead = std::make_unique<Lookahead>(
         *setup.model, LookaheadOptions().steps(config.optim.lookahead_steps).alpha(config.optim.lookahead_alpha));

@@ -21,6 +21,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <memory>
+#include <vector>
 #include <string>
 
 namespace fastloop {
@@ -34,6 +35,7 @@ struct TrainSetup {
   AmpPolicy amp;                                  // from config.perf.amp, the one place it is derived
   Classifier model;                               // on `device`, in its memory format, initialised or restored
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<double> lr_scales;                  // per optimizer group: its multiple of the schedule's LR
   GradScaler scaler;                              // enabled for fp16; cross-rank inf/nan check with a group
   StepOptions step;
   LoaderOptions train_loader;                     // this rank's share, batches as the step wants them

@@ -59,7 +59,7 @@ CycleResult Stepper::optimizer_step(int64_t step, PhaseRecorder* recorder) {
     phase_mark(recorder, &TimeSplit::communication);
   }
   result.lr = schedule_.lr_at(step);
-  optimizer_set_lr(*setup_.optimizer, result.lr);
+  optimizer_set_lr(*setup_.optimizer, result.lr, setup_.lr_scales);
   if (schedule_.cycles_momentum()) optimizer_set_momentum(*setup_.optimizer, schedule_.momentum_at(step));
   if (result.finite) {
     result.stepped = train_optimizer_step(*setup_.optimizer, setup_.scaler, setup_.step, recorder);
