@@ -106,10 +106,8 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "small_cnn: the stem conv's filters are the whitening of the first 5000 training images' 3x3 patches and "
        "their negatives, frozen (airbench94); computed on a fresh run, kept from --resume and --init-from",
        &c.model.whiten_stem, {}},
-      {"model.dirac_init", "--dirac-init",
-       "each convolution's first min(in, out) filters start as the identity, torch.nn.init.dirac_ (airbench); the "
-       "others keep the model's initialisation. A fresh run only: --resume and --init-from bring their weights",
-       &c.model.dirac_init, {}},
+      {"model.dirac_init", "--dirac-init", "each conv's first min(in, out) filters start as the identity, "
+       "torch.nn.init.dirac_ (airbench); --resume, --init-from bring their own", &c.model.dirac_init, {}},
       {"model.bn_weight_frozen", "--bn-weight-frozen",
        "every BatchNorm's weight (gamma) stays at its initial 1: not trained, in no optimizer group (airbench)",
        &c.model.bn_weight_frozen, {}},
@@ -127,10 +125,8 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.optim.label_smoothing, {}},
       {"optim.wd_all", "--wd-all", "weight decay on BatchNorm parameters and biases too (timm's default: off)",
        &c.optim.wd_all, {}},
-      {"optim.bn_bias_lr_scale", "--bn-bias-lr-scale",
-       "BatchNorm biases learn at this multiple of the schedule's learning rate, in an optimizer group of their own "
-       "(airbench scales them by 64); 1: as every other parameter",
-       &c.optim.bn_bias_lr_scale, {}},
+      {"optim.bn_bias_lr_scale", "--bn-bias-lr-scale", "BatchNorm biases learn at this multiple of the schedule's "
+       "LR, in an optimizer group of their own (airbench: 64; 1: as the rest)", &c.optim.bn_bias_lr_scale, {}},
       {"optim.clip_grad_norm", "--clip-grad-norm", "clip gradients to this global L2 norm (0: off)",
        &c.optim.clip_grad_norm, {}},
       {"optim.ema_decay", "--ema-decay", "exponential moving average of the weights, timm's ModelEmaV2 (0: off)",
