@@ -82,8 +82,8 @@ struct OptimConfig {
 };
 
 struct ScheduleConfig {
-  std::string name = "onecycle";         // constant | cosine | onecycle | step
-  double warmup_epochs = 0.0;            // linear warm-up (cosine, step), in epochs
+  std::string name = "onecycle";         // constant | cosine | linear | onecycle | step
+  double warmup_epochs = 0.0;            // linear warm-up (cosine, linear, step), in epochs
   double pct_start = 0.25;               // onecycle: fraction of steps spent rising
   int64_t step_epochs = 30;              // step: decay every this many epochs
   double gamma = 0.1;                    // step: decay factor

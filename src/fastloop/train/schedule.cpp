@@ -1,5 +1,6 @@
 // Learning-rate schedules. One-cycle follows torch.optim.lr_scheduler.OneCycleLR (cosine annealing,
-// div_factor 25, final_div_factor 1e4); cosine decays to 0 after the warm-up.
+// div_factor 25, final_div_factor 1e4); cosine and linear decay to 0 after the warm-up, linear as PyTorch's
+// LinearLR(1, 0) after a LinearLR warm-up (the budget-aware schedule of Li, Yumer and Ramanan, ICLR 2020).
 #include "fastloop/train/schedule.h"
 
 #include "fastloop/train/budget_plan.h"
@@ -59,8 +60,9 @@ double LrSchedule::lr_at(int64_t step) const {
   }
   const double warmup = config_.warmup_epochs * static_cast<double>(steps_per_epoch_);
   if (s < warmup) return peak_lr_ * (s + 1.0) / warmup;
-  if (config_.name == "cosine")
-    return cosine_between(peak_lr_, 0.0, (s - warmup) / std::max(static_cast<double>(planned_total_) - warmup, 1.0));
+  const double decayed = (s - warmup) / std::max(static_cast<double>(planned_total_) - warmup, 1.0);
+  if (config_.name == "cosine") return cosine_between(peak_lr_, 0.0, decayed);
+  if (config_.name == "linear") return peak_lr_ * (1.0 - std::clamp(decayed, 0.0, 1.0));
   if (config_.name == "step") {
     const auto decays = static_cast<int64_t>(s) / (config_.step_epochs * steps_per_epoch_);
     return peak_lr_ * std::pow(config_.gamma, static_cast<double>(decays));

@@ -1,5 +1,6 @@
 // Learning-rate schedules as pure functions of the optimizer step, so a resumed run needs no
-// scheduler state beyond the step count: constant, linear warm-up + cosine, one-cycle, step decay.
+// scheduler state beyond the step count: constant, linear warm-up + cosine or
+// linear decay to zero, one-cycle, step decay.
 // One-cycle can also cycle the momentum inversely to the learning rate, as PyTorch's OneCycleLR does.
 #pragma once
 
