@@ -28,7 +28,8 @@ torch=0
 libs=()
 case "$target" in
   safetensors) sources=(fuzz/safetensors_fuzzer.cpp src/fastloop/io/safetensors.cpp); max_len=8192 ;;
-  config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp); max_len=4096 ;;
+  config) sources=(fuzz/config_fuzzer.cpp src/fastloop/core/config.cpp src/fastloop/core/config_fields.cpp)
+          max_len=4096 ;;
   # metrics: `fastloop plot`'s --metrics JSON lines, parsed and drawn into the HTML page.
   metrics) sources=(fuzz/metrics_fuzzer.cpp src/fastloop/io/metrics_file.cpp src/fastloop/plot/plot.cpp
     src/fastloop/core/html_svg.cpp); max_len=4096 ;;

@@ -48,6 +48,7 @@ TEST(RecipeMomentum, OneCycleMomentumMatchesTorchOneCycleLRForSgdAndAdamW) {
   const json g = golden("momentum.json");
   ScheduleConfig config;
   config.name = "onecycle";
+  config.anneal_strategy = "cos";  // the golden file's (OneCycleLR's default)
   config.pct_start = g["pct_start"].get<double>();
   config.cycle_momentum = true;
   config.base_momentum = g["base_momentum"].get<double>();

@@ -8,18 +8,30 @@
 
 using namespace fastloop;
 
-TEST(Schedule, OneCycleMatchesTorchOneCycleLR) {
+namespace {
+
+/// The one-cycle schedule with `anneal` against OneCycleLR's learning rates in the golden file under `key`.
+void expect_onecycle_matches_torch(const std::string& anneal, const std::string& key) {
   std::ifstream in(FASTLOOP_TEST_DIR "/golden/schedule.json");
   ASSERT_TRUE(in) << "run tests/tools/make_schedule_golden.py";
   auto golden = nlohmann::json::parse(in);
   ScheduleConfig config;
   config.name = "onecycle";
+  config.anneal_strategy = anneal;
   config.pct_start = golden["pct_start"].get<double>();
   const int64_t total = golden["total_steps"].get<int64_t>();
   LrSchedule schedule(config, golden["max_lr"].get<double>(), total, 10);
-  const auto& lrs = golden["onecycle"];
+  const auto& lrs = golden[key];
   ASSERT_EQ(static_cast<int64_t>(lrs.size()), total);
   for (int64_t s = 0; s < total; ++s) EXPECT_NEAR(schedule.lr_at(s), lrs[s].get<double>(), 1e-9) << "step " << s;
+}
+
+}  // namespace
+
+TEST(Schedule, OneCycleMatchesTorchOneCycleLR) { expect_onecycle_matches_torch("cos", "onecycle"); }
+
+TEST(Schedule, OneCycleLinearMatchesTorchOneCycleLRLinearAnneal) {
+  expect_onecycle_matches_torch("linear", "onecycle_linear");
 }
 
 TEST(Schedule, LinearMatchesTorchLinearLRWarmUpThenDecay) {

@@ -98,7 +98,7 @@ TEST(Whiten, ImagesAreNormalisedAsTheLoaderDoesWithoutAugmentation) {
 
 TEST(Whiten, StemStartsWhitenedStaysFixedAndIsInNoGroupWhileTheRestTrains) {
   TrainConfig config = test::tiny_config(64, 16);
-  config.model.whiten_stem = true;
+  config.model.whiten_stem = "on";
   const DatasetSplits data = data_load(config.data);
   TrainSetup setup = train_setup(config, data.train, c10::kCPU, nullptr);
   const auto stem = stem_weight(*setup.model);
@@ -135,7 +135,7 @@ TEST(Whiten, InitFromKeepsItsStemAndOnlyFreezesIt) {
 
   config.run.seed = 0;  // a different fresh init, so the stem can only come from the file
   config.run.init_from = weights;
-  config.model.whiten_stem = true;
+  config.model.whiten_stem = "on";
   TrainSetup setup = train_setup(config, data.train, c10::kCPU, nullptr);
   EXPECT_TRUE(torch::equal(stem_weight(*setup.model), stem_weight(*source)));
   EXPECT_FALSE(stem_weight(*setup.model).requires_grad());
@@ -143,7 +143,7 @@ TEST(Whiten, InitFromKeepsItsStemAndOnlyFreezesIt) {
 
 TEST(Whiten, OtherModelsAreRefused) {
   TrainConfig config = test::tiny_config(64, 16);
-  config.model.whiten_stem = true;
+  config.model.whiten_stem = "on";
   config.model.name = "resnet18";
   try {
     config_validate(config);
@@ -155,4 +155,26 @@ TEST(Whiten, OtherModelsAreRefused) {
   const DatasetSplits data = data_load(config.data);
   auto resnet = model_make(ModelOptions("resnet18").in_channels(1));
   EXPECT_THROW(stem_whitening_configure(*resnet, data.train, "resnet18", true), InputError);
+}
+
+TEST(Whiten, AutoWhitensSmallCnnOnlyAndOffTrainsTheStem) {
+  TrainConfig config = test::tiny_config(64, 16);
+  ASSERT_EQ(config.model.whiten_stem, "auto");  // the default
+  EXPECT_TRUE(whiten_stem_on(config.model));
+  const DatasetSplits data = data_load(config.data);
+  TrainSetup whitened = train_setup(config, data.train, c10::kCPU, nullptr);
+  EXPECT_FALSE(stem_weight(*whitened.model).requires_grad());
+  const auto expected = patch_whitening_filters(whitening_images(data.train), 3, 16, kWhiteningEps);
+  EXPECT_TRUE(torch::allclose(stem_weight(*whitened.model), expected));
+
+  config.model.whiten_stem = "off";
+  EXPECT_FALSE(whiten_stem_on(config.model));
+  TrainSetup plain = train_setup(config, data.train, c10::kCPU, nullptr);
+  EXPECT_TRUE(stem_weight(*plain.model).requires_grad());
+  EXPECT_FALSE(torch::allclose(stem_weight(*plain.model), expected));
+
+  config.model.whiten_stem = "auto";
+  config.model.name = "resnet18";  // auto leaves the other models as they are, and is not refused
+  EXPECT_FALSE(whiten_stem_on(config.model));
+  EXPECT_NO_THROW(config_validate(config));
 }

@@ -139,7 +139,7 @@ class SplitLoader {
     if (split.size() == 0)
       throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
                        " split (an image folder without val/, shards without val-*.tar)");
-    loader_ = std::make_unique<Loader>(split, loader_options(config, train));
+    loader_ = std::make_unique<Loader>(split, loader_options(config, split, train));
     classes_ = split.classes;
     num_classes_ = split.num_classes;
     owner_pid_ = getpid();
@@ -158,12 +158,14 @@ class SplitLoader {
     (void)data_.release();
   }
 
-  LoaderOptions loader_options(const TrainConfig& config, bool train) const {
+  LoaderOptions loader_options(const TrainConfig& config, const Dataset& split, bool train) const {
     const SplitLoaderArgs& args = args_;
     const c10::Device device(args.device);
     LoaderOptions options;
     if (train) {
       options = train_loader_options(config, args.rank, args.world_size, device, dtype_named(args.dtype));
+      // --alternate-flip as train_setup resolves it (auto: the built-in flip of in-memory data alternates).
+      options.augment.alternate_flip = args.transform.empty() && alternate_flips(config, split);
     } else {
       EvalOptions eval;
       eval.device = device;

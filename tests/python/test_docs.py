@@ -33,7 +33,7 @@ def test_cli_reference_lists_every_command_and_recipe_key(cli):
     page = (ROOT / "docs/cli.md").read_text()
     for command in ("train", "eval", "predict", "export", "bench", "bench e2e", "bench loader", "launch", "tune"):
         assert f"## fastloop {command}\n" in page, command
-    keys = re.findall(r'\{"([a-z_]+\.[a-z0-9_]+)",\s*"--', (ROOT / "src/fastloop/core/config.cpp").read_text())
+    keys = re.findall(r'\{"([a-z_]+\.[a-z0-9_]+)",\s*"--', (ROOT / "src/fastloop/core/config_fields.cpp").read_text())
     assert len(keys) > 50
     for key in keys:
         assert f"| `{key}` |" in page, f"docs/cli.md misses the recipe key {key}"

@@ -19,6 +19,11 @@ SHORT = {"data.source": "synthetic:3x16x16:512", "model.name": "small_cnn", "run
          "run.epochs": 1, "run.threads": 2, "data.batch_size": 32, "data.workers": 1}
 
 
+# As SHORT, in float32: the run's own final evaluation then computes as evaluate() does. In bf16 (--perf auto's
+# choice where the CPU has it natively) a model this undertrained, its logits near ties behind the whitened
+# stem's large filters, can differ from float32 in a few of the 512 images.
+SHORT_FP32 = {**SHORT, "perf.amp": "off"}
+
 SHORT_FLAGS = ["--data", "synthetic:3x16x16:512", "--model", "small_cnn", "--max-steps", "12", "--epochs", "1",
                "--threads", "2", "--batch-size", "32", "--workers", "1"]
 
@@ -85,7 +90,7 @@ def test_a_script_module_made_here_trains_in_place():
 
 
 def test_evaluate_equals_the_cli_eval(cli, tmp_path):
-    summary = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path)})
+    summary = fastloop.train(quiet=True, **SHORT_FP32, **{"run.checkpoint_dir": str(tmp_path)})
     result = fastloop.evaluate(summary["checkpoint"])
     done = run([cli, "eval", "--checkpoint", summary["checkpoint"]])
     assert f"test accuracy {100 * result['accuracy']:.2f}% (loss {result['loss']:.4f}" in done.stdout
@@ -96,12 +101,12 @@ def test_evaluate_equals_the_cli_eval(cli, tmp_path):
 
 
 def test_evaluate_with_tta_equals_the_cli_and_the_runs_final_evaluation(cli, tmp_path):
-    summary = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path), "data.tta": "flip"})
+    summary = fastloop.train(quiet=True, **SHORT_FP32, **{"run.checkpoint_dir": str(tmp_path), "data.tta": "flip"})
     result = fastloop.evaluate(summary["checkpoint"])  # the checkpoint's --tta: flip
     flip = fastloop.evaluate(summary["checkpoint"], tta="flip")
     assert (result["accuracy"], result["loss"]) == (flip["accuracy"], flip["loss"])
-    # The run evaluated in its autocast dtype (bf16 where --perf auto picks it), evaluate() in float32.
-    assert result["accuracy"] == summary["test_accuracy"] and result["loss"] == pytest.approx(summary["test_loss"], rel=1e-2)
+    assert result["accuracy"] == summary["test_accuracy"]
+    assert result["loss"] == pytest.approx(summary["test_loss"], rel=1e-2)
     done = run([cli, "eval", "--checkpoint", summary["checkpoint"], "--tta", "flip-translate"])
     shifted = fastloop.evaluate(summary["checkpoint"], tta="flip-translate")
     assert f"test accuracy {100 * shifted['accuracy']:.2f}% (loss {shifted['loss']:.4f}" in done.stdout
@@ -116,10 +121,11 @@ def test_default_tta_mirrors_the_final_evaluation_when_training_flipped(tmp_path
         result = fastloop.evaluate(checkpoint, tta=tta)
         return result["accuracy"], result["loss"]
 
-    flipped = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path / "flip")})
+    flipped = fastloop.train(quiet=True, **SHORT_FP32, **{"run.checkpoint_dir": str(tmp_path / "flip")})
     assert scores(flipped["checkpoint"]) == scores(flipped["checkpoint"], "flip")  # auto: the training flipped
     assert flipped["test_accuracy"] == scores(flipped["checkpoint"], "flip")[0]
-    plain = fastloop.train(quiet=True, **SHORT, **{"run.checkpoint_dir": str(tmp_path / "plain"), "data.flip": False})
+    plain = fastloop.train(quiet=True, **SHORT_FP32,
+                           **{"run.checkpoint_dir": str(tmp_path / "plain"), "data.flip": False})
     assert scores(plain["checkpoint"]) == scores(plain["checkpoint"], "off") != scores(plain["checkpoint"], "flip")
 
 

@@ -1,6 +1,6 @@
 """Writes tests/golden/schedule.json: the learning rates PyTorch's own schedulers give, so fastloop's
-schedules are checked against PyTorch itself: OneCycleLR (one-cycle) and a LinearLR warm-up followed by
-LinearLR down to zero (linear). Run with the project venv."""
+schedules are checked against PyTorch itself: OneCycleLR with either anneal_strategy (one-cycle) and a
+LinearLR warm-up followed by LinearLR down to zero (linear). Run with the project venv."""
 import json
 import pathlib
 from typing import Callable, List
@@ -27,12 +27,15 @@ def learning_rates(make_scheduler: Callable[[torch.optim.Optimizer], object]) ->
 
 onecycle = learning_rates(lambda opt: OneCycleLR(opt, max_lr=MAX_LR, total_steps=TOTAL, pct_start=PCT,
                                                  anneal_strategy="cos", cycle_momentum=False))
+onecycle_linear = learning_rates(lambda opt: OneCycleLR(opt, max_lr=MAX_LR, total_steps=TOTAL, pct_start=PCT,
+                                                        anneal_strategy="linear", cycle_momentum=False))
 # Warm-up step i at (i + 1) / WARMUP of the peak, then from the peak down by equal steps to 0 one past the end.
 linear = learning_rates(lambda opt: SequentialLR(
     opt, [LinearLR(opt, start_factor=1.0 / WARMUP, end_factor=1.0, total_iters=WARMUP - 1),
           LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=TOTAL - WARMUP)], milestones=[WARMUP]))
 out = pathlib.Path(__file__).resolve().parent.parent / "golden" / "schedule.json"
 out.write_text(json.dumps({"torch": torch.__version__, "total_steps": TOTAL, "max_lr": MAX_LR,
-                           "pct_start": PCT, "onecycle": onecycle, "warmup_steps": WARMUP, "linear": linear},
+                           "pct_start": PCT, "onecycle": onecycle, "onecycle_linear": onecycle_linear,
+                           "warmup_steps": WARMUP, "linear": linear},
                           indent=1) + "\n")
 print("wrote", out)

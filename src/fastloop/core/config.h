@@ -30,9 +30,10 @@ struct DataConfig {
   int64_t workers = 1;                   // loader threads; 0 assembles batches in the training thread
   int64_t prefetch = 4;                  // batches assembled ahead of the training step
   bool augment = true;                   // random crop + horizontal flip on the train split
-  int64_t crop_pad = 2;                  // pixels of zero padding before the random crop (CIFAR: 4)
+  int64_t crop_pad = 0;                  // pixels of zero padding before the random crop (CIFAR: 4)
   bool flip = true;                      // random horizontal flip
-  bool alternate_flip = false;           // flip each image in alternate epochs (random in the first), as airbench
+  std::string alternate_flip = "auto";   // off | on | auto (on where it applies: the built-in flip of in-memory
+                                         // data): each image flipped in alternate epochs (random in the first)
   double random_erasing = 0.0;           // RandomErasing probability on the train split (torchvision's box); 0: off
   std::string tta = "auto";              // test-time augmentation in the final evaluation: auto (flip when the
                                          // training flips) | off | flip | flip-translate
@@ -57,12 +58,18 @@ struct ModelConfig {
   int64_t width_delta = 0;               // channels added to every stage's width (bench rec-model: -1)
   int64_t depth_delta = 0;               // small_cnn: residual blocks added to each stage's one (-1: none)
   bool pool_before_bn = false;           // small_cnn: stage convs max-pooled before BN and ReLU (airbench's order)
-  bool whiten_stem = false;              // small_cnn: stem conv fixed at the training patches' whitening (airbench)
+  std::string whiten_stem = "auto";      // off | on | auto (on for small_cnn): stem conv fixed at the training
+                                         // patches' whitening (airbench); whiten_stem_on() resolves it
   bool dirac_init = false;               // each conv's first min(in, out) filters start as the identity (airbench)
   bool bn_weight_frozen = false;         // every BatchNorm's weight (gamma) fixed at its initial 1, as airbench
   double bn_momentum = 0.1;              // BatchNorm running-statistics momentum, PyTorch's convention:
                                          // running = (1 - m) * running + m * batch (airbench's 0.6 is m = 0.4)
 };
+
+/// Whether the run whitens small_cnn's stem: --whiten-stem on, or auto (the default) with model small_cnn.
+inline bool whiten_stem_on(const ModelConfig& model) {
+  return model.whiten_stem == "on" || (model.whiten_stem == "auto" && model.name == "small_cnn");
+}
 
 struct OptimConfig {
   std::string name = "sgd";              // sgd | adamw
@@ -70,7 +77,7 @@ struct OptimConfig {
   double momentum = 0.9;
   bool nesterov = true;
   double weight_decay = 5e-4;
-  double label_smoothing = 0.1;          // the default recipe's (recipes/fashion_mnist.toml)
+  double label_smoothing = 0.05;         // the default recipe's (recipes/fashion_mnist.toml)
   bool wd_all = false;                   // weight decay on BatchNorm parameters and biases too (timm: off)
   double bn_bias_lr_scale = 1.0;         // BatchNorm biases learn at this multiple of the schedule's LR (airbench: 64)
   double clip_grad_norm = 0.0;           // clip gradients to this global L2 norm (0: off)
@@ -85,6 +92,7 @@ struct ScheduleConfig {
   std::string name = "onecycle";         // constant | cosine | linear | onecycle | step
   double warmup_epochs = 0.0;            // linear warm-up (cosine, linear, step), in epochs
   double pct_start = 0.25;               // onecycle: fraction of steps spent rising
+  std::string anneal_strategy = "linear"; // onecycle: cos | linear, OneCycleLR's anneal_strategy
   int64_t step_epochs = 30;              // step: decay every this many epochs
   double gamma = 0.1;                    // step: decay factor
   bool cycle_momentum = false;           // onecycle: momentum from max to base and back (PyTorch OneCycleLR)

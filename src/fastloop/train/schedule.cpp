@@ -1,5 +1,5 @@
-// Learning-rate schedules. One-cycle follows torch.optim.lr_scheduler.OneCycleLR (cosine annealing,
-// div_factor 25, final_div_factor 1e4); cosine and linear decay to 0 after the warm-up, linear as PyTorch's
+// Learning-rate schedules. One-cycle follows torch.optim.lr_scheduler.OneCycleLR (div_factor 25,
+// final_div_factor 1e4, cosine or linear annealing); cosine and linear decay to 0 after the warm-up, linear as PyTorch's
 // LinearLR(1, 0) after a LinearLR warm-up (the budget-aware schedule of Li, Yumer and Ramanan, ICLR 2020).
 #include "fastloop/train/schedule.h"
 
@@ -15,6 +15,10 @@ constexpr double kPi = 3.14159265358979323846;
 
 double cosine_between(double from, double to, double fraction) {
   return to + (from - to) * 0.5 * (1.0 + std::cos(kPi * std::clamp(fraction, 0.0, 1.0)));
+}
+
+double linear_between(double from, double to, double fraction) {
+  return from + (to - from) * std::clamp(fraction, 0.0, 1.0);
 }
 }  // namespace
 
@@ -42,8 +46,9 @@ double LrSchedule::unwarped(int64_t step) const {
 double LrSchedule::onecycle_at(double s, double start, double peak, double end) const {
   const double total = static_cast<double>(planned_total_);
   const double rise_end = config_.pct_start * total - 1.0;
-  if (s <= rise_end) return cosine_between(start, peak, s / std::max(rise_end, 1.0));
-  return cosine_between(peak, end, (s - rise_end) / (total - 1.0 - rise_end));
+  const auto anneal = config_.anneal_strategy == "linear" ? linear_between : cosine_between;
+  if (s <= rise_end) return anneal(start, peak, s / std::max(rise_end, 1.0));
+  return anneal(peak, end, (s - rise_end) / (total - 1.0 - rise_end));
 }
 
 bool LrSchedule::cycles_momentum() const { return config_.name == "onecycle" && config_.cycle_momentum; }

@@ -1,7 +1,8 @@
 // Learning-rate schedules as pure functions of the optimizer step, so a resumed run needs no
 // scheduler state beyond the step count: constant, linear warm-up + cosine or
 // linear decay to zero, one-cycle, step decay.
-// One-cycle can also cycle the momentum inversely to the learning rate, as PyTorch's OneCycleLR does.
+// One-cycle anneals by cosines or linearly and can also cycle the momentum inversely to the learning rate,
+// as PyTorch's OneCycleLR does.
 #pragma once
 
 #include "fastloop/core/config.h"
@@ -22,7 +23,7 @@ class LrSchedule {
   /// Whether the schedule sets the momentum (onecycle with --cycle-momentum).
   bool cycles_momentum() const;
   /// Momentum (AdamW: beta1) for optimizer step `step`: max_momentum at the start and end, base_momentum
-  /// at the learning-rate peak, on the same cosine phases as the learning rate.
+  /// at the learning-rate peak, on the same phases as the learning rate.
   double momentum_at(int64_t step) const;
 
   /// A budgeted run re-planned at step `from` to `new_total` steps: the steps from `from` on follow the
@@ -32,7 +33,7 @@ class LrSchedule {
   int64_t total_steps() const { return total_steps_; }
 
  private:
-  /// OneCycleLR's two cosine phases: start → peak over pct_start of the steps, then peak → end.
+  /// OneCycleLR's two phases (cosine or linear): start → peak over pct_start of the steps, then peak → end.
   double onecycle_at(double step, double start, double peak, double end) const;
   /// The step of the schedule as first planned that `step` takes after the re-plans.
   double unwarped(int64_t step) const;

@@ -47,21 +47,6 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   return options;
 }
 
-/// --alternate-flip is a rule of the built-in flip of in-memory data (augment.h's flip_decide). Image files and
-/// shards, and any --transform, run through the transform pipeline, whose RandomHorizontalFlip draws each
-/// epoch's flip afresh: refused there rather than silently dropped.
-void alternate_flip_check(const TrainConfig& config, const Dataset& train) {
-  if (!config.data.alternate_flip || !config.data.augment || !config.data.flip) return;  // no flip to alternate
-  std::string which;
-  if (!config.data.transform.empty()) which = "a --transform pipeline (" + config.data.transform + ")";
-  else if (train.encoded)
-    which = "image files and shards (" + config.data.source + "), which run through the built-in transform pipeline";
-  if (which.empty()) return;
-  throw InputError("--alternate-flip is not supported with " + which + ": it alternates the built-in flip of in-memory "
-                   "data sets (IDX, CIFAR, synthetic) only, and a pipeline's RandomHorizontalFlip draws each epoch's "
-                   "flip at random. Drop --alternate-flip (data.alternate_flip) to flip at random each epoch");
-}
-
 /// --resume: model, optimizer, scaler, RNG and position from the run's checkpoint, written by as many ranks.
 void resume(TrainSetup& setup) {
   auto saved = Checkpoint::read(setup.checkpoint);
@@ -82,6 +67,19 @@ void resume(TrainSetup& setup) {
 
 }  // namespace
 
+bool alternate_flips(const TrainConfig& config, const Dataset& train) {
+  if (config.data.alternate_flip == "off" || !config.data.augment || !config.data.flip) return false;
+  std::string which;
+  if (!config.data.transform.empty()) which = "a --transform pipeline (" + config.data.transform + ")";
+  else if (train.encoded)
+    which = "image files and shards (" + config.data.source + "), which run through the built-in transform pipeline";
+  if (which.empty()) return true;
+  if (config.data.alternate_flip == "auto") return false;
+  throw InputError("--alternate-flip is not supported with " + which + ": it alternates the built-in flip of in-memory "
+                   "data sets (IDX, CIFAR, synthetic) only, and a pipeline's RandomHorizontalFlip draws each epoch's "
+                   "flip at random. Give --alternate-flip off or auto (data.alternate_flip) to flip at random each epoch");
+}
+
 LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int64_t world_size, c10::Device device,
                                    at::ScalarType dtype) {
   LoaderOptions options;
@@ -91,7 +89,7 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
   options.augment.crop = config.data.augment;
   options.augment.pad = config.data.crop_pad;
   options.augment.flip = config.data.augment && config.data.flip;
-  options.augment.alternate_flip = config.data.alternate_flip;
+  options.augment.alternate_flip = config.data.alternate_flip == "on";  // train_setup resolves auto with the data
   options.augment.erase = config.data.augment ? config.data.random_erasing : 0.0;
   options.sampler.seed = static_cast<uint64_t>(config.run.seed);
   options.sampler.rank = rank;
@@ -110,7 +108,7 @@ int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
 
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group) {
-  alternate_flip_check(config, train);
+  const bool alternate = alternate_flips(config, train);
   runtime_apply(config.perf, config.run.threads);
   TrainSetup setup;
   setup.config = config;
@@ -132,7 +130,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
     std::printf("initialised %zu tensors from %s (%s)\n", report.loaded, config.run.init_from.c_str(),
                 state_load_summary(report).c_str());
   }
-  if (config.model.whiten_stem)  // before the optimizer: the frozen stem in no group; --resume, --init-from bring theirs
+  if (whiten_stem_on(config.model))  // before the optimizer: the frozen stem in no group; --resume, --init-from bring theirs
     stem_whitening_configure(*setup.model, train, config.model.name, config.run.init_from.empty() && !setup.resumed);
   setup.model->to(device);
   if (config.perf.channels_last) module_to_channels_last(*setup.model);
@@ -168,6 +166,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.scaler = GradScaler(GradScalerOptions().enabled(setup.amp.grad_scaling));
   setup.step = step_options_for(config, setup.amp);
   setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
+  setup.train_loader.augment.alternate_flip = alternate;
   setup.eval = eval_options_for(config, setup);
   if (setup.resumed) resume(setup);
   else if (config.run.resume == "auto" && setup.main_rank())

@@ -54,6 +54,12 @@ struct TrainSetup {
   int64_t rank() const;
 };
 
+/// Whether the train split's flips alternate (--alternate-flip). It is a rule of the built-in flip of in-memory
+/// data (augment.h's flip_decide). Image files and shards, and any --transform, run through the transform
+/// pipeline, whose RandomHorizontalFlip draws each epoch's flip afresh: there `on` is refused (InputError)
+/// rather than silently dropped, and `auto` (the default) flips at random.
+bool alternate_flips(const TrainConfig& config, const Dataset& train);
+
 /// The training split's loader of a run: batches of config.data's size, augmentation and seed, rank
 /// `rank` of `world_size`'s share of each epoch, delivered on `device` in `dtype` (the dtype autocast
 /// computes in) and the run's memory format; on CUDA through the pinned ring (--pin-memory), or all on
