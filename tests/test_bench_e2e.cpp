@@ -1,5 +1,6 @@
 // `fastloop bench e2e` (bench/e2e_bench.h): whole training runs against a PyTorch peer process, here a
-// stand-in shell script that answers like bench/peers/train_peer.py and notes how many fastloop runs it saw.
+// stand-in shell script that answers like bench/peers/train_peer.py and notes how many fastloop runs it saw; and
+// the peer's command line, which carries the recipe's switches (whitened stem, alternating flips, annealing).
 #include "fastloop/bench/e2e_bench.h"
 #include "fastloop/core/errors.h"
 
@@ -21,6 +22,11 @@ std::vector<int64_t> numbers_in(const std::string& file) {
   std::vector<int64_t> out;
   for (int64_t n = 0; in >> n;) out.push_back(n);
   return out;
+}
+
+/// Whether `command` holds `words` (a flag, or a flag and its value) as whole words.
+bool has_words(const std::string& command, const std::string& words) {
+  return (command + " ").find(" " + words + " ") != std::string::npos;
 }
 
 }  // namespace
@@ -69,4 +75,37 @@ TEST(BenchE2e, AFlagThePeerCannotMirrorIsRefusedByName) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--accumulate 1"), std::string::npos) << e.what();
   }
+}
+
+TEST(BenchE2e, PeerCommandCarriesTheDefaultRecipesWhitenedStemAlternatingFlipsAndLinearAnnealing) {
+  E2eBenchOptions options;
+  options.config = test::tiny_config();  // the default recipe (small_cnn, in-memory data) on a small split
+  options.python = "python3";
+  const std::string command = e2e_peer_command(options);
+  for (const char* words : {"--anneal-strategy linear", "--alternate-flip", "--whiten-stem", "--crop-pad 0"})
+    EXPECT_TRUE(has_words(command, words)) << words << " missing: " << command;
+  EXPECT_FALSE(has_words(command, "--no-flip")) << command;
+}
+
+TEST(BenchE2e, PeerCommandLeavesOutWhatTheRunTurnsOff) {
+  E2eBenchOptions options;
+  options.config = test::tiny_config();
+  options.python = "python3";
+  options.config.model.whiten_stem = "off";
+  options.config.data.alternate_flip = "off";
+  options.config.schedule.anneal_strategy = "cos";
+  std::string command = e2e_peer_command(options);
+  EXPECT_TRUE(has_words(command, "--anneal-strategy cos")) << command;
+  EXPECT_FALSE(has_words(command, "--alternate-flip")) << command;
+  EXPECT_FALSE(has_words(command, "--whiten-stem")) << command;
+
+  // No flips to alternate: only --no-flip. auto whitens small_cnn only.
+  options.config = test::tiny_config();
+  options.config.data.alternate_flip = "on";
+  options.config.data.flip = false;
+  options.config.model.name = "resnet18";
+  command = e2e_peer_command(options);
+  EXPECT_TRUE(has_words(command, "--no-flip")) << command;
+  EXPECT_FALSE(has_words(command, "--alternate-flip")) << command;
+  EXPECT_FALSE(has_words(command, "--whiten-stem")) << command;
 }

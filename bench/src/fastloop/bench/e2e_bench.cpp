@@ -69,8 +69,12 @@ std::string e2e_peer_command(const E2eBenchOptions& options) {
           << c.data.batch_size << " --lr " << c.optim.lr << " --momentum " << c.optim.momentum << " --weight-decay "
           << c.optim.weight_decay << " --label-smoothing " << c.optim.label_smoothing << " --pct-start " << c.schedule.pct_start << " --crop-pad "
           << (c.data.augment ? c.data.crop_pad : 0) << " --amp " << c.perf.amp << " --threads " << c.run.threads
-          << " --max-steps " << c.run.max_steps;
-  if (!c.data.augment || !c.data.flip) command << " --no-flip";
+          << " --max-steps " << c.run.max_steps << " --anneal-strategy " << c.schedule.anneal_strategy;
+  const bool flips = c.data.augment && c.data.flip;
+  if (!flips) command << " --no-flip";
+  // As train/setup.cpp resolves it: on and auto alternate the built-in flip of the in-memory data e2e accepts.
+  if (flips && c.data.alternate_flip != "off" && c.data.transform.empty()) command << " --alternate-flip";
+  if (whiten_stem_on(c.model)) command << " --whiten-stem";
   if (c.perf.channels_last) command << " --channels-last";
   return command.str();
 }
