@@ -1,6 +1,7 @@
 // Learning-rate schedules. One-cycle follows torch.optim.lr_scheduler.OneCycleLR (div_factor 25,
-// final_div_factor 1e4, cosine or linear annealing); cosine and linear decay to 0 after the warm-up, linear as PyTorch's
-// LinearLR(1, 0) after a LinearLR warm-up (the budget-aware schedule of Li, Yumer and Ramanan, ICLR 2020).
+// final_div_factor 1e4, cosine or linear annealing); cosine and linear decay to 0 after the warm-up, linear
+// as PyTorch's LinearLR(1, 0) after a LinearLR warm-up (the budget-aware schedule of Li, Yumer and Ramanan,
+// ICLR 2020).
 #include "fastloop/train/schedule.h"
 
 #include "fastloop/train/budget_plan.h"
@@ -67,7 +68,7 @@ double LrSchedule::lr_at(int64_t step) const {
   if (s < warmup) return peak_lr_ * (s + 1.0) / warmup;
   const double decayed = (s - warmup) / std::max(static_cast<double>(planned_total_) - warmup, 1.0);
   if (config_.name == "cosine") return cosine_between(peak_lr_, 0.0, decayed);
-  if (config_.name == "linear") return peak_lr_ * (1.0 - std::clamp(decayed, 0.0, 1.0));
+  if (config_.name == "linear") return linear_between(peak_lr_, 0.0, decayed);
   if (config_.name == "step") {
     const auto decays = static_cast<int64_t>(s) / (config_.step_epochs * steps_per_epoch_);
     return peak_lr_ * std::pow(config_.gamma, static_cast<double>(decays));

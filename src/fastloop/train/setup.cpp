@@ -89,7 +89,6 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
   options.augment.crop = config.data.augment;
   options.augment.pad = config.data.crop_pad;
   options.augment.flip = config.data.augment && config.data.flip;
-  options.augment.alternate_flip = config.data.alternate_flip == "on";  // train_setup resolves auto with the data
   options.augment.erase = config.data.augment ? config.data.random_erasing : 0.0;
   options.sampler.seed = static_cast<uint64_t>(config.run.seed);
   options.sampler.rank = rank;

@@ -63,7 +63,8 @@ bool alternate_flips(const TrainConfig& config, const Dataset& train);
 /// The training split's loader of a run: batches of config.data's size, augmentation and seed, rank
 /// `rank` of `world_size`'s share of each epoch, delivered on `device` in `dtype` (the dtype autocast
 /// computes in) and the run's memory format; on CUDA through the pinned ring (--pin-memory), or all on
-/// the device with --data-on-device. train_setup() and fastloop.Loader both take their options from here.
+/// the device with --data-on-device. train_setup() and fastloop.Loader both take their options from here, and
+/// set augment.alternate_flip from alternate_flips() (which needs the data).
 LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int64_t world_size, c10::Device device,
                                    at::ScalarType dtype);
 
