@@ -240,6 +240,7 @@ TEST(ProgressiveResizeBudget, ABudgetedRunRecordsBothStepCostsAndEndsWhereItsLas
   config.data.resize_min = 16;
   config.run.epochs = RunConfig{}.epochs;
   config.run.time_budget = "100s";
+  config.run.eval_every = 1;  // as the costs below count
   TrainControl control;
   control.progress = false;
   control.budget_costs = [](const BudgetCosts&, int64_t done_steps) {  // 1 s steps, 2 s evaluations

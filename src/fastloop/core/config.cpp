@@ -154,6 +154,7 @@ void config_validate(const TrainConfig& c) {
   require(c.run.epochs >= 1, "--epochs", "must be >= 1");
   require(c.run.max_steps >= 0, "--max-steps", "must be >= 0 (0: no limit)");
   require(c.run.threads >= 0, "--threads", "must be >= 0 (0: all usable cores)");
+  require(c.run.eval_every >= 0, "--eval-every", "must be >= 0 (0: every epoch, or as a --time-budget plans)");
   require(c.run.log_every >= 1, "--log-every", "must be >= 1");
   require(c.run.max_skipped_steps >= 0, "--max-skipped-steps", "must be >= 0");
   require(c.run.keep_best >= 0, "--keep-best", "must be >= 0 (0: none)");

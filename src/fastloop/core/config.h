@@ -123,6 +123,8 @@ struct RunConfig {
   std::string time_budget = "300s";      // the whole run's time (300s, 5m, 2h): steps and evaluations planned
                                          // from measured costs (train/budget_calibrate.h); off: --epochs. A
                                          // given --max-steps, or --epochs other than 8, turns it off
+  int64_t eval_every = 0;                // evaluate after every Nth epoch and the last step; 0: every epoch, or
+                                         // in a --time-budget run as its plan chooses (budget_plan.h)
   int64_t seed = 0;
   int64_t threads = 0;                   // intra-op threads; 0: the cores this process may run on
   int64_t log_every = 50;                // steps between metric lines

@@ -164,6 +164,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "machine's measured speed, the schedule spanning them; off: --epochs. Off when --max-steps or --epochs "
        "(other than 8) is given",
        &c.run.time_budget, {}},
+      {"run.eval_every", "--eval-every",
+       "evaluate the test split after every Nth epoch and after the last step; 0: every epoch, or in a "
+       "--time-budget run as its plan chooses (the evaluations before the last within 2% of the budget)",
+       &c.run.eval_every, {}},
       {"run.seed", "--seed", "seed of weights, shuffling and augmentation", &c.run.seed, {}},
       {"run.threads", "--threads", "intra-op threads (0: the cores this process may use)", &c.run.threads, {}},
       {"run.log_every", "--log-every", "steps between metric lines", &c.run.log_every, {}},

@@ -25,7 +25,8 @@ struct StepReport {
   double data_wait_s = 0.0;   // time the step waited for the loader over the interval
 };
 
-/// An "epoch" line: one per epoch, after its evaluation.
+/// An "epoch" line: one per epoch, after its evaluation (without test_loss and test_acc when --eval-every
+/// left the epoch unevaluated).
 struct EpochReport {
   int64_t epoch = 0;
   int64_t step = 0;
@@ -34,6 +35,7 @@ struct EpochReport {
   double test_acc = 0.0;      // fraction in [0, 1]
   double img_per_s = 0.0;     // training images per second over the epoch
   double elapsed_s = 0.0;
+  bool evaluated = true;      // false: test_loss and test_acc are not measured
 };
 
 /// Appends JSON lines to a file, flushed per line; does nothing when the path is empty.

@@ -13,6 +13,7 @@
 
 #include <c10/core/Device.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -69,7 +70,8 @@ class RunBudget {
   /// the plan stands.
   int64_t step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook = {});
 
-  /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation: the same check
+  /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation (0: the plan
+  /// evaluates at another epoch's end): the same check
   /// with the windows' step cost and the smaller of this and the last evaluation's cost; and, when the plan
   /// stands, a stretch: if the slower of the last two windows and evaluations leave room for 3% more steps
   /// within the budget less twice its margin (calibration over-estimated the step), the remaining steps
@@ -93,8 +95,11 @@ class RunBudget {
   std::vector<std::string> replans_;  // each re-plan's JSON
   BudgetStepWindows windows_;         // the step cost checks project with (per full-size step)
   ResizeCostModel resize_;            // --resize-min: the windows' work and the remaining steps' mean cost
-  double last_eval_s_ = 0.0;          // the last evaluation's seconds (at first the calibration's)
-  double seen_eval_s_ = 0.0;          // the evaluation cost checks project with: the last two's smaller
+  double last_eval_s_ = 0.0;          // the last two evaluations' seconds (at first the calibration's)
+  double previous_eval_s_ = 0.0;
+  /// The evaluation cost checks project with: the smaller of the last two (as with steps, one slow
+  /// evaluation, the first one's warm-up or a hiccup, is not projected onto the rest).
+  double seen_eval_s() const { return std::min(last_eval_s_, previous_eval_s_); }
 
   BudgetCosts costs_seen(double step_s, double eval_s, double elapsed_s) const;
   int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s);

@@ -1,7 +1,7 @@
 // Budgeted training's arithmetic (budget_plan.h): the cost of a run of N steps as the training loop runs
-// it (an evaluation at each epoch end and after the last step, a checkpoint after each), the largest N
-// whose cost fits the budget less its margin, found by bisection (the cost never falls as N grows), and
-// the check windows' step cost.
+// it (an evaluation at every eval_every-th epoch end and after the last step, a checkpoint at each epoch
+// end), the largest N whose cost fits the budget less its margin, found by bisection (the cost never falls
+// as N grows), how often the plan evaluates, and the check windows' step cost.
 #include "fastloop/train/budget_plan.h"
 
 #include "fastloop/core/errors.h"
@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace fastloop {
 
@@ -27,18 +28,45 @@ std::string thousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-/// The evaluations of a run of `steps` after `done` steps: each epoch end in between, then the final one.
-std::vector<int64_t> eval_steps_of(int64_t done, int64_t steps, int64_t per_epoch) {
+/// Epoch ends after the request's done steps and before the last step, and the evaluations among them.
+struct EpochEnds {
+  int64_t all = 0, evaluated = 0;
+};
+
+EpochEnds epoch_ends_of(const BudgetRequest& request, int64_t steps) {
+  const int64_t done = request.done_steps / request.steps_per_epoch;
+  const int64_t last = (steps - 1) / request.steps_per_epoch;
+  return {last - done, last / request.eval_every - done / request.eval_every};
+}
+
+/// The step counts after which a run of `steps` evaluates: the evaluated epoch ends, then the final one.
+std::vector<int64_t> eval_steps_of(const BudgetRequest& request, int64_t steps) {
+  const int64_t per_epoch = request.steps_per_epoch, every = request.eval_every;
   std::vector<int64_t> out;
-  for (int64_t end = (done / per_epoch + 1) * per_epoch; end < steps; end += per_epoch) out.push_back(end);
+  for (int64_t epoch = (request.done_steps / per_epoch / every + 1) * every; epoch * per_epoch < steps; epoch += every)
+    out.push_back(epoch * per_epoch);
   out.push_back(steps);
   return out;
 }
 
-int64_t checkpoints_of(const BudgetRequest& request, int64_t evals, int64_t steps) {
+/// A checkpoint at each epoch end and after the last step, and every --checkpoint-every steps.
+int64_t checkpoints_of(const BudgetRequest& request, int64_t steps) {
   if (!request.checkpoints) return 0;
   const int64_t every = request.checkpoint_every;
-  return evals + (every > 0 ? steps / every - request.done_steps / every : 0);
+  return epoch_ends_of(request, steps).all + 1 + (every > 0 ? steps / every - request.done_steps / every : 0);
+}
+
+/// The largest N whose run fits `target`, with the request's eval_every (>= 1).
+int64_t steps_fitting(const BudgetCosts& costs, const BudgetRequest& request, int64_t least, double target) {
+  // The cost rises with the steps: bisect between `least` and the N of no evaluations or checkpoints.
+  int64_t fits = least;
+  int64_t beyond = request.done_steps + static_cast<int64_t>(std::max(0.0, target - costs.spent_s) / costs.step_s) + 2;
+  beyond = std::max(std::min<int64_t>(beyond, int64_t{1} << 50), least + 1);
+  while (beyond - fits > 1) {
+    const int64_t mid = fits + (beyond - fits) / 2;
+    (budget_cost(costs, request, mid) <= target ? fits : beyond) = mid;
+  }
+  return fits;
 }
 
 }  // namespace
@@ -59,18 +87,31 @@ double BudgetPlan::epochs_exact() const {
 }
 
 double budget_cost(const BudgetCosts& costs, const BudgetRequest& request, int64_t steps) {
-  // Epoch ends strictly between done and steps, then the final evaluation after the last step.
-  const int64_t per_epoch = request.steps_per_epoch;
-  const int64_t evals = (steps - 1) / per_epoch - request.done_steps / per_epoch + 1;
+  const EpochEnds ends = epoch_ends_of(request, steps);
   return costs.spent_s + static_cast<double>(steps - request.done_steps) * costs.step_s +
-         static_cast<double>(evals - 1) * costs.eval_s + costs.final_eval_s +
-         static_cast<double>(checkpoints_of(request, evals, steps)) * costs.checkpoint_s;
+         static_cast<double>(ends.evaluated) * costs.eval_s + costs.final_eval_s +
+         static_cast<double>(checkpoints_of(request, steps)) * costs.checkpoint_s;
 }
 
-BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request) {
-  if (request.steps_per_epoch < 1 || costs.step_s <= 0 || request.budget_s <= 0 || request.margin < 0 ||
-      request.margin >= 1)
+int64_t budget_eval_every(const BudgetCosts& costs, const BudgetRequest& request) {
+  if (request.eval_every > 0) return request.eval_every;
+  if (costs.eval_s <= 0) return 1;
+  BudgetRequest longest = request;
+  longest.eval_every = std::numeric_limits<int64_t>::max();  // no evaluation before the last
+  const double target = request.budget_s * (1.0 - request.margin);
+  const int64_t least = request.done_steps > 0 ? request.done_steps + 1 : request.steps_per_epoch;
+  const int64_t ends = epoch_ends_of(longest, steps_fitting(costs, longest, least, target)).all;
+  const auto fitting = static_cast<int64_t>(std::floor(request.eval_share * request.budget_s / costs.eval_s));
+  if (fitting >= ends) return 1;
+  return fitting > 0 ? (ends + fitting - 1) / fitting : ends + 1;
+}
+
+BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& asked) {
+  if (asked.steps_per_epoch < 1 || costs.step_s <= 0 || asked.budget_s <= 0 || asked.margin < 0 ||
+      asked.margin >= 1 || asked.eval_every < 0)
     throw InputError("budget_plan: steps per epoch, step seconds and the budget must be > 0, the margin in [0, 1)");
+  BudgetRequest request = asked;
+  request.eval_every = budget_eval_every(costs, asked);
   const double target = request.budget_s * (1.0 - request.margin);
   const int64_t per_epoch = request.steps_per_epoch;
   const int64_t least = request.done_steps > 0 ? request.done_steps + 1 : per_epoch;
@@ -87,22 +128,15 @@ BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request) {
                   smallest, 100.0 * request.margin);
     throw InputError(message);
   }
-  // The cost rises with the steps: bisect for the last N that fits, between `least` and the N of no evals.
-  int64_t fits = least;
-  int64_t beyond = request.done_steps + static_cast<int64_t>(std::max(0.0, target - costs.spent_s) / costs.step_s) + 2;
-  beyond = std::max(std::min<int64_t>(beyond, int64_t{1} << 50), least + 1);
-  while (beyond - fits > 1) {
-    const int64_t mid = fits + (beyond - fits) / 2;
-    (budget_cost(costs, request, mid) <= target ? fits : beyond) = mid;
-  }
   BudgetPlan plan;
-  plan.steps = fits;
+  plan.steps = steps_fitting(costs, request, least, target);
   plan.steps_per_epoch = per_epoch;
-  plan.epochs = (fits + per_epoch - 1) / per_epoch;
-  plan.eval_steps = eval_steps_of(request.done_steps, fits, per_epoch);
+  plan.epochs = (plan.steps + per_epoch - 1) / per_epoch;
+  plan.eval_every = request.eval_every;
+  plan.eval_steps = eval_steps_of(request, plan.steps);
   plan.evals = static_cast<int64_t>(plan.eval_steps.size());
-  plan.checkpoints = checkpoints_of(request, plan.evals, fits);
-  plan.planned_s = budget_cost(costs, request, fits);
+  plan.checkpoints = checkpoints_of(request, plan.steps);
+  plan.planned_s = budget_cost(costs, request, plan.steps);
   plan.budget_s = request.budget_s;
   plan.margin_s = request.budget_s * request.margin;
   return plan;
@@ -145,18 +179,33 @@ std::string seconds_text(double s) {
   return text;
 }
 
+namespace {
+
+/// The plan line's words on its evaluations: " (every 2 epochs and after the last step, the last with TTA: 3.7 s)".
+std::string evals_text(const BudgetPlan& plan, const BudgetCosts& costs) {
+  std::string when;
+  if (plan.evals == 1) when = "after the last step only";
+  else if (plan.eval_every > 1) when = "every " + std::to_string(plan.eval_every) + " epochs and after the last step";
+  const std::string tta =
+      costs.final_eval_s > costs.eval_s * 1.05 ? "the last with TTA: " + seconds_text(costs.final_eval_s) : "";
+  if (when.empty() && tta.empty()) return "";
+  return " (" + when + (when.empty() || tta.empty() ? "" : ", ") + tta + ")";
+}
+
+}  // namespace
+
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs) {
   char epochs[32];
   std::snprintf(epochs, sizeof(epochs), "%.1f", plan.epochs_exact());
   std::string line = "plan: " + thousands(plan.steps) + " steps (" + epochs + " epochs) of " +
                      seconds_text(costs.step_s) + " + " + std::to_string(plan.evals) + " evals of " +
-                     seconds_text(costs.eval_s);
-  if (costs.final_eval_s > costs.eval_s * 1.05) line += " (the last with TTA: " + seconds_text(costs.final_eval_s) + ")";
+                     seconds_text(costs.eval_s) + evals_text(plan, costs);
   if (plan.checkpoints > 0)
     line += " + " + std::to_string(plan.checkpoints) + " checkpoints of " + seconds_text(costs.checkpoint_s);
   line += " + " + seconds_text(costs.spent_s) + " loading and calibration = " + seconds_text(plan.planned_s) +
           " of " + seconds_text(plan.budget_s) + " (" + seconds_text(plan.margin_s) + " kept free); replay: --epochs " +
           std::to_string(plan.epochs) + " --max-steps " + std::to_string(plan.steps);
+  if (plan.eval_every > 1) line += " --eval-every " + std::to_string(plan.eval_every);
   return line;
 }
 
@@ -166,6 +215,7 @@ std::string budget_plan_json(const BudgetPlan& plan, const BudgetCosts& costs) {
   out["epochs"] = plan.epochs;
   out["steps_per_epoch"] = plan.steps_per_epoch;
   out["evals"] = plan.evals;
+  out["eval_every"] = plan.eval_every;
   out["eval_steps"] = plan.eval_steps;
   out["checkpoints"] = plan.checkpoints;
   out["planned_s"] = plan.planned_s;

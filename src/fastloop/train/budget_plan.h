@@ -39,14 +39,16 @@ struct BudgetRequest {
   int64_t checkpoint_every = 0;    // --checkpoint-every (0: checkpoints only at epoch ends)
   bool checkpoints = false;        // --checkpoint-dir given: a checkpoint after each epoch's evaluation
   int64_t done_steps = 0;          // re-plans: steps already run (their cost is in spent_s)
-  int64_t done_evals = 0;          // re-plans: evaluations already run (at epoch ends before done_steps)
+  int64_t eval_every = 1;          // epochs between the evaluations before the last; 0: the plan chooses
+  double eval_share = 0.02;        // eval_every 0: the share of the budget the evaluations before the last may take
 };
 
-/// The planned run. Evaluations fall at each epoch end and after the last step (the last one the final,
-/// with TTA), as the training loop runs them.
+/// The planned run. Evaluations fall at every eval_every-th epoch end and after the last step (the last
+/// one the final, with TTA), as the training loop runs them; a checkpoint at each epoch end.
 struct BudgetPlan {
   int64_t steps = 0;               // optimizer steps in all (--max-steps of the replay)
   int64_t epochs = 0;              // passes the sampler starts: ceil(steps / steps_per_epoch) (--epochs)
+  int64_t eval_every = 1;          // epochs between evaluations before the last (--eval-every)
   int64_t evals = 0;               // evaluations still to come (after done_steps)
   std::vector<int64_t> eval_steps; // the step count after which each of them runs
   int64_t checkpoints = 0;         // checkpoint writes still to come
@@ -61,6 +63,12 @@ struct BudgetPlan {
 /// Throws InputError when not even one epoch fits, with the measured costs and the smallest budget
 /// that would. With done_steps > 0 (a re-plan) at least one more step is planned, so the schedule can end.
 BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& request);
+
+/// The epochs between evaluations when the request leaves them to the plan (eval_every 0): every epoch when
+/// the evaluations before the last fit in `eval_share` of the budget, else every k-th epoch, the fewest k
+/// whose evaluations fit (with none fitting, only the last: k one more than the epoch ends before it).
+/// Counted on the longest run the budget allows (no evaluations before the last).
+int64_t budget_eval_every(const BudgetCosts& costs, const BudgetRequest& request);
 
 /// The seconds a run of `steps` costs after `request.done_steps` (evaluations, final evaluation and
 /// checkpoints as the loop runs them), spent_s included.

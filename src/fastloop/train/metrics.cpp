@@ -46,9 +46,11 @@ void Progress::step(const StepReport& r) {
 
 void Progress::epoch(const EpochReport& r, int64_t epochs) {
   if (!enabled_) return;
-  std::printf("%sepoch %lld/%lld train_loss %.4f test_loss %.4f test_acc %.2f%% %.0f img/s elapsed %s\n",
-              terminal_ ? "\r\033[K" : "", static_cast<long long>(r.epoch + 1), static_cast<long long>(epochs),
-              r.train_loss, r.test_loss, 100.0 * r.test_acc, r.img_per_s, format_duration(r.elapsed_s).c_str());
+  char test[64] = "";
+  if (r.evaluated) std::snprintf(test, sizeof(test), " test_loss %.4f test_acc %.2f%%", r.test_loss, 100.0 * r.test_acc);
+  std::printf("%sepoch %lld/%lld train_loss %.4f%s %.0f img/s elapsed %s\n", terminal_ ? "\r\033[K" : "",
+              static_cast<long long>(r.epoch + 1), static_cast<long long>(epochs), r.train_loss, test, r.img_per_s,
+              format_duration(r.elapsed_s).c_str());
   std::fflush(stdout);
 }
 

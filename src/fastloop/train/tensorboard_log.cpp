@@ -19,8 +19,7 @@ void TensorBoardLog::step(const StepReport& r, double data_wait_share, double lo
 
 void TensorBoardLog::epoch(const EpochReport& r) {
   if (!writer_) return;
-  writer_->scalar("test/loss", r.test_loss, r.step);
-  writer_->scalar("test/accuracy", r.test_acc, r.step);
+  if (r.evaluated) writer_->scalar("test/loss", r.test_loss, r.step), writer_->scalar("test/accuracy", r.test_acc, r.step);
   writer_->scalar("train/epoch_loss", r.train_loss, r.step);
   writer_->flush();
 }

@@ -21,6 +21,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -129,9 +130,10 @@ class RunLog {
                       scaler_.enabled() ? scaler_.current_scale() : 0.0);
     interval.reset();
   }
-  void epoch(const TrainPosition& p, const Tally& epoch, const EvalResult& test, double epoch_train_s) {
-    const EpochReport report{p.epoch, p.step, epoch.mean_loss(), test.loss, test.accuracy,
-                             static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_)};
+  /// At an epoch end, with its evaluation's result (null: --eval-every left this epoch unevaluated).
+  void epoch(const TrainPosition& p, const Tally& epoch, const EvalResult* test, double epoch_train_s) {
+    const EpochReport report{p.epoch, p.step, epoch.mean_loss(), test ? test->loss : 0.0, test ? test->accuracy : 0.0,
+                             static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_), test != nullptr};
     progress_.epoch(report, config_.run.epochs);
     metrics_.epoch(report);
     tensorboard_.epoch(report);
@@ -277,17 +279,22 @@ Tally epoch_steps(RunParts& run) {
   return epoch;
 }
 
-/// Each epoch's end: evaluate (the last epoch's with --tta), report, checkpoint, and a budgeted run's check
-/// of its projected end (also made during the epoch).
+/// Each epoch's end: evaluate (every --eval-every-th epoch and the last, the last with --tta), report,
+/// checkpoint, and a budgeted run's check of its projected end (also made during the epoch).
 void epoch_end(RunParts& run, const Dataset& test, const Tally& epoch, double epoch_train_s) {
   TrainSetup& setup = run.setup;
-  if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
-  const auto eval_start = Clock::now();
-  const bool final = setup.position.epoch + 1 == setup.config.run.epochs;
-  run.summary.test = evaluate_run(setup, test, run.control.progress, final);
-  const double eval_s = seconds_since(eval_start);
-  run.log.epoch(setup.position, epoch, run.summary.test, epoch_train_s);
-  run.checkpoint.offer_best(run.summary.test.accuracy);
+  const int64_t ended = setup.position.epoch + 1;
+  const bool final = ended == setup.config.run.epochs;
+  const bool evaluates = final || ended % std::max<int64_t>(1, setup.config.run.eval_every) == 0;
+  double eval_s = 0.0;  // 0: not evaluated (the budget's check then keeps the last evaluation's cost)
+  if (evaluates) {
+    if (setup.ddp) setup.ddp->sync_buffers();  // every rank evaluates (its shard with) rank 0's model
+    const auto eval_start = Clock::now();
+    run.summary.test = evaluate_run(setup, test, run.control.progress, final);
+    eval_s = seconds_since(eval_start);
+    run.checkpoint.offer_best(run.summary.test.accuracy);
+  }
+  run.log.epoch(setup.position, epoch, evaluates ? &run.summary.test : nullptr, epoch_train_s);
   ++setup.position.epoch, setup.position.batch = 0;
   run.checkpoint.save();
   run.follow_replan(run.budget.epoch_end(setup.position.step, eval_s, seconds_since(run.started),
