@@ -196,8 +196,8 @@ def test_time_budget_plans_the_run_and_its_recorded_steps_replay_it(cli, tmp_pat
         for earlier, later in zip([plans[0]] + replans, replans):
             if later["why"] == "late":
                 assert later["steps"] < earlier["steps"]
-            else:  # stretched at an epoch end, by at least 3%
-                assert later["why"] == "early" and later["steps"] >= earlier["steps"] * 1.03
+            else:  # stretched at an epoch end, by at least 1%
+                assert later["why"] == "early" and later["steps"] >= earlier["steps"] * 1.01
         assert all(replan["at_step"] < replan["steps"] for replan in replans)
     else:
         assert recorded["replayable"] is True

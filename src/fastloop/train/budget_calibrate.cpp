@@ -33,10 +33,11 @@ constexpr double kMargin = 0.03;
 constexpr int64_t kCheckSteps = 4;
 constexpr double kCheckShare = 0.02;
 // A run projected to end early is stretched (at an epoch end) when the costs seen allow this many more steps,
-// planned to keep twice the margin free: a stretch to the plain margin re-planned down again at the next
-// 10% slower window (stretched, compressed, stretched within one run in float32 on the Xeon without AMX).
-constexpr double kStretchShare = 0.03;
-constexpr double kStretchMargin = 2 * kMargin;
+// planned to keep free the margin and this share of the remaining steps' time (budget_stretch_margin): on
+// the Xeon without AMX the host's speed moved ±10% between windows, and a stretch to the plain margin made
+// early was re-planned down again, while one to twice the margin left 12-13 s unused at the end.
+constexpr double kStretchShare = 0.01;
+constexpr double kStretchNoise = 0.10;
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
 double tta_factor(const std::string& tta) { return tta == "flip" ? 2.0 : tta == "flip-translate" ? 6.0 : 1.0; }
@@ -266,7 +267,8 @@ int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, cons
   const int64_t late =
       replan_if_late(step, resize_.step_s_after(step, windows_.step_s()), seen_eval_s(), clocks.spent_s);
   if (late > 0) return late;
-  // Early: stretched once an epoch at most, with the slower of the last two windows and evaluations.
+  // Early: stretched once an epoch at most, with the slower of the last two windows (and of the run's mean
+  // step) and of the last two evaluations.
   const double slower_eval_s = std::max(last_eval_s_, previous_eval_s_);
   return stretch_if_early(step, resize_.step_s_after(step, windows_.step_s_high()), slower_eval_s, clocks.spent_s);
 }
@@ -304,7 +306,8 @@ int64_t RunBudget::stretch_if_early(int64_t step, double step_s, double eval_s, 
   const BudgetCosts seen = costs_seen(step_s, eval_s, elapsed_s);
   BudgetRequest request = request_;
   request.done_steps = step;
-  request.margin = kStretchMargin;
+  const double remaining_s = static_cast<double>(plan_.steps - step) * seen.step_s;
+  request.margin = budget_stretch_margin(kMargin, kStretchNoise, remaining_s, seconds_);
   const BudgetPlan next = budget_plan(seen, request);
   if (!budget_stretch_pays(plan_, next, kStretchShare)) return 0;
   const double projected_s = budget_cost(seen, request, plan_.steps);

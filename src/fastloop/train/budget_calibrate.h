@@ -48,7 +48,7 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
 
 /// A budgeted run's plan over its life: made once after calibration, re-made when the projected end (the
 /// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget,
-/// or at an epoch end when it leaves 3% more steps' time unused.
+/// or at an epoch end when it leaves 1% more steps' time unused.
 /// Off (seconds 0): every call is a no-op and config passes unchanged.
 class RunBudget {
  public:
@@ -71,11 +71,12 @@ class RunBudget {
   int64_t step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook = {});
 
   /// At an epoch end (its evaluation and checkpoint done), with `eval_s` of its evaluation (0: the plan
-  /// evaluates at another epoch's end): the same check
-  /// with the windows' step cost and the smaller of this and the last evaluation's cost; and, when the plan
-  /// stands, a stretch: if the slower of the last two windows and evaluations leave room for 3% more steps
-  /// within the budget less twice its margin (calibration over-estimated the step), the remaining steps
-  /// are re-planned up and the schedule stretched to end with them. Returns the new total, or 0.
+  /// evaluates at another epoch's end): the same check with the windows' step cost and the smaller of the
+  /// last two evaluations' costs; and, when the plan stands, a stretch: if the slower of the last two
+  /// windows (and of the run's mean step) and evaluations leave room for 1% more steps within the budget
+  /// less its margin and 10% of the remaining steps' time (calibration over-estimated the step, or the host
+  /// sped up), the remaining steps are re-planned up and the schedule stretched to end with them. Returns
+  /// the new total, or 0.
   int64_t epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }

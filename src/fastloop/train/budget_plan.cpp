@@ -147,8 +147,9 @@ BudgetStepWindows::BudgetStepWindows(double planned_step_s, int64_t min_steps, d
       previous_s_(planned_step_s) {}
 
 bool BudgetStepWindows::step_done(int64_t step, double trained_s, double work) {
+  now_s_ = trained_s, now_work_ = work;
   if (open_step_ < 0) {
-    open_step_ = step, open_s_ = trained_s, open_work_ = work;
+    open_step_ = step, open_s_ = first_s_ = trained_s, open_work_ = first_work_ = work;
     return false;
   }
   const double seconds = trained_s - open_s_;
@@ -161,7 +162,11 @@ bool BudgetStepWindows::step_done(int64_t step, double trained_s, double work) {
 
 double BudgetStepWindows::step_s() const { return std::min(last_s_, previous_s_); }
 
-double BudgetStepWindows::step_s_high() const { return std::max(last_s_, previous_s_); }
+double BudgetStepWindows::step_s_high() const { return std::max({last_s_, previous_s_, mean_s()}); }
+
+double BudgetStepWindows::mean_s() const {
+  return now_work_ > first_work_ ? (now_s_ - first_s_) / (now_work_ - first_work_) : previous_s_;
+}
 
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
   return plan.steps > request.done_steps && budget_cost(costs, request, plan.steps) > request.budget_s;
@@ -169,6 +174,10 @@ bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, cons
 
 bool budget_stretch_pays(const BudgetPlan& plan, const BudgetPlan& stretched, double share) {
   return static_cast<double>(stretched.steps) >= static_cast<double>(plan.steps) * (1.0 + share);
+}
+
+double budget_stretch_margin(double margin, double noise, double remaining_s, double budget_s) {
+  return std::min(0.9, margin + noise * std::max(0.0, remaining_s) / budget_s);
 }
 
 std::string seconds_text(double s) {

@@ -97,9 +97,13 @@ class BudgetStepWindows {
   /// Seconds per step: the smaller of the last two windows'.
   double step_s() const;
 
-  /// Seconds per step as a stretch projects with: the larger of the last two windows' (a plan is raised
-  /// only when the slower of two windows still leaves time over).
+  /// Seconds per step as a stretch projects with: the larger of the last two windows' and the mean over
+  /// every step timed so far (a plan is raised only when the slower of two windows, and the run's own
+  /// mean, still leave time over: one fast window on a host whose speed moves ±10% raises nothing).
   double step_s_high() const;
+
+  /// Seconds per step over every step timed so far (from the first call's), the planned cost before.
+  double mean_s() const;
 
  private:
   int64_t min_steps_ = 1;
@@ -109,6 +113,8 @@ class BudgetStepWindows {
   double open_work_ = 0.0;  // and its work (step_done's third argument)
   double last_s_ = 0.0;      // the last two closed windows' seconds per step
   double previous_s_ = 0.0;
+  double first_s_ = 0.0, first_work_ = 0.0;  // the first call's training seconds and work
+  double now_s_ = 0.0, now_work_ = 0.0;      // the last call's
 };
 
 /// Whether a run planned to `plan.steps` must be re-planned: its projected end with `costs` (as seen so
@@ -116,9 +122,15 @@ class BudgetStepWindows {
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request);
 
 /// Whether a run planned to `plan.steps` may be stretched: the plan that `costs` (as seen so far) allow
-/// has at least `share` more steps (0.03: 3%) than it. A run ending that much early wastes its budget
+/// has at least `share` more steps (0.01: 1%) than it. A run ending that much early wastes its budget
 /// (calibration's few steps over-estimated the step by ~9% on one 2-core Xeon).
 bool budget_stretch_pays(const BudgetPlan& plan, const BudgetPlan& stretched, double share);
+
+/// The margin (a fraction of the budget, < 1) a stretch plans to keep free: the run's `margin` and `noise`
+/// (0.1: 10%) of `remaining_s`, the seconds the steps still to come take. Made early, with most of the run
+/// ahead, a stretch leaves room for the host to slow down by `noise` without a re-plan down again; made
+/// near the end it takes back nearly all of the time that would go unused.
+double budget_stretch_margin(double margin, double noise, double remaining_s, double budget_s);
 
 /// One sentence: "plan: 2,310 steps (7.7 epochs) of 31 ms + 4 evals of 3.1 s + ... = 291 s of 300 s".
 std::string budget_plan_line(const BudgetPlan& plan, const BudgetCosts& costs);
