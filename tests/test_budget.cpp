@@ -1,18 +1,16 @@
 // --time-budget: the planner's arithmetic as pure functions (costs in, plan out: fits, exact fits, rounding,
-// refusals, re-plans, the schedule warped onto a re-planned length), and short synthetic runs whose costs
-// are injected (no clock in any assertion): the plan recorded, replayed bit for bit by --max-steps, re-made.
+// refusals, re-plans, the check windows, the schedule warped onto a re-planned length). Whole runs:
+// test_budget_run.cpp.
 #include "fastloop/core/errors.h"
 #include "fastloop/train/budget_calibrate.h"
 #include "fastloop/train/budget_plan.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/schedule.h"
-#include "fastloop/train/trainer.h"
 
 #include "temp_dir.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <functional>
@@ -238,176 +236,6 @@ TEST(BudgetPlan, BudgetSecondsTurnsOffForAGivenLength) {
   EXPECT_THROW(budget_seconds(config), InputError);
   config.run.resume = "off";
   EXPECT_THROW(budget_seconds(config, 2), InputError);
-}
-
-// --- short synthetic runs with injected costs: 256 images in batches of 32, 8 steps per epoch ---
-
-/// Costs and clocks (budget_plan.h's BudgetCostsHook) of a machine whose steps take 1 s up to step `from`
-/// and `step_s` after it; evaluations take 2 s.
-BudgetCosts machine_costs(int64_t done_steps, int64_t from, double step_s) {
-  BudgetCosts costs;
-  costs.step_s = 1.0, costs.eval_s = 2.0, costs.final_eval_s = 2.0;
-  costs.trained_s = static_cast<double>(std::min(done_steps, from)) +
-                    static_cast<double>(std::max<int64_t>(done_steps - from, 0)) * step_s;
-  costs.spent_s = costs.trained_s + static_cast<double>(done_steps / 8) * 2.0;
-  return costs;
-}
-
-/// 1 s per step, 2 s per evaluation: at every check exactly the time the plan expected then.
-BudgetCosts steady_costs(const BudgetCosts&, int64_t done_steps) { return machine_costs(done_steps, 0, 1.0); }
-
-/// A 100 s budget, evaluated every epoch as the costs above count (BudgetRun.AutoEvaluations... plans them).
-TrainConfig budgeted_config(const std::string& dir) {
-  TrainConfig config = test::tiny_config(256, 32);
-  config.run.epochs = RunConfig{}.epochs;  // the budget plans the length
-  config.run.time_budget = "100s";
-  config.run.eval_every = 1;
-  config.run.metrics = dir + "/metrics.jsonl";
-  config.run.checkpoint_dir = dir + "/ckpt";
-  return config;
-}
-
-TEST(BudgetRun, PlannedRunIsReplayedBitForBitByItsSteps) {
-  test::TempDir dir;
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = steady_costs;
-  const TrainSummary budgeted = train(budgeted_config(dir.path()), control);
-  ASSERT_FALSE(budgeted.budget.empty());
-  const auto record = nlohmann::json::parse(budgeted.budget);
-  // 77 steps: 77 + 9 evaluations x 2 + the final 2 = 97 s, the budget less its 3% margin.
-  EXPECT_EQ(record["plan"]["steps"], 77);
-  EXPECT_EQ(record["plan"]["epochs"], 10);
-  EXPECT_TRUE(record["replayable"].get<bool>());
-  EXPECT_EQ(budgeted.position.step, 77);
-
-  // The metrics and the checkpoint record the plan; the checkpoint's config holds its epochs and steps.
-  std::ifstream metrics(dir.path() + "/metrics.jsonl");
-  int plans = 0;
-  for (std::string line; std::getline(metrics, line);) {
-    const auto json = nlohmann::json::parse(line);
-    if (json["kind"] != "plan") continue;
-    ++plans;
-    EXPECT_EQ(json["steps"], 77);
-  }
-  EXPECT_EQ(plans, 1);
-  const auto saved = nlohmann::json::parse(Checkpoint::read(checkpoint_path_in(dir.path() + "/ckpt")).config_json());
-  EXPECT_EQ(saved["run.max_steps"], 77);
-  EXPECT_EQ(saved["run.epochs"], 10);
-  EXPECT_EQ(saved["budget"]["plan"]["steps"], 77);
-
-  // The replay: the recorded --epochs and --max-steps, no calibration; the same weights to the bit.
-  TrainConfig replay = test::tiny_config(256, 32);
-  replay.run.epochs = 10, replay.run.max_steps = 77;
-  const TrainSummary replayed = train(replay, control);
-  EXPECT_TRUE(replayed.budget.empty());
-  EXPECT_EQ(replayed.test.loss, budgeted.test.loss);
-  EXPECT_EQ(replayed.test.accuracy, budgeted.test.accuracy);
-  replay.run.max_steps = 76;  // and the comparison can tell runs apart
-  EXPECT_NE(train(replay, control).test.loss, budgeted.test.loss);
-}
-
-/// A budgeted run on a machine whose steps take `step_s` after step `from` (the plan: 1 s); returns its
-/// summary after checking that it was first re-planned at step `replan_at` and ended where the last re-plan
-/// said.
-TrainSummary slowed_run(const std::string& dir, int64_t from, double step_s, int64_t replan_at) {
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [=](const BudgetCosts&, int64_t done_steps) {
-    return machine_costs(done_steps, from, step_s);
-  };
-  const TrainSummary summary = train(budgeted_config(dir), control);
-  const auto record = nlohmann::json::parse(summary.budget);
-  EXPECT_GE(record["replans"].size(), 1u);
-  if (record["replans"].empty()) return summary;
-  EXPECT_EQ(record["replans"][0]["at_step"], replan_at);
-  const int64_t steps = record["replans"].back()["steps"];
-  EXPECT_LT(steps, 77);
-  EXPECT_EQ(summary.position.step, steps);  // the run ended where the re-plan said
-  return summary;
-}
-
-TEST(BudgetRun, SlowerMachineIsReplannedAndSaysItIsNotReplayable) {
-  // 1.25 s per step from the start, not the planned 1 s. Check windows (4 steps, 2 s) close at steps 5, 9, ...:
-  // the first slow window is not projected alone (nor at the epoch end, step 8: the 2 s lost fit the 3 s
-  // margin); the second (step 9) is, and the run is 16 s late.
-  test::TempDir dir;
-  const TrainSummary summary = slowed_run(dir.path(), 0, 1.25, 9);
-  const auto record = nlohmann::json::parse(summary.budget);
-  EXPECT_FALSE(record["replayable"].get<bool>());
-  EXPECT_EQ(record["replans"][0]["step_s"], 1.25);
-  std::ifstream metrics(dir.path() + "/metrics.jsonl");
-  int replans = 0;
-  for (std::string line; std::getline(metrics, line);) replans += nlohmann::json::parse(line)["kind"] == "replan";
-  EXPECT_EQ(replans, static_cast<int>(record["replans"].size()));
-}
-
-TEST(BudgetRun, ASlowDownMidEpochIsReplannedWithinTwoCheckWindows) {
-  // 8 steps per epoch, check windows of 4 steps (2% of the 100 s budget is 2 s: 2 steps) close at 5, 9, 13,
-  // 17, 21. From step 13 the machine is 1.5x slower: the window 13-17 sees it, the window 17-21 confirms it,
-  // and the re-plan comes at step 21, the middle of the third epoch, not at its end (24). (Ten checks per
-  // epoch re-planned at the next step, but also re-planned noise: one slow step of a short run.)
-  test::TempDir dir;
-  slowed_run(dir.path(), 13, 1.5, 21);
-}
-
-TEST(BudgetRun, AOneStepHiccupIsNotProjectedOverTheRest) {
-  // Step 6 takes 3 s instead of 1 s: its window (5-9) costs 1.5 s per step, which over the 68 steps left
-  // would pass the budget; the 2 s it lost fit in the 3 s margin, so the plan stands and replays.
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
-    BudgetCosts costs = steady_costs(measured, done_steps);
-    if (done_steps >= 6) costs.trained_s += 2.0, costs.spent_s += 2.0;
-    return costs;
-  };
-  test::TempDir dir;
-  const TrainSummary summary = train(budgeted_config(dir.path()), control);
-  const auto record = nlohmann::json::parse(summary.budget);
-  EXPECT_TRUE(record["replans"].empty()) << summary.budget;
-  EXPECT_TRUE(record["replayable"].get<bool>());
-  EXPECT_EQ(summary.position.step, 77);
-}
-
-TEST(BudgetRun, AFasterMachineIsStretchedAtEpochEndsAndEndsWithinItsBudget) {
-  // Calibration measured 1 s per step; the steps take 0.7 s. At each epoch end (every 8 steps) the slower
-  // of the last two check windows (and the run's mean) and evaluations is projected; where that leaves 1%
-  // more steps' time unused, the rest is re-planned up, keeping free the margin and a tenth of the time
-  // still to come. The run ends where the last re-plan said, within 97 s (the budget less its 3 s margin)
-  // of this machine's clock, and says that it is not replayable.
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [](const BudgetCosts&, int64_t done_steps) { return machine_costs(done_steps, 0, 0.7); };
-  test::TempDir dir;
-  const TrainSummary summary = train(budgeted_config(dir.path()), control);
-  const auto record = nlohmann::json::parse(summary.budget);
-  EXPECT_EQ(record["plan"]["steps"], 77);
-  ASSERT_GE(record["replans"].size(), 1u) << summary.budget;
-  int64_t steps = 77;
-  for (const auto& replan : record["replans"]) {
-    EXPECT_EQ(replan["why"], "early");
-    EXPECT_EQ(replan["at_step"].get<int64_t>() % 8, 0) << replan;  // at epoch ends only
-    EXPECT_GE(replan["steps"].get<double>(), steps * 1.01) << replan;
-    steps = replan["steps"];
-  }
-  EXPECT_FALSE(record["replayable"].get<bool>());
-  EXPECT_EQ(summary.position.step, steps);
-  EXPECT_LE(machine_costs(steps, 0, 0.7).spent_s + 2.0, 97.0);  // its steps, evaluations and the final one
-  EXPECT_GT(steps, 92);  // 0.7 s steps: 0.7 N + 2 per epoch <= 97 s allows ~99, a quarter more than 77
-}
-
-TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [](const BudgetCosts& measured, int64_t done_steps) {
-    BudgetCosts costs = steady_costs(measured, done_steps);
-    costs.step_s = 20.0;  // one epoch: 160 s of steps
-    return costs;
-  };
-  test::TempDir dir;
-  const std::string message = thrown_message([&] { train(budgeted_config(dir.path()), control); });
-  EXPECT_NE(message.find("too small for one epoch"), std::string::npos) << message;
-  EXPECT_NE(message.find("give at least 168s"), std::string::npos) << message;  // (160 + 2) / 0.97
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ int64_t budget_eval_every(const BudgetCosts& costs, const BudgetRequest& request
 BudgetPlan budget_plan(const BudgetCosts& costs, const BudgetRequest& asked) {
   if (asked.steps_per_epoch < 1 || costs.step_s <= 0 || asked.budget_s <= 0 || asked.margin < 0 ||
       asked.margin >= 1 || asked.eval_every < 0)
-    throw InputError("budget_plan: steps per epoch, step seconds and the budget must be > 0, the margin in [0, 1)");
+    throw InputError("budget_plan: steps per epoch, step seconds and the budget must be > 0, the margin in [0, 1), "
+                     "eval_every >= 0");
   BudgetRequest request = asked;
   request.eval_every = budget_eval_every(costs, asked);
   const double target = request.budget_s * (1.0 - request.margin);
