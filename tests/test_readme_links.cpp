@@ -1,6 +1,6 @@
 // The links of README.md and docs/*.md: every relative link names a file of the repository, every
-// `page#anchor` a heading of that page (GitHub's anchors), and none leaves the repository. The pages'
-// commands: test_readme.cpp.
+// `page#anchor` a heading of that page (GitHub's anchors), and none leaves the repository; and the pages speak
+// of the software, not of the project's history. The pages' commands: test_readme.cpp.
 #include "readme_commands.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +81,23 @@ TEST(Readme, EveryRelativeLinkOfTheReadmeAndDocsNamesAFileOfTheRepository) {
     }
   }
   EXPECT_GE(checked, 30u) << "the pages lost their links";
+}
+
+// "stop 45", "session 12", "issue 34": the project's own history, which means nothing to a reader (dates and
+// commits say when; an upstream tracker's "issues #190" keeps its '#').
+TEST(Readme, ThePagesSpeakOfTheSoftwareNotOfTheProjectsHistory) {
+  const fs::path root = fs::path(FASTLOOP_TEST_DIR).parent_path();
+  const std::regex history("\\b(stops?|sessions?|issues?) [0-9]+", std::regex::icase);
+  size_t lines = 0;
+  for (const std::string& page : readme_pages()) {
+    std::ifstream in(root / page);
+    int number = 0;
+    for (std::string line; std::getline(in, line); ++lines) {
+      ++number;
+      EXPECT_FALSE(std::regex_search(line, history)) << page << ":" << number << ": " << line;
+    }
+  }
+  EXPECT_GE(lines, 1000u) << "the pages were not read";
 }
 
 }  // namespace

@@ -268,7 +268,8 @@ std::string float_repr(double value) {
     if (c != '.') digits += c;
   std::string out;
   if (exponent < -4 || exponent >= 16) {
-    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    out = digits.substr(0, 1);
+    if (digits.size() > 1) out.append(1, '.').append(digits, 1, std::string::npos);
     char exp_text[16];  // "e-" and up to 10 digits of an int
     std::snprintf(exp_text, sizeof(exp_text), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     out += exp_text;
