@@ -42,9 +42,9 @@ Subcommand eval_command(CLI::App& root, TrainConfig& config) {
   app->add_option("--out", *out, "also write FILE.json: accuracy, loss, per-class accuracy, confusion matrix");
   return {app, [flags, out] {
             const EvalRun run = eval_run(*flags);
-            std::printf("test accuracy %.2f%% (loss %.4f, %lld images, %.1f s) %s on %s\n", 100.0 * run.result.accuracy,
-                        run.result.loss, static_cast<long long>(run.result.samples), run.result.seconds,
-                        run.model.c_str(), run.data.c_str());
+            std::printf("test accuracy %.2f%% (loss %.4f, %lld images, %.1f s) %s on %s; test-time augmentation: %s\n",
+                        100.0 * run.result.accuracy, run.result.loss, static_cast<long long>(run.result.samples),
+                        run.result.seconds, run.model.c_str(), run.data.c_str(), run.result.tta.c_str());
             for (const auto& [name, accuracy] : eval_per_class(run))
               std::printf("  %-24s %6.2f%%\n", name.c_str(), 100.0 * accuracy);
             if (!out->empty()) out_file_write(*out, eval_run_json(run));

@@ -81,7 +81,8 @@ def train(
             ``Compose`` and the other containers nested), compiled as ``fastloop.Loader`` compiles it.
 
     Returns:
-        ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``img_per_s``, ``train_seconds``,
+        ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``test_tta`` (the final evaluation's
+        test-time augmentation), ``img_per_s``, ``train_seconds``,
         ``elapsed_seconds`` (data loading to the final evaluation),
         ``steps``, ``epochs``, ``skipped_steps``, ``stopped``, ``checkpoint`` (path or None) and ``config``
         (the resolved settings as JSON).
@@ -123,11 +124,12 @@ def evaluate(
         batch_size: None: the checkpoint's.
         workers: loader threads.
         fold_bn: fold each BatchNorm into the conv before it (same results, one pass less).
-        tta: test-time augmentation, ``"off"``, ``"flip"``, ``"flip-translate"`` or ``"auto"`` (flip when the
-            run's training flipped images); None: the checkpoint's.
+        tta: test-time augmentation, ``"off"``, ``"flip"``, ``"flip-translate"`` or ``"auto"`` (flip for the
+            default Fashion-MNIST recipe, off elsewhere); None: the checkpoint's.
 
     Returns:
-        ``accuracy`` (fraction), ``loss``, ``samples``, ``seconds``, ``model``, ``data`` and ``classes``.
+        ``accuracy`` (fraction), ``loss``, ``samples``, ``seconds``, ``tta`` (the test-time augmentation used:
+        ``"off"`` is one forward per image), ``model``, ``data`` and ``classes``.
     """
     sys.stdout.flush()
     if tta not in (None, "auto", "off", "flip", "flip-translate"):

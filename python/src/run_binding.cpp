@@ -51,6 +51,7 @@ py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::
   out["test_accuracy"] = summary.test.accuracy;
   out["test_loss"] = summary.test.loss;
   out["test_samples"] = summary.test.samples;
+  out["test_tta"] = summary.test.tta;
   out["img_per_s"] = summary.img_per_s;
   out["train_seconds"] = summary.train_seconds;
   out["elapsed_seconds"] = summary.elapsed_seconds;
@@ -75,6 +76,7 @@ py::dict evaluate_call(const EvalRequest& request) {
   out["loss"] = run.result.loss;
   out["samples"] = run.result.samples;
   out["seconds"] = run.result.seconds;
+  out["tta"] = run.result.tta;
   out["model"] = run.model;
   out["data"] = run.data;
   out["classes"] = run.classes;

@@ -116,17 +116,24 @@ def test_evaluate_with_tta_equals_the_cli_and_the_runs_final_evaluation(cli, tmp
         fastloop.evaluate(summary["checkpoint"], tta="sideways")
 
 
-def test_default_tta_mirrors_the_final_evaluation_when_training_flipped(tmp_path):
+def test_default_tta_is_off_unless_the_fashion_mnist_recipe_chose_it(tmp_path):
     def scores(checkpoint, tta=None):
         result = fastloop.evaluate(checkpoint, tta=tta)
-        return result["accuracy"], result["loss"]
+        return result["accuracy"], result["loss"], result["tta"]
 
+    # Trained with flips on another source: auto is one forward per image, as torchvision's references evaluate.
     flipped = fastloop.train(quiet=True, **SHORT_FP32, **{"run.checkpoint_dir": str(tmp_path / "flip")})
-    assert scores(flipped["checkpoint"]) == scores(flipped["checkpoint"], "flip")  # auto: the training flipped
-    assert flipped["test_accuracy"] == scores(flipped["checkpoint"], "flip")[0]
-    plain = fastloop.train(quiet=True, **SHORT_FP32,
-                           **{"run.checkpoint_dir": str(tmp_path / "plain"), "data.flip": False})
-    assert scores(plain["checkpoint"]) == scores(plain["checkpoint"], "off") != scores(plain["checkpoint"], "flip")
+    assert flipped["test_tta"] == "off"
+    assert scores(flipped["checkpoint"])[:2] == scores(flipped["checkpoint"], "off")[:2]
+    assert scores(flipped["checkpoint"])[2] == "off"
+    assert scores(flipped["checkpoint"], "flip")[:2] != scores(flipped["checkpoint"], "off")[:2]
+    if not os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("Debian's dataset-fashion-mnist is not installed")
+    # Fashion-MNIST with the built-in flip: the default recipe measured +0.23 points for flip TTA, auto keeps it.
+    fashion = fastloop.train(quiet=True, **{**SHORT_FP32, "data.source": "fashion-mnist", "run.max_steps": 4},
+                             **{"run.checkpoint_dir": str(tmp_path / "fashion")})
+    assert fashion["test_tta"] == "flip"
+    assert scores(fashion["checkpoint"]) == scores(fashion["checkpoint"], "flip")
 
 
 def test_model_info_carries_the_class_names_and_transform(tmp_path, image_folder):

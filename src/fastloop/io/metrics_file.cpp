@@ -77,7 +77,7 @@ void MetricsWriter::step(const StepReport& r) {
 void MetricsWriter::epoch(const EpochReport& r) {
   if (!out_.is_open()) return;
   nlohmann::ordered_json line = {{"kind", "epoch"}, {"epoch", r.epoch}, {"step", r.step}, {"train_loss", r.train_loss}};
-  if (r.evaluated) line["test_loss"] = r.test_loss, line["test_acc"] = r.test_acc;
+  if (r.evaluated) line["test_loss"] = r.test_loss, line["test_acc"] = r.test_acc, line["tta"] = r.tta;
   line["img_per_s"] = r.img_per_s;
   line["elapsed_s"] = r.elapsed_s;
   out_ << line.dump() << '\n' << std::flush;

@@ -36,6 +36,7 @@ struct EpochReport {
   double img_per_s = 0.0;     // training images per second over the epoch
   double elapsed_s = 0.0;
   bool evaluated = true;      // false: test_loss and test_acc are not measured
+  std::string tta = "off";    // the evaluation's test-time augmentation (off: one forward per image)
 };
 
 /// Appends JSON lines to a file, flushed per line; does nothing when the path is empty.

@@ -84,6 +84,7 @@ EvalResult evaluate(ClassifierImpl& model, const Dataset& dataset, int64_t batch
   seen = static_cast<int64_t>(sums[2].item<double>());
   EvalResult result;
   result.samples = seen;
+  result.tta = eval.tta;
   if (confusion.defined()) result.confusion = confusion.cpu();
   result.loss = seen ? loss_sum / static_cast<double>(seen) : 0.0;
   result.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;

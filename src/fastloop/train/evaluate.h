@@ -22,6 +22,7 @@ struct EvalResult {
   int64_t samples = 0;
   double seconds = 0.0;
   at::Tensor confusion;   // EvalOptions::confusion: int64 [classes, classes], row = true class, column = predicted
+  std::string tta = "off";  // the test-time augmentation used (EvalOptions::tta): one forward per image when off
   double batch_seconds = 0.0;  // the batches alone: from the first batch to the result, without the loader's
                                // start and the BatchNorm folding (the bench's rate, as the PyTorch peer's)
 };

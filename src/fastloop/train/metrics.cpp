@@ -46,8 +46,10 @@ void Progress::step(const StepReport& r) {
 
 void Progress::epoch(const EpochReport& r, int64_t epochs) {
   if (!enabled_) return;
-  char test[64] = "";
-  if (r.evaluated) std::snprintf(test, sizeof(test), " test_loss %.4f test_acc %.2f%%", r.test_loss, 100.0 * r.test_acc);
+  char test[96] = "";
+  if (r.evaluated)
+    std::snprintf(test, sizeof(test), " test_loss %.4f test_acc %.2f%%%s", r.test_loss, 100.0 * r.test_acc,
+                  r.tta == "off" ? "" : (" (" + r.tta + " TTA)").c_str());
   std::printf("%sepoch %lld/%lld train_loss %.4f%s %.0f img/s elapsed %s\n", terminal_ ? "\r\033[K" : "",
               static_cast<long long>(r.epoch + 1), static_cast<long long>(epochs), r.train_loss, test, r.img_per_s,
               format_duration(r.elapsed_s).c_str());

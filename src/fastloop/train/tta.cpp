@@ -2,8 +2,6 @@
 // translate crops [0:H, 0:W] and [2:H+2, 2:W+2] of the reflect-padded (1 px) batch.
 #include "fastloop/train/tta.h"
 
-#include "fastloop/data/transforms/spec.h"
-
 #include <ATen/ATen.h>
 
 #include <vector>
@@ -17,23 +15,6 @@ at::Tensor mirror_logits(ClassifierImpl& model, const at::Tensor& images) {
   return 0.5 * logits_of(model, images) + 0.5 * logits_of(model, images.flip(-1));
 }
 
-/// Whether `specs` (nested in Compose, RandomApply, ... too) hold a RandomHorizontalFlip with p > 0.
-bool mirrors(const std::vector<TransformSpec>& specs) {
-  for (const TransformSpec& spec : specs) {
-    if (spec.name == "RandomHorizontalFlip") {
-      const TransformValue* p = spec.positional.empty() ? nullptr : &spec.positional[0];
-      for (const auto& [name, value] : spec.keywords)
-        if (name == "p") p = &value;
-      if (p == nullptr || p->number > 0) return true;  // torchvision's default p is 0.5
-    }
-    for (const TransformValue& value : spec.positional)
-      if (mirrors(value.transforms)) return true;
-    for (const auto& keyword : spec.keywords)
-      if (mirrors(keyword.second.transforms)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 const std::vector<std::string>& tta_modes() {
@@ -43,8 +24,10 @@ const std::vector<std::string>& tta_modes() {
 
 std::string tta_mode(const DataConfig& data) {
   if (data.tta != "auto") return data.tta;
-  const bool flipped = data.transform.empty() ? data.augment && data.flip : mirrors(spec_parse(data.transform));
-  return flipped ? "flip" : "off";
+  // Measured on the default recipe alone (+0.23 points for twice the final evaluation's forwards): Fashion-MNIST
+  // trained with the built-in flip. Anywhere else a user asks for it (--tta flip), as torchvision's references do.
+  const bool fashion_mnist = data.source == "fashion-mnist" || data.source.rfind("fashion-mnist:", 0) == 0;
+  return fashion_mnist && data.transform.empty() && data.augment && data.flip ? "flip" : "off";
 }
 
 at::Tensor tta_logits(ClassifierImpl& model, const at::Tensor& images, const std::string& mode) {

@@ -16,9 +16,9 @@ namespace fastloop {
 /// The allowed values of `--tta`: auto, off, flip, flip-translate.
 const std::vector<std::string>& tta_modes();
 
-/// The mode `data.tta` means for a run on `data`: "auto" is "flip" when the train split's augmentation
-/// mirrors images (the built-in --flip, or a RandomHorizontalFlip with p > 0 in --transform: a model trained
-/// on mirrored images scores its mirrors as well) and "off" otherwise; any other value is itself.
+/// The mode `data.tta` means for a run on `data`: "auto" is "flip" where a recipe measured that it pays — the
+/// default recipe's Fashion-MNIST trained with the built-in flip — and "off" everywhere else (one forward per
+/// image, as a torchvision user's evaluation); any other value is itself.
 std::string tta_mode(const DataConfig& data);
 
 /// The model's float32 logits for `images` ([B, C, H, W]) under test-time augmentation `mode` (off, flip or

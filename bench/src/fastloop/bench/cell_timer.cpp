@@ -196,6 +196,7 @@ void CellRun::eval_rep(RepetitionTimes& rep) {
 
 EvalOptions CellRun::eval_options() const {
   EvalOptions eval = setup_.eval;
+  eval.tta = "off";  // the peers' evaluation is one forward per image (report_settings says so)
   eval.inference_mode = !plan_.eval_grad_mode;
   eval.pin_memory = plan_.config.data.pin_memory && loader_delivers(plan_);
   return eval;

@@ -186,7 +186,8 @@ std::string report_settings(const BenchResult& result) {
   else
     s << o.steps << " training steps and " << o.eval_steps << " evaluation batches per repetition after " << o.warmup
       << " warm-up steps";
-  s << ", median of " << o.repeat << " repetitions (spread in brackets).";
+  s << ", median of " << o.repeat << " repetitions (spread in brackets). Evaluation is one forward per image, "
+       "no test-time augmentation, on both sides.";
   if (result.train_images > 0 || result.test_images > 0)
     s << " Train and test seconds are for " << report_grouped(static_cast<double>(result.train_images)) << " and "
       << report_grouped(static_cast<double>(result.test_images)) << " images at the measured rates.";
