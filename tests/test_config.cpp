@@ -54,6 +54,7 @@ TEST(Config, ImageFolderRecipeIsTorchvisionsResNet50ReferenceShape) {
   expected.data.source = "imagefolder:data/images";
   expected.data.batch_size = 256;
   expected.data.workers = 8;
+  expected.data.image.size = 224;
   expected.model.name = "resnet50";
   expected.model.stem = "imagenet";
   expected.optim.weight_decay = 1e-4;
@@ -63,7 +64,7 @@ TEST(Config, ImageFolderRecipeIsTorchvisionsResNet50ReferenceShape) {
   expected.perf.amp = "bf16";
   expected.run.epochs = 90;
   EXPECT_EQ(config_to_json(from_file), config_to_json(expected));
-  EXPECT_EQ(from_file.data.image.size, 224);  // the default, as torchvision's reference recipe
+  EXPECT_EQ(from_file.data.image.size, 224);  // as torchvision's reference recipe
   EXPECT_TRUE(from_file.perf.channels_last);
 }
 

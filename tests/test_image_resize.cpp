@@ -146,7 +146,7 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
   const std::vector<std::string> files = {"large.jpg", "large422.jpg", "rgb.png", "gray.jpg"};
   ImageDecoder decoder;
   // Eval at 64 px: Resize(73) + CenterCrop(64); the 211 x 157 JPEGs decode at 1/2 scale, as a region.
-  data.image_size = 64;
+  data.image_height = data.image_width = 64;
   at::Tensor images = at::empty({4, 3, 64, 64}, at::kFloat);
   encoded_batch_assemble(data, indices.data(), 4, AugmentOptions{}, 5, 0, images, labels);
   for (int64_t i = 0; i < 4; ++i) {
@@ -162,7 +162,7 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
     EXPECT_TRUE(at::equal(images[i], want)) << files[i] << " eval";
   }
   // Train at 24 px: every RandomResizedCrop box of these small images is decoded at full scale.
-  data.image_size = 24;
+  data.image_height = data.image_width = 24;
   images = at::empty({4, 3, 24, 24}, at::kFloat);
   const AugmentOptions train = augment_crop_flip(0);
   int64_t compared = 0;

@@ -25,6 +25,7 @@
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/registry.h"
 #include "fastloop/data/transforms/spec.h"
+#include "fastloop/data/transforms/split_size.h"
 #include "fastloop/data/transforms/transform.h"
 #include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"

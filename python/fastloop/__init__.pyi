@@ -33,7 +33,7 @@ class Loader:
         workers: Optional[int] = None,
         prefetch: int = 4,
         augment: Optional[bool] = None,
-        image_size: int = 224,
+        image_size: Optional[int] = None,
         mean: Optional[Sequence[float]] = None,
         std: Optional[Sequence[float]] = None,
         dtype: torch.dtype = torch.float32,

@@ -70,7 +70,10 @@ PARAMETERS: List[Parameter] = [
     Parameter("prefetch", int, 4, "data.prefetch", doc="batches assembled ahead of the consumer."),
     Parameter("augment", Optional[bool], None, "data.augment", doc=(
         "random crop and flip; None: on for train, off otherwise.")),
-    Parameter("image_size", int, 224, "data.image_size", doc="image files: side of the square crop, pixels."),
+    Parameter("image_size", Optional[int], None, "data.image_size", doc=(
+        "image files: side of the square batches, pixels; None: the size ``transform`` ends in (its last crop "
+        "or resize to a size), 224 for the built-in augmentation. Given beside a transform that fixes the size, "
+        "the two must agree.")),
     Parameter("mean", Optional[Sequence[float]], None, "data.mean", to_binding=_channels, doc=(
         "per-channel normalisation in [0, 1] units; None: the data set's own (ImageNet's for images).")),
     Parameter("std", Optional[Sequence[float]], None, "data.std", to_binding=_channels, doc=""),
@@ -95,8 +98,9 @@ PARAMETERS: List[Parameter] = [
     Parameter("transform", Any, None, "transform", doc=(
         "a ``torchvision.transforms`` / ``transforms.v2`` pipeline (``Compose`` of supported "
         "operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end "
-        "in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``) at "
-        "``image_size`` (image files) or the data set's size. None: the built-in augmentation.")),
+        "in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``); batches of image "
+        "files take the size it ends in (a pipeline whose size follows each image's, such as ``Resize(160)`` "
+        "alone, needs a crop after it or ``image_size``). None: the built-in augmentation.")),
     Parameter("batch_transform", Any, None, None, doc=(
         "``torchvision.transforms.v2.MixUp(alpha=..., num_classes=...)``, ``v2.CutMix(...)`` or "
         "``v2.RandomChoice([MixUp(...), CutMix(...)], p=...)``: applied to each batch as torchvision users apply "

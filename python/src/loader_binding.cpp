@@ -135,7 +135,8 @@ class SplitLoader {
                                                                data_options_of(config.data))
                                                   : data_load(config.data));
     const bool train = args.split == "train";
-    const Dataset& split = train ? data_->train : data_->test;
+    Dataset& split = train ? data_->train : data_->test;
+    split_size_resolve(split, args.transform, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
     if (split.size() == 0)
       throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
                        " split (an image folder without val/, shards without val-*.tar)");

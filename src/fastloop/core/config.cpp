@@ -113,7 +113,8 @@ void config_validate(const TrainConfig& c) {
   require(c.data.prefetch >= 1 && c.data.prefetch <= 64, "--prefetch", "must be in [1, 64]");
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 64, "--crop-pad", "must be in [0, 64]");
   require(c.data.random_erasing >= 0 && c.data.random_erasing <= 1, "--random-erasing", "must be in [0, 1] (0: off)");
-  require(c.data.image.size >= 8 && c.data.image.size <= 4096, "--image-size", "must be in [8, 4096]");
+  require(c.data.image.size == 0 || (c.data.image.size >= 8 && c.data.image.size <= 4096), "--image-size",
+          "must be 0 (the transform's size) or in [8, 4096]");
   require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
   require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");

@@ -12,11 +12,14 @@
 
 namespace fastloop {
 
+constexpr int64_t kImageSizeDefault = 224;  // pixels: the built-in transforms' crop of image files (ImageNet's)
+
 /// What turns an image into the model's input beside its transforms: the side of the square crop and the
 /// per-channel normalisation. One struct for a run's settings (DataConfig), the data sources (DataOptions),
 /// `fastloop eval` and `fastloop predict`; each says what its empty values mean.
 struct ImageSettings {
-  int64_t size = 224;                    // pixels, side of the square crop of image files fed to the model
+  int64_t size = 0;                      // pixels, side of the square crop of image files fed to the model; 0: the
+                                         // size the transform ends in, else kImageSizeDefault
   std::string mean;                      // "R,G,B" in [0, 1]; empty: the dataset's own (ImageNet's for images)
   std::string std;                       // "R,G,B"; empty: the dataset's own
 };
@@ -35,8 +38,8 @@ struct DataConfig {
   std::string alternate_flip = "auto";   // off | on | auto (on where it applies: the built-in flip of in-memory
                                          // data): each image flipped in alternate epochs (random in the first)
   double random_erasing = 0.0;           // RandomErasing probability on the train split (torchvision's box); 0: off
-  std::string tta = "auto";              // test-time augmentation in the final evaluation: auto (flip when the
-                                         // training flips) | off | flip | flip-translate
+  std::string tta = "auto";              // test-time augmentation in the final evaluation: auto (flip for the
+                                         // default recipe, where measured; else off) | off | flip | flip-translate
   bool pin_memory = true;                // CUDA: batches in a ring of pinned buffers, copied non_blocking
   bool on_device = false;                // whole uint8 dataset on the device, augmented there, no workers
   ImageSettings image;                   // image folders / shards: crop side; any data: normalisation

@@ -24,14 +24,15 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.data.random_erasing, {}},
       {"data.tta", "--tta",
        "test-time augmentation in the final evaluation: mean logits of the image and its mirror (flip), and of "
-       "1-px shifts (flip-translate, airbench); auto: flip when the train split is flipped, else off",
+       "1-px shifts (flip-translate, airbench); auto: flip for the default recipe (Fashion-MNIST with the built-in "
+       "flip, where it was measured), off elsewhere",
        &c.data.tta, {"auto", "off", "flip", "flip-translate"}},
       {"data.pin_memory", "--pin-memory", "CUDA: batches in pinned buffers, copied non_blocking on a side stream",
        &c.data.pin_memory, {}},
       {"data.on_device", "--data-on-device", "whole uint8 dataset on the device, augmented there, no workers",
        &c.data.on_device, {}},
-      {"data.image_size", "--image-size", "image folders and shards: side of the square crop fed to the model",
-       &c.data.image.size, {}},
+      {"data.image_size", "--image-size", "image files: side of the square crop fed to the model (0: the size "
+       "--transform / --eval-transform end in, else 224)", &c.data.image.size, {}},
       {"data.mean", "--mean", "per-channel mean 'R,G,B' in [0, 1] (empty: the dataset's own; ImageNet's for images)",
        &c.data.image.mean, {}},
       {"data.std", "--std", "per-channel standard deviation 'R,G,B' (empty: the dataset's own)", &c.data.image.std, {}},

@@ -2,6 +2,7 @@
 #include "fastloop/models/model_info.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/split_size.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,10 +30,15 @@ ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
   info.model = config.model.name;
   info.classes = split.classes;
   info.channels = split.channels();
-  info.height = split.height();
-  info.width = split.width();
   info.image_files = split.encoded != nullptr;
-  info.resize = info.image_files ? split.image_size * 256 / 224 : 0;  // as data/transforms/image_augment.cpp's eval transform
+  // Image files: what evaluation feeds the model (predict and the exports feed the same), which may differ
+  // from the train split's size (FixRes: train at 176, evaluate at 224).
+  const ImageSize eval_size = info.image_files ? transform_image_size(config.data.eval_transform, config.data.image.size,
+                                                                      {"--eval-transform", "--image-size"})
+                                               : ImageSize{split.height(), split.width()};
+  info.height = eval_size.height;
+  info.width = eval_size.width;
+  info.resize = info.image_files ? eval_size.height * 256 / 224 : 0;  // as data/transforms/image_augment.cpp's eval transform
   info.mean = split.mean;
   info.std = split.stddev;
   info.channels_last = config.perf.channels_last;

@@ -6,6 +6,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/split_size.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"
@@ -37,7 +38,8 @@ EvalRun eval_run(const EvalRequest& request) {
   config.data.image = image_settings_override(config.data.image, request.image);
   if (!request.tta.empty()) config.data.tta = request.tta;
   threads_apply(request.threads);
-  const DatasetSplits data = data_load(config.data);
+  DatasetSplits data = data_load(config.data);
+  splits_size_resolve(data, config.data);
   Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
   if (checkpoint) checkpoint->restore(*model, nullptr, /*rng=*/false);
   else model_state_load_file(*model, request.init_from);  // strict: every name and shape must match

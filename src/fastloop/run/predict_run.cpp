@@ -48,7 +48,7 @@ ModelInfo info_from_flags(const PredictRequest& r, const std::string& model) {
   ModelInfo info;
   info.model = model;
   info.channels = 3;
-  info.height = info.width = r.image.size ? r.image.size : 224;
+  info.height = info.width = r.image.size ? r.image.size : kImageSizeDefault;
   info.image_files = true;
   info.resize = info.height * 256 / 224;
   info.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
@@ -147,6 +147,7 @@ Dataset dataset_of_spec(const std::string& spec, const ModelInfo& info) {
   options.image.size = info.height;
   DatasetSplits splits = data_load(spec, options);
   Dataset d = splits.test.size() > 0 ? splits.test : splits.train;
+  if (d.encoded) d.image_width = info.width;  // the model's input, as its evaluation transform made it
   return d;
 }
 
@@ -197,7 +198,8 @@ PredictSummary predict_run(const PredictRequest& r, const std::function<void(con
                        "image files; give it a --data source of that kind (e.g. the one it was trained on)");
     Dataset d;
     d.encoded = ImageFiles::list(files);
-    d.image_size = m.info.height;
+    d.image_height = m.info.height;
+    d.image_width = m.info.width;
     d.num_classes = 1;
     groups.insert(groups.begin(), {"files", d});
   }

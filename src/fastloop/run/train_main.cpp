@@ -28,10 +28,10 @@ void summary_print(const TrainSummary& summary) {
                 summary.comm_span_s > 0 ? 100.0 * std::max(0.0, 1.0 - summary.comm_exposed_s / summary.comm_span_s) : 0.0);
   if (summary.rank != 0) return;
   std::printf("test accuracy %.2f%% (loss %.4f, %lld images) after %lld steps, %.1f s training, %.0f img/s, "
-              "%.1f s in all\n",
+              "%.1f s in all; test-time augmentation: %s\n",
               100.0 * summary.test.accuracy, summary.test.loss, static_cast<long long>(summary.test.samples),
               static_cast<long long>(summary.position.step), summary.train_seconds, summary.img_per_s,
-              summary.elapsed_seconds);
+              summary.elapsed_seconds, summary.test.tta.c_str());
 }
 
 /// SIGINT and SIGTERM request a stop while it lives; the handlers before it come back after it (a Python

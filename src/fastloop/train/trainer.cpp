@@ -8,6 +8,7 @@
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/image_augment.h"
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/split_size.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
 #include "fastloop/train/best_checkpoints.h"
@@ -133,7 +134,8 @@ class RunLog {
   /// At an epoch end, with its evaluation's result (null: --eval-every left this epoch unevaluated).
   void epoch(const TrainPosition& p, const Tally& epoch, const EvalResult* test, double epoch_train_s) {
     const EpochReport report{p.epoch, p.step, epoch.mean_loss(), test ? test->loss : 0.0, test ? test->accuracy : 0.0,
-                             static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_), test != nullptr};
+                             static_cast<double>(epoch.images) / epoch_train_s, seconds_since(start_), test != nullptr,
+                             test ? test->tta : "off"};
     progress_.epoch(report, config_.run.epochs);
     metrics_.epoch(report);
     tensorboard_.epoch(report);
@@ -312,7 +314,8 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   if (control.on_start) control.on_start(config);
   // A distributed run (RANK/WORLD_SIZE from a launcher, or Slurm) joins its group before any work.
   const c10::Device device = dist_device(device_resolve(config.perf.device), dist_env);
-  const DatasetSplits data = data_load(config.data);
+  DatasetSplits data = data_load(config.data);
+  splits_size_resolve(data, config.data);
   // --time-budget: calibrated on a setup of its own, then --epochs and --max-steps as planned.
   const TrainConfig planned = budget.plan(config, data, device, started, control.budget_costs,
                                            control.amp_candidates);

@@ -86,6 +86,10 @@ DatasetSplits synthetic_load(const std::string& spec, const std::string& args) {
   return splits;
 }
 
+// The square side of encoded splits before their transforms are known (data/transforms/split_size.h sets the
+// size a transform ends in): --image-size, or the built-in transforms' default.
+int64_t image_side(const DataOptions& options) { return options.image.size > 0 ? options.image.size : kImageSizeDefault; }
+
 bool is_dir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -109,7 +113,7 @@ DatasetSplits imagefolder_load(const std::string& spec, std::string dir, const D
   splits.name = "imagefolder";
   splits.train.encoded = train;
   splits.train.num_classes = static_cast<int64_t>(train->classes().size());
-  splits.train.image_size = options.image.size;
+  splits.train.image_height = splits.train.image_width = image_side(options);
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
@@ -132,7 +136,7 @@ DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg
   splits.train.encoded = shards.train;
   splits.train.num_classes = shards.num_classes;
   splits.train.classes = shards.classes;
-  splits.train.image_size = options.image.size;
+  splits.train.image_height = splits.train.image_width = image_side(options);
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
@@ -149,7 +153,7 @@ DatasetSplits listed_splits(std::shared_ptr<const EncodedImages> files, int64_t 
   splits.train.encoded = std::move(files);
   splits.train.num_classes = num_classes;
   splits.train.classes = std::move(classes);
-  splits.train.image_size = options.image.size;
+  splits.train.image_height = splits.train.image_width = image_side(options);
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));

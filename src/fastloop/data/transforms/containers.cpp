@@ -6,6 +6,7 @@
 #include "fastloop/data/transforms/registry.h"
 
 #include <numeric>
+#include <optional>
 
 namespace fastloop {
 namespace {
@@ -33,6 +34,12 @@ void children_draw(const std::vector<TransformPtr>& children, size_t i, int64_t 
     out.emplace_back("transforms[" + std::to_string(i) + "]." + name, std::move(values));
 }
 
+// The children's sizes one after the other.
+ImageSize children_output_size(const std::vector<TransformPtr>& children, ImageSize size) {
+  for (const auto& child : children) size = child->output_size(size);
+  return size;
+}
+
 class Compose : public Transform {
  public:
   explicit Compose(std::vector<TransformPtr> children) : children_(std::move(children)) {}
@@ -45,6 +52,7 @@ class Compose : public Transform {
     for (size_t i = 0; i < children_.size(); ++i) children_draw(children_, i, height, width, draws, out);
     return out;
   }
+  ImageSize output_size(ImageSize in) const override { return children_output_size(children_, in); }
   const std::vector<TransformPtr>& children() const { return children_; }
 
  private:
@@ -68,6 +76,9 @@ class RandomApply : public Transform {
       for (size_t i = 0; i < children_.size(); ++i) children_draw(children_, i, height, width, draws, out);
     return out;
   }
+  ImageSize output_size(ImageSize in) const override {  // skipped or not, the same size, or it varies
+    return children_output_size(children_, in) == in ? in : ImageSize{};
+  }
 
  private:
   std::vector<TransformPtr> children_;
@@ -90,6 +101,16 @@ class RandomChoice : public Transform {
     TransformDraw out{{"index", {static_cast<double>(index)}}};
     children_draw(children_, index, height, width, draws, out);
     return out;
+  }
+  ImageSize output_size(ImageSize in) const override {  // the one size every choice that can be drawn makes
+    std::optional<ImageSize> size;
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (p_[i] <= 0.0) continue;
+      const ImageSize out = children_[i]->output_size(in);
+      if (size && *size != out) return {};
+      size = out;
+    }
+    return size.value_or(in);
   }
 
  private:
@@ -125,6 +146,11 @@ class RandomOrder : public Transform {
     for (size_t i = 0; i < children_.size(); ++i) out[0].second.push_back(static_cast<double>(order[i]));
     for (size_t i = 0; i < children_.size(); ++i) children_draw(children_, order[i], height, width, draws, out);
     return out;
+  }
+  ImageSize output_size(ImageSize in) const override {  // known only when no child changes the size
+    for (const auto& child : children_)
+      if (child->output_size(in) != in) return {};
+    return in;
   }
 
  private:

@@ -64,6 +64,10 @@ class GeoPad : public Transform {
     pad_u8(image, padding_, mode_, fill, scratch.spare, scratch);
     std::swap(image, scratch.spare);
   }
+  ImageSize output_size(ImageSize in) const override {
+    if (!in.known()) return {};
+    return {in.height + padding_.top + padding_.bottom, in.width + padding_.left + padding_.right};
+  }
 
  private:
   Padding padding_;
@@ -101,6 +105,7 @@ class GeoRandomCrop : public Transform {
                 scratch.spare, scratch);
     std::swap(image, scratch.spare);
   }
+  ImageSize output_size(ImageSize) const override { return {size_[0], size_[1]}; }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const Params p = params(height, width, draws);
     return {{"top", {double(p.top)}},

@@ -143,7 +143,7 @@ const Pipeline& pipeline_of(const Dataset& dataset, const AugmentOptions& option
 template <typename T, bool kChannelsLast>
 int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                     uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
-  const int64_t n = dataset.size(), S = dataset.image_size, plane = 3 * S * S;
+  const int64_t n = dataset.size(), H = dataset.image_height, W = dataset.image_width, plane = 3 * H * W;
   ImageWork& work = image_work();
   const Pipeline& pipeline = pipeline_of(dataset, options, work);
   pipeline_check_output(pipeline);
@@ -159,13 +159,14 @@ int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int6
       try {
         sample_image(dataset, index, pipeline, seed, epoch, work);
         const ImageU8& image = work.image;
-        if (image.height != S || image.width != S || image.channels != 3)
+        if (image.height != H || image.width != W || image.channels != 3)
           throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(image.channels) +
                            " x " + std::to_string(image.height) + " x " + std::to_string(image.width) +
-                           " image (C x H x W), but the batch holds 3 x " + std::to_string(S) + " x " + std::to_string(S) +
-                           ": end the transform's crop or resize at " + std::to_string(S) + " (the image size), 3 channels");
+                           " image (C x H x W), but the batch holds 3 x " + std::to_string(H) + " x " + std::to_string(W) +
+                           " (the image size given): end the transform with a crop or resize to a size (e.g. CenterCrop(" +
+                           std::to_string(H) + ")), which the batches then take, and 3 channels");
         sample_write<T, kChannelsLast>(image, lut.data(), dst + b * plane);
-        pipeline.erase_output(dst + b * plane, 3, S, S, kChannelsLast ? 1 : S * S, kChannelsLast ? S * 3 : S,
+        pipeline.erase_output(dst + b * plane, 3, H, W, kChannelsLast ? 1 : H * W, kChannelsLast ? W * 3 : W,
                               kChannelsLast ? 3 : 1, seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
         break;
       } catch (const InputError&) {
@@ -232,7 +233,7 @@ bool random_flip(uint64_t seed, int64_t epoch, int64_t index) {
 }
 
 std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options) {
-  const int64_t S = dataset.image_size;
+  const int64_t S = dataset.image_height;  // the built-in transforms make squares
   std::string spec = options.crop ? "RandomResizedCrop(" + std::to_string(S) + ")"
                                   : "Resize(" + std::to_string(S * 256 / 224) + "), CenterCrop(" + std::to_string(S) + ")";
   if (options.flip) spec += ", RandomHorizontalFlip()";
@@ -287,7 +288,7 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels) {
-  TORCH_CHECK(dataset.encoded && dataset.image_size > 0, "encoded_batch_assemble: the dataset is not encoded");
+  TORCH_CHECK(dataset.encoded && dataset.image_height > 0 && dataset.image_width > 0, "encoded_batch_assemble: the dataset is not encoded");
   const bool nchw = images.is_contiguous();
   switch (images.scalar_type()) {
     case at::kFloat:

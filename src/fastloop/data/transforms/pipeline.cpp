@@ -116,6 +116,11 @@ Pipeline::Pipeline(const std::string& spec) {
   if (head_ && uint8_end_ > 1) head_crop_ = dynamic_cast<const ResizePlanTransform*>(transforms_[1].get());
 }
 
+ImageSize Pipeline::output_size(ImageSize in) const {
+  for (const auto& transform : transforms_) in = transform->output_size(in);
+  return in;
+}
+
 void Pipeline::run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
                       size_t first) const {
   for (size_t k = first; k < uint8_end_; ++k) {

@@ -52,6 +52,10 @@ class Pipeline {
   /// A CenterCrop right after a Resize head (eval's Resize + CenterCrop): the loader resizes just its window.
   const ResizePlanTransform* head_crop() const { return head_crop_; }
 
+  /// The size of every image the pipeline makes from images of size `in` (default: images of any size), when
+  /// it ends in a fixed size (a crop or a resize to a size); {0, 0} when the size follows the image or the draws.
+  ImageSize output_size(ImageSize in = {}) const;
+
   /// Whether the output stage converts to float (ToTensor, ToDtype(float, ...), ConvertImageDtype).
   bool float_output() const { return dtype_ != StageDtype::kUInt8; }
   StageDtype dtype() const { return dtype_; }

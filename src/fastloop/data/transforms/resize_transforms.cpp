@@ -108,6 +108,7 @@ class RandomResizedCrop : public ResizePlanTransform {
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     plan_apply(plan(image.height, image.width, draws), image, scratch);
   }
+  ImageSize output_size(ImageSize) const override { return {size_.first, size_.second}; }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const ResizePlan p = plan(height, width, draws);
     return {{"top", {static_cast<double>(p.top)}}, {"left", {static_cast<double>(p.left)}},
@@ -143,6 +144,12 @@ class Resize : public ResizePlanTransform {
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     plan_apply(plan(image.height, image.width, draws), image, scratch);
   }
+  ImageSize output_size(ImageSize in) const override {  // one side or max_size alone: it follows the image's
+    if (size_.size() == 2) return {size_[0], size_[1]};
+    if (!in.known()) return {};
+    const auto [height, width] = resize_output_size(in.height, in.width, size_, max_size_);
+    return {height, width};
+  }
 
  private:
   std::vector<int64_t> size_;  // empty: None; one value: the shorter side
@@ -172,6 +179,7 @@ class CenterCrop : public ResizePlanTransform {
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     plan_apply(plan(image.height, image.width, draws), image, scratch);
   }
+  ImageSize output_size(ImageSize) const override { return {size_.first, size_.second}; }
 
  private:
   std::pair<int64_t, int64_t> size_;

@@ -116,6 +116,15 @@ class TransformArgs {
 /// distribution tests against torchvision's own sampling.
 using TransformDraw = std::vector<std::pair<std::string, std::vector<double>>>;
 
+/// An image's side lengths in pixels; {0, 0} stands for a size not known before the image is seen (the
+/// data's own, or one that depends on the image or on the draws).
+struct ImageSize {
+  int64_t height = 0, width = 0;
+  bool known() const { return height > 0 && width > 0; }
+  bool operator==(const ImageSize& other) const { return height == other.height && width == other.width; }
+  bool operator!=(const ImageSize& other) const { return !(*this == other); }
+};
+
 /// A compiled transform. apply() runs on a worker thread with that worker's image, draws and scratch; it
 /// must not allocate once the worker's buffers have grown, and is const (one instance serves all workers).
 class Transform {
@@ -131,6 +140,9 @@ class Transform {
     (void)height, (void)width, (void)draws;
     return {};
   }
+  /// The size apply() makes of an image of size `in` ({0, 0}: unknown), when it is the same for every image
+  /// and draw; {0, 0} otherwise. The default keeps the size: transforms that change it say how.
+  virtual ImageSize output_size(ImageSize in) const { return in; }
 };
 using TransformPtr = std::shared_ptr<const Transform>;
 

@@ -50,6 +50,7 @@ class GeoRandomRotation : public Transform {
                    warp_fill_make(warp_.fill, image.channels), scratch);
   }
   TransformDraw draw(int64_t, int64_t, Draws& draws) const override { return {{"angle", {angle(draws)}}}; }
+  ImageSize output_size(ImageSize in) const override { return expand_ ? ImageSize{} : in; }
 
  private:
   double angle(Draws& draws) const { return draws.uniform(degrees_[0], degrees_[1]); }

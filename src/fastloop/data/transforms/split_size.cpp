@@ -1,0 +1,44 @@
+// Batches sized by the transform (split_size.h).
+#include "fastloop/data/transforms/split_size.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/transforms/pipeline.h"
+
+namespace fastloop {
+namespace {
+
+std::string size_text(ImageSize size) { return std::to_string(size.height) + " x " + std::to_string(size.width); }
+
+}  // namespace
+
+ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names) {
+  const ImageSize given{size, size};
+  if (transform.empty()) return size > 0 ? given : ImageSize{kImageSizeDefault, kImageSizeDefault};
+  const Pipeline pipeline(transform);
+  const ImageSize own = pipeline.output_size();
+  if (own.known()) {
+    if (size > 0 && own != given)
+      throw InputError(names.transform + " ends in " + size_text(own) + " images, but " + names.size + " is " +
+                       std::to_string(size) + ": leave " + names.size + " out (the batches take the transform's size) "
+                       "or make the two agree");
+    return own;
+  }
+  if (size > 0) return given;  // each image is checked against it as it is made
+  throw InputError(names.transform + " " + pipeline.repr() + " makes images whose size follows each image's, "
+                   "and a batch needs one size: end it with a crop or a resize to a size (CenterCrop(224), "
+                   "Resize((224, 224)), RandomResizedCrop(224)), or give " + names.size + " to check every image against");
+}
+
+void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
+  if (!split.encoded) return;
+  const ImageSize resolved = transform_image_size(transform, size, names);
+  split.image_height = resolved.height;
+  split.image_width = resolved.width;
+}
+
+void splits_size_resolve(DatasetSplits& splits, const DataConfig& config) {
+  split_size_resolve(splits.train, config.transform, config.image.size, {"--transform", "--image-size"});
+  split_size_resolve(splits.test, config.eval_transform, config.image.size, {"--eval-transform", "--image-size"});
+}
+
+} // namespace fastloop

@@ -1,0 +1,32 @@
+// The size of a split's batches of image files: the one its transform ends in (a crop or a resize to a
+// size), so a torchvision pipeline needs no image_size beside it, as with DataLoader; --image-size where the
+// transform leaves the size to each image (then every image is checked against it); 224 for the built-in ones.
+#pragma once
+
+#include "fastloop/core/config.h"
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/transforms/transform.h"
+
+#include <string>
+
+namespace fastloop {
+
+/// How the caller names the transform and the size in messages: the CLI's flags or the Python arguments.
+struct SplitSizeNames {
+  std::string transform = "--transform";
+  std::string size = "--image-size";
+};
+
+/// The size batches of `transform` (a spec; empty: the built-in transforms) hold, given `size` (> 0: the
+/// image size the user gave; 0: none). A transform that ends in a fixed size gives it, and a `size` that
+/// disagrees is an InputError naming both; one whose size follows each image needs `size` (InputError saying
+/// what to end it with otherwise); the built-in transforms make squares of `size`, or kImageSizeDefault.
+ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names = {});
+
+/// An encoded split's size set from transform_image_size(); splits held in memory keep their images' own.
+void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names = {});
+
+/// Both splits of a run: train's from config.transform, test's from config.eval_transform.
+void splits_size_resolve(DatasetSplits& splits, const DataConfig& config);
+
+} // namespace fastloop
