@@ -1,13 +1,16 @@
-// `fastloop doctor [--model M --batch-size B]`: what this LibTorch build and machine can do, what
-// slows it down, and the one-line fix for each finding.
+// `fastloop doctor [--model M --batch-size B]`: where fastloop, LibTorch and the image codecs were loaded
+// from, what this LibTorch build and machine can do, what slows it down, and the one-line fix for each finding.
 #include "commands.h"
 #include "flag_checks.h"
 
 #include "fastloop/core/env.h"
+#include "fastloop/data/codecs/codec_libraries.h"
 #include "fastloop/models/audit.h"
 #include "fastloop/models/registry.h"
+#include "fastloop/version.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 
 #include <cstdio>
 #include <memory>
@@ -44,13 +47,22 @@ Subcommand doctor_command(CLI::App& root) {
   return {app, [flags] {
             int findings = 0;
             const BuildInfo build = build_info();
-            std::printf("LibTorch %s\n", build.torch_version.c_str());
+            // The files the dynamic linker chose: a wheel's own copies, a venv's torch, or the system's.
+            std::printf("fastloop %s: %s\n", FASTLOOP_VERSION,
+                        library_path_of(reinterpret_cast<const void*>(&build_info)).c_str());
+            std::printf("LibTorch %s: %s\n", build.torch_version.c_str(),
+                        library_path_of(reinterpret_cast<const void*>(&at::show_config)).c_str());
             std::printf("  CUDA %s (cuDNN %s), NCCL %s, Gloo %s, oneDNN %s, MKL %s, OpenMP %s\n",
                         setting(build, "CUDA_VERSION").c_str(), setting(build, "CUDNN_VERSION").c_str(),
                         setting(build, "USE_NCCL").c_str(), setting(build, "USE_GLOO").c_str(),
                         setting(build, "USE_MKLDNN").c_str(), setting(build, "USE_MKL").c_str(),
                         setting(build, "USE_OPENMP").c_str());
             std::printf("  CUDA devices visible: %lld\n", static_cast<long long>(build.cuda_devices));
+            std::printf("image codecs:\n");
+            for (const auto& codec : codec_libraries())
+              std::printf("  %-15s %s%s: %s\n", (codec.formats + ":").c_str(), codec.name.c_str(),
+                          codec.version.empty() ? "" : (" " + codec.version).c_str(),
+                          codec.path.empty() ? "(linked statically)" : codec.path.c_str());
 
             const CpuInfo cpu = cpu_info();
             std::printf("CPU %s, %lld usable cores, AVX2 %s, AVX-512 %s, native bf16 %s, native fp16 %s\n",
