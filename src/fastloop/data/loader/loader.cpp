@@ -4,6 +4,7 @@
 // batch leaves it only after its copy was issued, so acquire() always finds that copy's event recorded.
 #include "fastloop/data/loader/loader.h"
 
+#include "fastloop/core/condition_variable.h"  // loader.h's condition variables wait here
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/device_data.h"
 #include "fastloop/data/transforms/image_augment.h"
