@@ -6,7 +6,8 @@ include(CMakePackageConfigHelpers)
 # not added by CMAKE_INSTALL_RPATH_USE_LINK_PATH) and the app finds libfastloop beside it.
 get_filename_component(_fastloop_torch_lib "${TORCH_INSTALL_PREFIX}/lib" REALPATH)
 set_target_properties(fastloop PROPERTIES INSTALL_RPATH "${_fastloop_torch_lib}")
-set_target_properties(fastloop_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${_fastloop_torch_lib}")
+# $ORIGIN/..: the Python package's copy, fastloop/bin/fastloop beside fastloop/libfastloop.so (python/).
+set_target_properties(fastloop_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN/..;${_fastloop_torch_lib}")
 
 install(TARGETS fastloop EXPORT fastloopTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -16,13 +16,16 @@ Example::
 
 import torch
 
-from . import _build
+from . import _build, _install
 
-if torch.__version__ != _build.torch_version:
-    raise ImportError(
-        f"fastloop {_build.version} was built against torch {_build.torch_version}, but this Python imports "
-        f"torch {torch.__version__}; rebuild it in this environment (pip install . in fastloop's source tree)"
-    )
+_mismatch = _install.torch_mismatch(_build.torch_version, torch.__version__, _build.version)
+if _mismatch is not None:
+    raise ImportError(_mismatch)
+
+try:
+    from . import _C  # noqa: F401  (the compiled module, with libfastloop and the codecs it links)
+except ImportError as error:  # a library that did not load: name the file, not the linker's words alone
+    raise ImportError(_install.load_error(error)) from error
 
 from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
