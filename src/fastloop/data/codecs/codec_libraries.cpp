@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <filesystem>
+
 #include <cstdio>  // jpeglib.h needs FILE and size_t declared first
 #include <jpeglib.h>
 #include <spng.h>
@@ -33,7 +35,8 @@ std::string tiff_version() {
 std::string library_path_of(const void* address) {
   Dl_info info{};
   if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "";
-  return info.dli_fname;
+  // as the dynamic linker found it: fastloop/bin/../libfastloop.so -> fastloop/libfastloop.so
+  return std::filesystem::path(info.dli_fname).lexically_normal().string();
 }
 
 std::vector<CodecLibrary> codec_libraries() {
