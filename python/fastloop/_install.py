@@ -30,9 +30,8 @@ def torch_mismatch(built: str, found: Optional[str], version: str) -> Optional[s
     have = "no torch is installed" if found is None else f"this Python has torch {found}"
     return (
         f"fastloop {version} was built against torch {built}, but {have}. Install that torch: "
-        f"pip install torch=={_public(built)} (a CPU-only or CUDA build of it, from pytorch.org's index, works "
-        f"too); or, to keep your torch, build fastloop against it: scripts/wheel.sh (or pip install .) in "
-        f"fastloop's source tree, in this environment"
+        f"pip install torch=={_public(built)}; or, to keep your torch, build fastloop against it: "
+        f"scripts/wheel.sh (or pip install .) in fastloop's source tree, in this environment"
     )
 
 
