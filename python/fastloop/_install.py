@@ -7,6 +7,7 @@ Nothing here imports torch or ``fastloop._C``: the command loads this file by it
 package (whose ``__init__`` imports torch).
 """
 
+import csv
 import importlib.metadata
 import os
 import re
@@ -40,13 +41,15 @@ def missing_files(distribution: str = "fastloop") -> List[str]:
     that are not on disk now, as absolute paths; empty when it is complete or was not installed by pip
     (a build tree on PYTHONPATH)."""
     try:
-        files = importlib.metadata.files(distribution) or []
+        dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
         return []
+    # RECORD itself, not Distribution.files: since Python 3.12 that leaves out the files that are missing.
+    record = dist.read_text("RECORD") or ""
     missing = []
-    for file in files:
-        if _NATIVE.search(file.as_posix()):
-            path = os.path.abspath(str(file.locate()))
+    for row in csv.reader(record.splitlines()):
+        if row and _NATIVE.search(row[0]):
+            path = os.path.abspath(str(dist.locate_file(row[0])))
             if not os.path.exists(path):
                 missing.append(path)
     return missing
