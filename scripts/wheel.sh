@@ -56,11 +56,12 @@ for v in "${pythons[@]}"; do
   [ "$v" = "$venv_version" ] || build_dir="build-cp${v/./}"  # beside build/: the same relative paths, so ccache hits
   # The library's flags as in build/ (scripts/setup.sh): its compiler by the same name (ccache tells c++ from
   # g++) and LibTorch from the venv's torch, for every Python.
-  "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw/cp${v/./}" -C build-dir="$build_dir" \
-    -C cmake.define.CMAKE_CXX_COMPILER="$cxx" \
-    -C cmake.define.Torch_DIR="$torch_prefix/Torch" -C cmake.define.CMAKE_PREFIX_PATH="$torch_prefix" \
-    -C cmake.define.FASTLOOP_PYTHON="$venv_python" -C cmake.define.Python_EXECUTABLE="$python" \
-    $([ "$build_dir" = build ] || echo -C cmake.define.FASTLOOP_BUILD_TESTS=OFF) .
+  settings=(build-dir="$build_dir" cmake.define.CMAKE_CXX_COMPILER="$cxx" cmake.define.Torch_DIR="$torch_prefix/Torch"
+    cmake.define.CMAKE_PREFIX_PATH="$torch_prefix" cmake.define.FASTLOOP_PYTHON="$venv_python"
+    cmake.define.Python_EXECUTABLE="$python")
+  [ "$build_dir" = "${BUILD_DIR:-build}" ] || settings+=(cmake.define.FASTLOOP_BUILD_TESTS=OFF)
+  # --config-settings in full: Python 3.10's pip 23.0 has no -C
+  "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw/cp${v/./}" "${settings[@]/#/--config-settings=}" .
   wheel=$(ls "$raw/cp${v/./}"/fastloop-*.whl)
   rm -f dist/"$(basename "${wheel%%-linux_*}")"-*.whl
   auditwheel repair --strip "${excludes[@]}" -w dist "$wheel" >"$raw/repair.log" 2>&1 || { cat "$raw/repair.log" >&2; exit 1; }

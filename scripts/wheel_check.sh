@@ -21,7 +21,7 @@ wheels=("$@")
 # The sandbox: each system image library (the files, whatever links name them) and each compiler read as
 # /dev/null, no headers. Python's own libraries (zlib, ...) stay.
 hide=(--dev-bind / / --tmpfs /usr/include)
-[ -d /usr/local/cuda ] && hide+=(--tmpfs /usr/local/cuda)  # the CUDA toolkit: torch's nvidia-* wheels suffice
+[ -d /usr/local/cuda ] && hide+=(--tmpfs "$(readlink -f /usr/local/cuda)")  # the CUDA toolkit: torch's nvidia-* wheels suffice
 for lib in /usr/lib/x86_64-linux-gnu/{libturbojpeg,libjpeg,libspng,libwebp,libsharpyuv,libtiff,libLerc,libjbig,libdeflate}*.so*; do
   [ -e "$lib" ] && hide+=(--ro-bind /dev/null "$(readlink -f "$lib")")
 done

@@ -13,8 +13,11 @@ find_python() {  # find_python 3.X: an interpreter of that version (PATH, then p
   done
 }
 
+# The venv's name is a hash of the torch, torchvision and build-backend pins (a new torch, a new venv); the
+# ONNX exporter's packages (`fastloop export --format onnx` runs torch.onnx) are added where missing.
 wheel_pins=$(grep -E '^(torch|torchvision|scikit-build-core)==' requirements.txt)
 wheel_pins_id=$(printf '%s\n' "$wheel_pins" | sha256sum | cut -c1-12)
+wheel_extra_pins=$(grep -E '^(onnx|onnxscript)==' requirements.txt)
 
 torch_venv() {  # torch_venv 3.X: prints the python of a venv with the pinned torch for 3.X, making it once
   local base dir
@@ -30,6 +33,10 @@ torch_venv() {  # torch_venv 3.X: prints the python of a venv with the pinned to
     rm -rf "$dir" && "$base" -m venv "$dir"
     # shellcheck disable=SC2086  # one pin per word
     "$dir/bin/python" -m pip install -q $wheel_pins >&2
+  fi
+  if ! "$dir/bin/python" -c 'import onnx, onnxscript' 2>/dev/null; then
+    # shellcheck disable=SC2086
+    "$dir/bin/python" -m pip install -q $wheel_extra_pins >&2
   fi
   echo "$dir/bin/python"
 }
