@@ -100,12 +100,35 @@ EOF
     ATEN_CPU_CAPABILITY=default sandboxed "$fl" predict --checkpoint "$tmp/run-cli/last.ckpt" --out "$tmp/preds.csv" \
       "$tmp/images/val" >"$tmp/predict.log" 2>&1 || { cat "$tmp/predict.log"; exit 1; }
     echo "ok: fastloop predict (ATEN_CPU_CAPABILITY=default): $(($(wc -l <"$tmp/preds.csv") - 1)) rows in preds.csv"
+    # A CPU without AVX and AVX2 (CPUID of a Westmere, emulated by qemu-user): every AVX2/AVX-512 path of
+    # fastloop, LibTorch and the codecs must be chosen at run time. qemu 7.2 runs an AVX2 instruction all the
+    # same, so this proves the dispatch, not the absence of unguarded instructions (docs/development.md).
+    if command -v qemu-x86_64 >/dev/null; then
+      sandboxed qemu-x86_64 -cpu Westmere "$site/fastloop/bin/fastloop" predict --checkpoint "$tmp/run-cli/last.ckpt" \
+        --out "$tmp/preds-westmere.csv" "$tmp/images/val" >"$tmp/predict.log" 2>&1 || { cat "$tmp/predict.log"; exit 1; }
+      cmp -s <(cut -d, -f1-3 "$tmp/preds.csv") <(cut -d, -f1-3 "$tmp/preds-westmere.csv") ||
+        { echo "FAILED: predict on a Westmere CPU gave other classes"; exit 1; }
+      echo "ok: fastloop predict on a CPU without AVX/AVX2 (qemu-x86_64 -cpu Westmere): the same classes"
+    else
+      echo "skip: predict on a CPU without AVX2: no qemu-x86_64 here (apt-get install qemu-user)"
+    fi
     for format in pt onnx safetensors; do
       sandboxed "$fl" export --checkpoint "$tmp/run-cli/last.ckpt" --out "$tmp/model.$format" >"$tmp/export.log" 2>&1 ||
         { cat "$tmp/export.log"; exit 1; }
       echo "ok: fastloop export: model.$format ($(du -k "$tmp/model.$format" | cut -f1) KB)"
     done
   )
+
+  # A torch elsewhere on sys.path (--system-site-packages, PYTHONPATH, a .pth): the command finds it through
+  # the console script, which passes its folders on by LD_LIBRARY_PATH.
+  "$torch_python" -m venv "$tmp/venv-pth"
+  "$tmp/venv-pth/bin/python" -m pip install -q --no-deps "$wheel"
+  local site_pth
+  site_pth=$("$tmp/venv-pth/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$torch_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site_pth/torch-elsewhere.pth"
+  sandboxed "$tmp/venv-pth/bin/fastloop" predict --checkpoint "$tmp/run-cli/last.ckpt" --out "$tmp/preds-pth.csv" \
+    "$tmp/images/val" >"$tmp/predict.log" 2>&1 || { cat "$tmp/predict.log"; return 1; }
+  echo "ok: fastloop with torch elsewhere on sys.path (a .pth file): predict ran"
 
   # Bad input. The wrong torch: the installed record of the torch it was built against changed, then the
   # package and the command are asked to run.
