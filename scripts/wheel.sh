@@ -69,6 +69,8 @@ for v in "${pythons[@]}"; do
   "$python" tools/wheel_finish.py "$repaired" "$torch_site" >"$raw/finish.log"
   echo "wheel: $repaired ($(du -k "$repaired" | cut -f1) KB, $((SECONDS - start)) s)"
   "$python" tools/wheel_finish.py --floor "$repaired"
+  # auditwheel's own word on the tag (its first line says linux_x86_64: torch's libraries are not inside)
+  auditwheel show "$repaired" 2>&1 | tr '\n' ' ' | grep -oE 'This constrains the platform tag to "[^"]+"' | sed 's/^/  auditwheel show: /'
   built+=("$repaired")
 done
 [ ${#skipped[@]} -eq 0 ] || echo "wheel: no wheel for Python ${skipped[*]} (no such interpreter here, or no torch for it)"

@@ -108,7 +108,8 @@ def finish(wheel: str, site: str) -> List[str]:
             files[name] = _pin_torch(data, version)
             changes.append(f"{name}: Requires-Dist: torch=={version}")
     record = next(name for name in files if name.endswith(".dist-info/RECORD"))
-    lines = [f"{name},{_record_hash(data)},{len(data)}" for name, data in files.items() if name != record]
+    lines = [f"{name},{_record_hash(data)},{len(data)}" for name, data in files.items()
+             if name != record and not name.endswith("/")]  # RECORD lists files, not folders
     files[record] = ("\n".join(lines + [f"{record},,"]) + "\n").encode()
     tmp = wheel + ".tmp"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
