@@ -4,8 +4,9 @@
 # bubblewrap sandbox that binds /dev/null over each of the system's image libraries (libturbojpeg, libjpeg,
 # libspng, libwebp*, libtiff, libLerc, libjbig, libdeflate) and hides the compilers and /usr/include:
 # `import fastloop`, a Loader with a torchvision transform= over JPEG, PNG, WebP and TIFF files, a short
-# fastloop.train(), and the `fastloop` command's doctor / train / predict / export. Then the bad inputs: the
-# wrong torch, a file missing from the installation, a Python the wheel was not built for.
+# fastloop.train(), and the `fastloop` command's doctor / train / predict (also on an emulated CPU without
+# AVX2) / bench / export, and with torch elsewhere on sys.path. Then the bad inputs: the wrong torch, a file
+# missing from the installation, a Python the wheel was not built for.
 # Usage: scripts/wheel_check.sh [WHEEL...]   default: every dist/fastloop-*.whl
 # The fresh venv gets the torch venv's packages (scripts/wheel_venv.sh) as links in its site-packages, so the
 # layout is pip's (torch beside fastloop) without copying 6 GB per check.
@@ -112,6 +113,9 @@ EOF
     else
       echo "skip: predict on a CPU without AVX2: no qemu-x86_64 here (apt-get install qemu-user)"
     fi
+    sandboxed "$fl" bench --models small_cnn --rows baseline --steps 1 --eval-steps 1 --repeat 1 --warmup 0 \
+      --batch-size 2 --out "$tmp/bench" >"$tmp/bench.log" 2>&1 || { cat "$tmp/bench.log"; exit 1; }
+    echo "ok: fastloop bench: $(grep -c . "$tmp/bench.csv") lines in bench.csv"
     for format in pt onnx safetensors; do
       sandboxed "$fl" export --checkpoint "$tmp/run-cli/last.ckpt" --out "$tmp/model.$format" >"$tmp/export.log" 2>&1 ||
         { cat "$tmp/export.log"; exit 1; }
