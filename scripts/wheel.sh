@@ -64,14 +64,17 @@ for v in "${pythons[@]}"; do
   "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw/cp${v/./}" "${settings[@]/#/--config-settings=}" .
   wheel=$(ls "$raw/cp${v/./}"/fastloop-*.whl)
   rm -f dist/"$(basename "${wheel%%-linux_*}")"-*.whl
-  auditwheel repair --strip "${excludes[@]}" -w dist "$wheel" >"$raw/repair.log" 2>&1 || { cat "$raw/repair.log" >&2; exit 1; }
+  auditwheel repair --strip "${excludes[@]}" -w dist "$wheel" >"$raw/repair.log" 2>&1 ||
+    { cat "$raw/repair.log" >&2; exit 1; }
   repaired=$(ls dist/"$(basename "${wheel%%-linux_*}")"-*.whl)
   "$python" tools/wheel_finish.py "$repaired" "$torch_site" >"$raw/finish.log"
   echo "wheel: $repaired ($(du -k "$repaired" | cut -f1) KB, $((SECONDS - start)) s)"
   "$python" tools/wheel_finish.py --floor "$repaired"
   # auditwheel's own word on the tag (its first line says linux_x86_64: torch's libraries are not inside)
-  auditwheel show "$repaired" 2>&1 | tr '\n' ' ' | grep -oE 'This constrains the platform tag to "[^"]+"' | sed 's/^/  auditwheel show: /'
+  auditwheel show "$repaired" 2>&1 | tr '\n' ' ' | grep -oE 'This constrains the platform tag to "[^"]+"' |
+    sed 's/^/  auditwheel show: /'
   built+=("$repaired")
 done
-[ ${#skipped[@]} -eq 0 ] || echo "wheel: no wheel for Python ${skipped[*]} (no such interpreter here, or no torch for it)"
+[ ${#skipped[@]} -eq 0 ] ||
+  echo "wheel: no wheel for Python ${skipped[*]} (no such interpreter here, or no torch for it)"
 [ ${#built[@]} -gt 0 ] || { echo "wheel: no wheel built" >&2; exit 1; }

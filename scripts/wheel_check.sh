@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/wheel_venv.sh
-command -v bwrap >/dev/null || { echo "wheel_check: bwrap missing: apt-get install bubblewrap (scripts/setup.sh)" >&2; exit 1; }
+command -v bwrap >/dev/null ||
+  { echo "wheel_check: bwrap missing: apt-get install bubblewrap (scripts/setup.sh)" >&2; exit 1; }
 
 wheels=("$@")
 [ ${#wheels[@]} -gt 0 ] || wheels=(dist/fastloop-*.whl)
@@ -22,9 +23,13 @@ wheels=("$@")
 # The sandbox: each system image library (the files, whatever links name them) and each compiler read as
 # /dev/null, no headers. Python's own libraries (zlib, ...) stay.
 hide=(--dev-bind / / --tmpfs /usr/include)
-[ -d /usr/local/cuda ] && hide+=(--tmpfs "$(readlink -f /usr/local/cuda)")  # the CUDA toolkit: torch's nvidia-* wheels suffice
-for lib in /usr/lib/x86_64-linux-gnu/{libturbojpeg,libjpeg,libspng,libwebp,libsharpyuv,libtiff,libLerc,libjbig,libdeflate}*.so*; do
-  [ -e "$lib" ] && hide+=(--ro-bind /dev/null "$(readlink -f "$lib")")
+# the CUDA toolkit: torch's nvidia-* wheels suffice
+[ -d /usr/local/cuda ] && hide+=(--tmpfs "$(readlink -f /usr/local/cuda)")
+hidden_libs=(libturbojpeg libjpeg libspng libwebp libsharpyuv libtiff libLerc libjbig libdeflate)
+for name in "${hidden_libs[@]}"; do
+  for lib in /usr/lib/x86_64-linux-gnu/"$name"*.so*; do
+    [ -e "$lib" ] && hide+=(--ro-bind /dev/null "$(readlink -f "$lib")")
+  done
 done
 for tool in cc c++ gcc g++ clang clang++ clang-14 ld; do
   path=$(command -v "$tool" || true)
@@ -66,7 +71,8 @@ check_wheel() {  # check_wheel WHEEL
   # Torch's venv's packages as links, then the wheel itself, as a user would install it.
   for entry in "$("$torch_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"/*; do
     case "$(basename "$entry")" in
-      fastloop* | _fastloop_cli* | pip | pip-* | setuptools* | _distutils_hack | distutils-precedence.pth | __pycache__) ;;
+      fastloop* | _fastloop_cli* | pip | pip-* | setuptools* | _distutils_hack | distutils-precedence.pth) ;;
+      __pycache__) ;;
       *) ln -s "$entry" "$site/" ;;
     esac
   done
@@ -106,7 +112,8 @@ EOF
     # same, so this proves the dispatch, not the absence of unguarded instructions (docs/development.md).
     if command -v qemu-x86_64 >/dev/null; then
       sandboxed qemu-x86_64 -cpu Westmere "$site/fastloop/bin/fastloop" predict --checkpoint "$tmp/run-cli/last.ckpt" \
-        --out "$tmp/preds-westmere.csv" "$tmp/images/val" >"$tmp/predict.log" 2>&1 || { cat "$tmp/predict.log"; exit 1; }
+        --out "$tmp/preds-westmere.csv" "$tmp/images/val" >"$tmp/predict.log" 2>&1 ||
+        { cat "$tmp/predict.log"; exit 1; }
       cmp -s <(cut -d, -f1-3 "$tmp/preds.csv") <(cut -d, -f1-3 "$tmp/preds-westmere.csv") ||
         { echo "FAILED: predict on a Westmere CPU gave other classes"; exit 1; }
       echo "ok: fastloop predict on a CPU without AVX/AVX2 (qemu-x86_64 -cpu Westmere): the same classes"
@@ -139,14 +146,16 @@ EOF
   local build="$site/fastloop/_build.py"
   cp "$build" "$tmp/_build.py"
   sed -i 's/^torch_version = .*/torch_version = "2.4.0"/' "$build"
-  expect_failure "import fastloop beside the wrong torch" "pip install torch==2.4.0" "$venv/bin/python" -c 'import fastloop'
+  expect_failure "import fastloop beside the wrong torch" "pip install torch==2.4.0" \
+    "$venv/bin/python" -c 'import fastloop'
   expect_failure "fastloop beside the wrong torch" "pip install torch==2.4.0" "$fl" doctor
   cp "$tmp/_build.py" "$build"
   # A damaged install: a bundled library gone.
   local lib
   lib=$(ls "$site"/fastloop.libs/libturbojpeg*.so* | head -1)
   mv "$lib" "$tmp/"
-  expect_failure "import fastloop with a bundled library missing" "$(basename "$lib") is missing" "$venv/bin/python" -c 'import fastloop'
+  expect_failure "import fastloop with a bundled library missing" "$(basename "$lib") is missing" \
+    "$venv/bin/python" -c 'import fastloop'
   expect_failure "fastloop with a bundled library missing" "$(basename "$lib") is missing" "$fl" doctor
   mv "$tmp/$(basename "$lib")" "$lib"
   # A Python it was not built for: pip refuses the wheel by its tag.
