@@ -48,6 +48,9 @@ def main(argv: Optional[List[str]] = None) -> NoReturn:
     if spec is None or not spec.submodule_search_locations:
         _fail("the fastloop package is not installed in this Python (pip install fastloop-...whl)")
     package_dir = list(spec.submodule_search_locations)[0]
+    if not os.path.exists(os.path.join(package_dir, "_build.py")):
+        _fail(f"the fastloop package this Python finds first ({package_dir}) is a source tree, not an installed "
+              f"one (PYTHONPATH?); install the wheel (pip install fastloop-...whl) or run a build's build/fastloop")
     build, install = _load(package_dir, "_build"), _load(package_dir, "_install")
 
     try:
@@ -58,11 +61,13 @@ def main(argv: Optional[List[str]] = None) -> NoReturn:
     if mismatch is not None:
         _fail(mismatch)
     missing = install.missing_files()
-    program = os.path.join(package_dir, "bin", "fastloop")
-    if not missing and not os.path.exists(program):
-        missing = [program]
     if missing:
         _fail(install.load_error(FileNotFoundError(missing[0])))
+    program = os.path.join(package_dir, "bin", "fastloop")
+    if not os.path.exists(program):
+        _fail(f"{program} does not exist: the fastloop package this Python finds first ({package_dir}) is not an "
+              f"installed wheel (a build tree on PYTHONPATH?); run that build's own build/fastloop, or install "
+              f"the wheel: pip install fastloop-...whl")
 
     env = dict(os.environ)
     # The program finds torch beside the package (its RPATH, site-packages/torch/lib); a torch elsewhere on

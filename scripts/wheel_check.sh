@@ -12,6 +12,7 @@
 # layout is pip's (torch beside fastloop) without copying 6 GB per check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unset PYTHONPATH PYTHONHOME  # a fresh venv: nothing of the caller's Python environment comes along
 source scripts/wheel_venv.sh
 command -v bwrap >/dev/null ||
   { echo "wheel_check: bwrap missing: apt-get install bubblewrap (scripts/setup.sh)" >&2; exit 1; }
