@@ -3,11 +3,14 @@
 // Each sample is KEY.jpg|png|webp|bmp|... (the file's bytes, untouched) + KEY.cls (its class index as text),
 // classes numbered as torchvision's ImageFolder numbers them (OUT/classes.txt lists them in order). The
 // train images are shuffled once (seeded) before packing, since a shard read front to back through a
-// bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order.
+// bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order. OUT/shards.idx lists
+// each shard's sample count (what s3:// and http(s):// sources read instead of the shards themselves);
+// `fastloop pack --index-only SHARDDIR` writes it for shards made elsewhere.
 #include "commands.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/imagefolder.h"
+#include "fastloop/data/sources/shard_index_file.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/tar.h"
 
@@ -28,6 +31,7 @@ struct PackFlags {
   std::string out;
   int64_t shard_mb = 256;
   uint64_t seed = 0;
+  bool index_only = false;
 };
 
 constexpr int64_t kMiB = 1 << 20;
@@ -89,7 +93,22 @@ void refuse_existing_shards(const std::string& out) {
   }
 }
 
+// `--index-only SHARDDIR`: shards.idx for the *.tar files of SHARDDIR.
+int index_run(const PackFlags& f) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(f.dir, ec)) throw InputError("pack --index-only: " + f.dir + " is not a folder");
+  const auto entries = shard_index_write(f.dir);
+  if (entries.empty()) throw InputError("pack --index-only: " + f.dir + " has no *.tar shards");
+  int64_t samples = 0;
+  for (const auto& e : entries) samples += e.samples;
+  std::printf("indexed %zu shards, %lld samples: %s/%s (upload it beside the shards)\n", entries.size(),
+              static_cast<long long>(samples), f.dir.c_str(), kShardIndexName);
+  return 0;
+}
+
 int pack_run(const PackFlags& f) {
+  if (f.index_only) return index_run(f);
+  if (f.out.empty()) throw InputError("pack: give the output folder: fastloop pack DIR OUT (or --index-only SHARDDIR)");
   std::string dir = f.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::error_code ec;
@@ -116,6 +135,7 @@ int pack_run(const PackFlags& f) {
   for (const std::string& c : train->classes()) classes << c << "\n";
   if (!classes.good()) throw InputError("pack: cannot write " + f.out + "/classes.txt");
 
+  shard_index_write(f.out);
   std::printf("packed %lld train images of %zu classes into %lld shards", static_cast<long long>(train->size()),
               train->classes().size(), static_cast<long long>(train_shards));
   if (val) std::printf(", %lld val images into %lld shards", static_cast<long long>(val->size()), static_cast<long long>(val_shards));
@@ -129,11 +149,15 @@ int pack_run(const PackFlags& f) {
 Subcommand pack_command(CLI::App& root) {
   auto* app = root.add_subcommand("pack", "Write an image folder as WebDataset tar shards (for --data shards:OUT)");
   auto flags = std::make_shared<PackFlags>();
-  app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE)")->required();
-  app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar and classes.txt")->required();
+  app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE); with "
+                  "--index-only the folder of shards")->required();
+  app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar, classes.txt and shards.idx");
   app->add_option("--shard-mb", flags->shard_mb, "MiB per shard at most")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app->add_option("--seed", flags->seed, "seed of the train images' shuffle before packing")->capture_default_str();
+  app->add_flag("--index-only", flags->index_only,
+                "write DIR/shards.idx (each shard's sample count, which s3:// and http(s):// sources read) for the "
+                "*.tar shards already in DIR, e.g. shards made by webdataset");
   return {app, [flags] { return pack_run(*flags); }};
 }
 

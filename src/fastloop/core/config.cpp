@@ -116,6 +116,8 @@ void config_validate(const TrainConfig& c) {
   require(c.data.image.size == 0 || (c.data.image.size >= 8 && c.data.image.size <= 4096), "--image-size",
           "must be 0 (the transform's size) or in [8, 4096]");
   require(c.data.shuffle_buffer >= 1, "--shuffle-buffer", "must be >= 1");
+  require(c.data.cache_size >= 1, "--data-cache-size", "must be >= 1 MiB");
+  require(c.data.timeout > 0 && c.data.timeout <= 86400, "--data-timeout", "must be in (0, 86400] seconds");
   require(c.data.mixup >= 0, "--mixup", "must be >= 0 (0: off)");
   require(c.data.cutmix >= 0, "--cutmix", "must be >= 0 (0: off)");
   require(c.data.resize_min == 0 || c.data.resize_min >= 8, "--resize-min", "must be 0 (off) or >= 8 pixels");

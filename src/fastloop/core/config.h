@@ -45,6 +45,9 @@ struct DataConfig {
   ImageSettings image;                   // image folders / shards: crop side; any data: normalisation
   std::string bad_image_policy = "stop"; // an undecodable image: stop the run, or skip it and count
   int64_t shuffle_buffer = 2048;         // shards: samples held for the streaming shuffle
+  std::string cache;                     // remote shards: folder keeping fetched shards for later epochs; empty: none
+  int64_t cache_size = 10240;            // MiB the cache folder may hold (least recently used shards go first)
+  double timeout = 60.0;                 // remote shards: seconds without a byte before the store is taken as gone
   double mixup = 0.0;                    // mixup alpha (0: off), per batch as timm's Mixup
   double cutmix = 0.0;                   // cutmix alpha (0: off)
   std::string transform;                 // the train split's transforms, torchvision's spelling (data/transforms/spec.h); empty: the built-in

@@ -59,6 +59,9 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   skipped_ = 0;
   end_ = batches_per_epoch();
   next_to_take_ = next_to_make_ = std::min(first_batch, end_);
+  if (dataset_.encoded)
+    dataset_.encoded->reads_planned(indices_, static_cast<size_t>(std::min<int64_t>(
+                                                  next_to_make_ * options_.batch_size, static_cast<int64_t>(indices_.size()))));
   ready_.clear();
   error_ = nullptr;
   stopping_ = false;
@@ -195,7 +198,9 @@ void Loader::stop() {
     stopping_ = true;
   }
   work_ready_.notify_all();
+  if (dataset_.encoded && !workers_.empty()) dataset_.encoded->reads_cancelled(true);  // a worker may wait on a fetch
   for (auto& worker : workers_) worker.join();
+  if (dataset_.encoded && !workers_.empty()) dataset_.encoded->reads_cancelled(false);
   workers_.clear();
 }
 

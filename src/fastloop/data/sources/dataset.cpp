@@ -3,6 +3,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+
 namespace fastloop {
 namespace {
 
@@ -15,6 +17,12 @@ class EncodedSlice final : public EncodedImages {
   int64_t label(int64_t i) const override { return all_->label(begin_ + i); }
   std::string name(int64_t i) const override { return all_->name(begin_ + i); }
   std::string_view bytes(int64_t i, std::string& scratch) const override { return all_->bytes(begin_ + i, scratch); }
+  void reads_planned(const std::vector<int64_t>& indices, size_t from) const override {
+    std::vector<int64_t> shifted(indices.begin() + static_cast<std::ptrdiff_t>(std::min(from, indices.size())), indices.end());
+    for (int64_t& i : shifted) i += begin_;
+    all_->reads_planned(shifted, 0);
+  }
+  void reads_cancelled(bool cancelled) const override { all_->reads_cancelled(cancelled); }
 
  private:
   std::shared_ptr<const EncodedImages> all_;

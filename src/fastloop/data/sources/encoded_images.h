@@ -33,6 +33,15 @@ class EncodedImages {
     (void)seed, (void)epoch, (void)rank, (void)world_size;
     return std::nullopt;
   }
+
+  /// The loader's plan for an epoch: it will read samples indices[from], indices[from + 1], ... (`from` > 0
+  /// when resuming mid-epoch), its workers a few batches apart. A source that fetches (remote shards) plans
+  /// its fetches from it; the others ignore it.
+  virtual void reads_planned(const std::vector<int64_t>& indices, size_t from) const { (void)indices, (void)from; }
+
+  /// While `cancelled`, bytes() calls waiting on a fetch, and new ones, throw instead: the loader sets it
+  /// while it stops its workers (Ctrl-C, the end of a run) and clears it once they are joined.
+  virtual void reads_cancelled(bool cancelled) const { (void)cancelled; }
 };
 
 } // namespace fastloop

@@ -8,6 +8,8 @@
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/idx.h"
 #include "fastloop/data/sources/imagefolder.h"
+#include "fastloop/data/sources/remote_shards.h"
+#include "fastloop/data/sources/remote_url.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/synthetic.h"
 
@@ -127,22 +129,38 @@ DatasetSplits imagefolder_load(const std::string& spec, std::string dir, const D
   return splits;
 }
 
-// WebDataset shards (data/sources/shards.h): the train split in webdataset's order, val (if any) in file order.
-DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg, const DataOptions& options) {
-  if (options.shuffle_buffer < 1) fail_spec(spec, "--shuffle-buffer must be at least 1 sample");
-  const ShardSplits shards = shards_load(arg, options.shuffle_buffer);
+// A shards split pair (local or remote) with the run's image size, policy and ImageNet's statistics.
+DatasetSplits shard_splits_make(std::shared_ptr<const EncodedImages> train, std::shared_ptr<const EncodedImages> val,
+                                int64_t num_classes, std::vector<std::string> classes, const DataOptions& options) {
   DatasetSplits splits;
   splits.name = "shards";
-  splits.train.encoded = shards.train;
-  splits.train.num_classes = shards.num_classes;
-  splits.train.classes = shards.classes;
+  splits.train.encoded = std::move(train);
+  splits.train.num_classes = num_classes;
+  splits.train.classes = std::move(classes);
   splits.train.image_height = splits.train.image_width = image_side(options);
   splits.train.skip_bad_images = options.skip_bad_images;
   splits.train.mean.assign(std::begin(kImageNetMean), std::end(kImageNetMean));
   splits.train.stddev.assign(std::begin(kImageNetStd), std::end(kImageNetStd));
   splits.test = splits.train;
-  splits.test.encoded = shards.val ? std::shared_ptr<const EncodedImages>(shards.val) : std::make_shared<NoImages>();
+  splits.test.encoded = val ? std::move(val) : std::make_shared<NoImages>();
   return splits;
+}
+
+// WebDataset shards (data/sources/shards.h; remote ones data/sources/remote_shards.h): the train split in
+// webdataset's order, val (if any) in file order.
+DatasetSplits shards_splits_load(const std::string& spec, const std::string& arg, const DataOptions& options) {
+  if (options.shuffle_buffer < 1) fail_spec(spec, "--shuffle-buffer must be at least 1 sample");
+  if (remote_url_is_remote(arg)) {
+    RemoteShardOptions remote;
+    remote.shuffle_buffer = options.shuffle_buffer;
+    remote.cache_dir = options.cache_dir;
+    remote.cache_bytes = options.cache_mib << 20;
+    remote.fetch.timeout_s = options.timeout_s;
+    RemoteShardSplits shards = remote_shards_load(arg, remote);
+    return shard_splits_make(shards.train, shards.val, shards.num_classes, shards.classes, options);
+  }
+  ShardSplits shards = shards_load(arg, options.shuffle_buffer);
+  return shard_splits_make(shards.train, shards.val, shards.num_classes, shards.classes, options);
 }
 
 // An encoded split of listed files with the run's image size, policy and ImageNet's statistics; the test split
@@ -233,6 +251,9 @@ DatasetSplits data_load(const DataConfig& config) {
   options.image = config.image;
   options.skip_bad_images = config.bad_image_policy == "skip";
   options.shuffle_buffer = config.shuffle_buffer;
+  options.cache_dir = config.cache;
+  options.cache_mib = config.cache_size;
+  options.timeout_s = config.timeout;
   return data_load(config.source, options);
 }
 

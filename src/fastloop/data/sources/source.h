@@ -14,7 +14,7 @@ namespace fastloop {
 // The forms data_load accepts, as listed in its error messages and in the CLI's help.
 constexpr const char* kDataSpecForms =
     "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
-    "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN], csv:TRAIN.csv[::VAL.csv]";
+    "shards:DIR|URL|TRAIN_PATTERN[::VAL_PATTERN] (local, s3://, http(s)://), csv:TRAIN.csv[::VAL.csv]";
 
 /// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
 /// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
@@ -22,6 +22,9 @@ struct DataOptions {
   ImageSettings image;         // the crop side of encoded images; the normalisation (empty: the dataset's own)
   bool skip_bad_images = false;
   int64_t shuffle_buffer = 2048;  // samples: the shuffle buffer tar shards are read through (--shuffle-buffer)
+  std::string cache_dir;          // remote shards: --data-cache (empty: none)
+  int64_t cache_mib = 10240;      // --data-cache-size
+  double timeout_s = 60.0;        // remote shards: --data-timeout
 };
 
 /// ImageNet's per-channel statistics (torchvision's reference recipes), the default for encoded images.
@@ -37,7 +40,8 @@ constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 //   imagefolder:DIR       DIR/train/CLASS/IMAGE and DIR/val/CLASS/IMAGE as torchvision's ImageFolder (JPEG,
 //                         PNG, WebP, BMP, PPM/PGM, TIFF); without DIR/val the test split is empty (training skips evaluation)
 //   shards:DIR            WebDataset tar shards DIR/train-*.tar and DIR/val-*.tar (`fastloop pack` writes them);
-//   shards:TRAIN[::VAL]   or brace patterns, e.g. train-{000000..000099}.tar; without VAL no test split
+//   shards:TRAIN[::VAL]   or brace patterns, e.g. train-{000000..000099}.tar; without VAL no test split;
+//                         the same with s3://BUCKET/... or http(s)://... URLs (data/sources/remote_shards.h)
 //   csv:TRAIN[::VAL]      image files listed in CSV files (data/sources/csv_files.h): a header row, columns
 //                         `path` and `label` (or exactly two columns: path, label), paths relative to the CSV
 //                         file, labels all class indices or all class names (sorted, as ImageFolder's folders);

@@ -1,0 +1,197 @@
+// GETs with retries, Range resume, named errors, a timeout and cancellation, by libcurl (see http_fetch.h).
+#include "fastloop/data/sources/http_fetch.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace fastloop {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One attempt's state, shared with libcurl's callbacks.
+struct Transfer {
+  CURL* curl = nullptr;
+  std::string* out = nullptr;
+  int64_t asked_from = 0;      // the object's byte the request's Range starts at
+  int64_t limit = -1;          // bytes `out` may hold in all (size of the request; -1: no limit)
+  int64_t skip = 0;            // bytes to drop: a 200 that ignored our Range starts at byte 0
+  long status = 0;
+  bool started = false;
+  std::string error_body;      // a 4xx/5xx answer's body (S3's XML names the error's Code)
+  const std::atomic<bool>* cancel = nullptr;
+  Clock::time_point last_byte;
+  FetchCounters* counters = nullptr;
+};
+
+size_t on_data(char* data, size_t size, size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const size_t bytes = size * count;
+  if (!t.started) {
+    t.started = true;
+    curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
+    if (t.status == 200) t.skip = t.asked_from;
+  }
+  if (t.status >= 300) {
+    t.error_body.append(data, std::min<size_t>(bytes, 4096 - std::min<size_t>(4096, t.error_body.size())));
+    return bytes;
+  }
+  t.last_byte = Clock::now();
+  t.counters->bytes += static_cast<int64_t>(bytes);
+  size_t at = 0;
+  if (t.skip > 0) {
+    at = static_cast<size_t>(std::min<int64_t>(t.skip, static_cast<int64_t>(bytes)));
+    t.skip -= static_cast<int64_t>(at);
+  }
+  size_t keep = bytes - at;
+  if (t.limit >= 0) keep = std::min<size_t>(keep, static_cast<size_t>(t.limit - static_cast<int64_t>(t.out->size())));
+  t.out->append(data + at, keep);
+  return bytes;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto& t = *static_cast<Transfer*>(user);
+  return t.cancel && t.cancel->load() ? 1 : 0;  // non-zero: CURLE_ABORTED_BY_CALLBACK
+}
+
+std::string xml_code(const std::string& body) {
+  const size_t a = body.find("<Code>"), b = body.find("</Code>");
+  return a != std::string::npos && b != std::string::npos && b > a ? body.substr(a + 6, b - a - 6) : "";
+}
+
+bool retriable(CURLcode rc) {
+  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+         rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING || rc == CURLE_OPERATION_TIMEDOUT;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", s);
+  return text;
+}
+
+void curl_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct CurlDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct ListDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+} // namespace
+
+HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
+    : credentials_(std::move(credentials)), options_(options) {
+  curl_init_once();
+}
+
+std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size, const std::atomic<bool>* cancel) const {
+  std::string out;
+  if (size >= 0) out.reserve(static_cast<size_t>(size));
+  const std::string target = remote_url_http(url, credentials_.endpoint, credentials_.region);
+  const bool sign = url.scheme == "s3" && !credentials_.anonymous();
+  const std::string sigv4 = "aws:amz:" + credentials_.region + ":s3";
+  const std::string where = url.text + (url.scheme == "s3" ? " (" + target + ")" : "");
+  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+  if (!curl) throw RunError(where + ": libcurl could not start a transfer");
+  std::unique_ptr<curl_slist, ListDeleter> headers;
+  if (sign && !credentials_.session_token.empty())
+    headers.reset(curl_slist_append(nullptr, ("x-amz-security-token: " + credentials_.session_token).c_str()));
+  Clock::time_point last_byte = Clock::now();
+  double backoff = options_.backoff_s;
+  std::string last_fault;
+  for (int64_t attempt = 0;; ++attempt) {
+    Transfer t;
+    t.curl = curl.get();
+    t.out = &out;
+    t.asked_from = offset + static_cast<int64_t>(out.size());
+    t.limit = size;
+    t.cancel = cancel;
+    t.last_byte = last_byte;
+    t.counters = &counters_;
+    const double waited = std::chrono::duration<double>(Clock::now() - last_byte).count();
+    const long budget = std::max(1L, static_cast<long>(options_.timeout_s - waited + 0.999));
+    curl_easy_reset(t.curl);
+    curl_easy_setopt(t.curl, CURLOPT_URL, target.c_str());
+    curl_easy_setopt(t.curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
+    curl_easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(t.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);  // bytes/s: below it for `budget` s is a stall
+    curl_easy_setopt(t.curl, CURLOPT_LOW_SPEED_TIME, budget);
+    curl_easy_setopt(t.curl, CURLOPT_CONNECTTIMEOUT, budget);
+    if (!sign) curl_easy_setopt(t.curl, CURLOPT_FOLLOWLOCATION, 1L);
+    if (sign) {
+      curl_easy_setopt(t.curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
+      curl_easy_setopt(t.curl, CURLOPT_USERNAME, credentials_.access_key.c_str());
+      curl_easy_setopt(t.curl, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
+    }
+    if (headers) curl_easy_setopt(t.curl, CURLOPT_HTTPHEADER, headers.get());
+    std::string range;
+    if (t.asked_from > 0 || size >= 0) {
+      range = std::to_string(t.asked_from) + "-" + (size >= 0 ? std::to_string(offset + size - 1) : "");
+      curl_easy_setopt(t.curl, CURLOPT_RANGE, range.c_str());
+    }
+    if (size == 0) return out;
+    ++counters_.requests;
+    const CURLcode rc = curl_easy_perform(t.curl);
+    if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
+    last_byte = t.last_byte;
+    if (cancel && cancel->load()) throw FetchCancelled(where + ": fetch cancelled (the loader stopped)");
+    if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return out;
+    if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return out;  // the resumed part was empty
+    if (rc == CURLE_OK && t.status >= 400 && t.status < 500 && t.status != 429) {
+      const std::string code = xml_code(t.error_body);
+      const std::string what = std::to_string(t.status) + (code.empty() ? "" : " " + code);
+      if (t.status == 401 || t.status == 403)
+        throw InputError(where + ": " + what + ": access denied; credentials: " + credentials_.source +
+                         ". Give the key read access to the object, or set AWS_ACCESS_KEY_ID / AWS_PROFILE");
+      if (t.status == 404)
+        throw InputError(where + ": " + what + ": no such object; check the bucket and key" +
+                         (url.scheme == "s3" ? " and the endpoint (AWS_ENDPOINT_URL)" : std::string()));
+      throw InputError(where + ": the server answered " + what);
+    }
+    if (rc == CURLE_COULDNT_RESOLVE_HOST)
+      throw InputError(where + ": cannot resolve the host; check the URL (and AWS_ENDPOINT_URL)");
+    if (rc != CURLE_OK && !retriable(rc)) throw RunError(where + ": " + curl_easy_strerror(rc));
+    last_fault = rc != CURLE_OK ? std::string(curl_easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
+    const double silent = std::chrono::duration<double>(Clock::now() - last_byte).count();
+    if (silent >= options_.timeout_s)
+      throw RunError(where + ": no data for " + seconds(silent) + " s (--data-timeout " + seconds(options_.timeout_s) +
+                     "): the server stopped answering (last: " + last_fault + ")");
+    if (attempt >= options_.retries)
+        throw RunError(where + ": failed " + std::to_string(attempt + 1) + " times in a row, with backoff (last: " +
+                     last_fault + "); the store keeps failing");
+    ++counters_.retries;
+    for (auto until = Clock::now() + std::chrono::duration<double>(backoff); Clock::now() < until;) {
+      if (cancel && cancel->load()) throw FetchCancelled(where + ": fetch cancelled (the loader stopped)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    backoff = std::min(backoff * 2, 5.0);
+  }
+}
+
+bool HttpFetcher::get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel) const {
+  try {
+    out = get(url, 0, -1, cancel);
+    return true;
+  } catch (const InputError& e) {
+    if (std::string(e.what()).find(": 404") == std::string::npos) throw;
+    return false;
+  }
+}
+
+} // namespace fastloop

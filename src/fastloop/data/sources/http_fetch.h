@@ -1,0 +1,62 @@
+// GETs of remote shards over HTTP(S) by libcurl (Debian's libcurl4-openssl-dev), S3 requests signed by
+// libcurl's own SigV4 (CURLOPT_AWS_SIGV4, curl >= 7.75) rather than by a signer of ours or the AWS SDK for
+// C++ (not packaged by Debian; ~40 MB of libraries for what one curl option does here).
+// Faults: a 5xx, 429 or dropped connection is retried with doubling backoff and the transfer resumes with a
+// Range request at the byte where it stopped; 4xx answers are named errors (403 names the credential
+// source, never the secret); no byte for `timeout_s` ends the fetch with a stated timeout; a cancel flag,
+// polled by libcurl's progress callback and by the backoff, stops a fetch within about a second.
+#pragma once
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/sources/aws_credentials.h"
+#include "fastloop/data/sources/remote_url.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace fastloop {
+
+struct FetchOptions {
+  double timeout_s = 60.0;   // seconds without a byte (across retries) before the server is taken as gone
+  int64_t retries = 8;       // attempts after the first, on 5xx, 429 or a dropped connection
+  double backoff_s = 0.2;    // seconds before the first retry; doubles per retry, at most 5 s
+};
+
+/// What the fetches of one source asked of the store (tests count the requests a cached epoch makes).
+struct FetchCounters {
+  std::atomic<int64_t> requests{0};  // GETs sent, retries included
+  std::atomic<int64_t> retries{0};   // of those, retries after a fault
+  std::atomic<int64_t> bytes{0};     // body bytes received
+};
+
+/// A fetch stopped by its cancel flag (the loader stopping its workers, Ctrl-C).
+class FetchCancelled : public RunError {
+ public:
+  using RunError::RunError;
+};
+
+class HttpFetcher {
+ public:
+  HttpFetcher(AwsCredentials credentials, FetchOptions options);
+
+  /// The bytes [offset, offset + size) of the object at `url` (size < 0: to its end). Throws InputError
+  /// for a 4xx answer (naming url.text, the status and, for 401/403, credentials().source), RunError
+  /// when the retries or the timeout run out, FetchCancelled when `*cancel` became true.
+  std::string get(const RemoteUrl& url, int64_t offset = 0, int64_t size = -1,
+                  const std::atomic<bool>* cancel = nullptr) const;
+
+  /// As get() of the whole object, but a 404 gives false (optional files beside the shards).
+  bool get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel = nullptr) const;
+
+  const AwsCredentials& credentials() const { return credentials_; }
+  const FetchOptions& options() const { return options_; }
+  FetchCounters& counters() const { return counters_; }
+
+ private:
+  AwsCredentials credentials_;
+  FetchOptions options_;
+  mutable FetchCounters counters_;
+};
+
+} // namespace fastloop

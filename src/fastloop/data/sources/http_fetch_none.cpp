@@ -1,0 +1,16 @@
+// HttpFetcher of a build without libcurl (CMakeLists.txt picks this file then): every fetch says so.
+#include "fastloop/data/sources/http_fetch.h"
+
+namespace fastloop {
+
+HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
+    : credentials_(std::move(credentials)), options_(options) {
+  throw InputError("this fastloop was built without libcurl, so it cannot read s3:// or http(s):// shards; "
+                   "install libcurl4-openssl-dev (Debian) and build again");
+}
+
+std::string HttpFetcher::get(const RemoteUrl&, int64_t, int64_t, const std::atomic<bool>*) const { return {}; }
+
+bool HttpFetcher::get_if_exists(const RemoteUrl&, std::string&, const std::atomic<bool>*) const { return false; }
+
+} // namespace fastloop

@@ -1,0 +1,374 @@
+// Remote tar shards: planned, read-ahead, cached fetches of whole shards (see remote_shards.h).
+#include "fastloop/data/sources/remote_shards.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/sources/shard_order.h"
+#include "fastloop/data/sources/shards.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace fastloop {
+
+RemoteShardImages::RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<ShardIndexEntry> entries,
+                                     std::shared_ptr<const HttpFetcher> fetcher, std::shared_ptr<const ShardCache> cache,
+                                     bool shuffled, const RemoteShardOptions& options)
+    : urls_(std::move(urls)), entries_(std::move(entries)), fetcher_(std::move(fetcher)), cache_(std::move(cache)),
+      shuffled_(shuffled), options_(options), shards_(urls_.size()) {
+  if (urls_.empty()) throw InputError("shards: no shard URLs given");
+  first_.assign(1, 0);
+  int64_t largest = 0;
+  for (size_t s = 0; s < entries_.size(); ++s) {
+    first_.push_back(first_.back() + entries_[s].samples);
+    num_classes_ = std::max(num_classes_, entries_[s].classes);
+    largest = std::max(largest, entries_[s].bytes);
+    shards_[s].position = static_cast<int64_t>(s);
+    plan_.push_back(static_cast<int64_t>(s));  // file order until the loader plans an epoch
+  }
+  int64_t total_bytes = 0;
+  for (const auto& e : entries_) total_bytes += e.bytes;
+  // The shards being read, those ahead, and about twice the shuffle buffer's samples: what the epoch
+  // order needs at once; beyond it the oldest go and their stragglers are fetched alone.
+  const int64_t buffer_bytes = 2 * options_.shuffle_buffer * (total_bytes / std::max<int64_t>(1, first_.back()) + 1);
+  resident_max_ = (options_.read_ahead + 2) * largest + buffer_bytes;
+  for (int64_t r = 0; r < options_.read_ahead; ++r) {
+    readers_.emplace_back([this] { read_ahead_loop(); });
+    pthread_setname_np(readers_.back().native_handle(), "fastloop-fetch");
+  }
+}
+
+RemoteShardImages::~RemoteShardImages() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+    cancel_ = true;
+  }
+  changed_.notify_all();
+  for (auto& reader : readers_) reader.join();
+}
+
+int64_t RemoteShardImages::shard_of(int64_t i) const {
+  return static_cast<int64_t>(std::upper_bound(first_.begin(), first_.end(), i) - first_.begin()) - 1;
+}
+
+std::optional<std::vector<int64_t>> RemoteShardImages::epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
+                                                                   int64_t world_size) const {
+  if (!shuffled_) return std::nullopt;
+  std::vector<int64_t> sizes;
+  for (const auto& e : entries_) sizes.push_back(e.samples);
+  return shard_epoch_order(sizes, {seed, epoch, rank, world_size, options_.shuffle_buffer});
+}
+
+void RemoteShardImages::reads_planned(const std::vector<int64_t>& indices, size_t from) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Shard& shard : shards_) {
+    shard.uses_left = 0;
+    shard.position = std::numeric_limits<int64_t>::max();
+    shard.evicted = false;
+    if (shard.state == State::kFailed) shard.state = State::kAbsent, shard.error = nullptr;  // try again
+  }
+  plan_.clear();
+  for (size_t k = from; k < indices.size(); ++k) {
+    Shard& shard = shards_[static_cast<size_t>(shard_of(indices[k]))];
+    if (shard.uses_left++ == 0) {
+      shard.position = static_cast<int64_t>(plan_.size());
+      plan_.push_back(shard_of(indices[k]));
+    }
+  }
+  frontier_ = -1;
+  for (size_t s = 0; s < shards_.size(); ++s)
+    if (shards_[s].state == State::kReady && shards_[s].uses_left == 0) drop(static_cast<int64_t>(s));
+  changed_.notify_all();
+}
+
+void RemoteShardImages::reads_cancelled(bool cancelled) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancel_ = cancelled;
+  }
+  changed_.notify_all();
+}
+
+// The tar file of shard s, from the cache or the store, checked against the index.
+std::vector<RemoteShardImages::Meta> RemoteShardImages::fetch(int64_t s, std::string& data) const {
+  const RemoteUrl& url = urls_[static_cast<size_t>(s)];
+  const ShardIndexEntry& entry = entries_[static_cast<size_t>(s)];
+  const std::string key = remote_url_http(url, fetcher_->credentials().endpoint, fetcher_->credentials().region);
+  const bool cached = cache_ && cache_->get(key, entry.bytes, data);
+  if (cached) ++cache_hits_;
+  if (!cached) data = fetcher_->get(url, 0, -1, &cancel_);
+  const std::vector<ShardSample> samples = shard_index(data, url.text);  // a truncated tar is named as on disk
+  if (static_cast<int64_t>(samples.size()) != entry.samples || static_cast<int64_t>(data.size()) != entry.bytes)
+    throw InputError(url.text + ": " + std::to_string(data.size()) + " bytes holding " + std::to_string(samples.size()) +
+                     " samples, but its index says " + std::to_string(entry.bytes) + " bytes and " +
+                     std::to_string(entry.samples) + " samples: the shard was changed or truncated on the server; "
+                     "upload it again, or rewrite shards.idx (`fastloop pack --index-only DIR`)");
+  if (cache_ && !cached) cache_->put(key, data);
+  std::vector<Meta> meta;
+  meta.reserve(samples.size());
+  for (const ShardSample& x : samples) meta.push_back({x.offset, x.size, x.label, x.image});
+  return meta;
+}
+
+// Fetches shard s with `lock` released; marks it ready, or failed with the error for whoever reads it.
+void RemoteShardImages::load(int64_t s, std::unique_lock<std::mutex>& lock) const {
+  Shard& shard = shards_[static_cast<size_t>(s)];
+  shard.state = State::kLoading;
+  const int64_t bytes = entries_[static_cast<size_t>(s)].bytes;
+  resident_bytes_ += bytes;
+  lock.unlock();
+  auto data = std::make_shared<std::string>();
+  std::vector<Meta> meta;
+  std::exception_ptr error;
+  try {
+    meta = fetch(s, *data);
+  } catch (const FetchCancelled&) {
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  if (meta.empty()) {
+    resident_bytes_ -= bytes;
+    shard.state = error ? State::kFailed : State::kAbsent;  // cancelled: fetched again when read again
+    shard.error = error;
+  } else {
+    shard.state = State::kReady;
+    shard.data = std::move(data);
+    if (shard.meta.empty()) shard.meta = std::move(meta);
+    evict_over_bound(s);
+  }
+  changed_.notify_all();
+}
+
+void RemoteShardImages::drop(int64_t s) const {
+  Shard& shard = shards_[static_cast<size_t>(s)];
+  if (shard.state != State::kReady) return;
+  shard.data.reset();  // a reader still copying holds its own reference
+  shard.state = State::kAbsent;
+  resident_bytes_ -= entries_[static_cast<size_t>(s)].bytes;
+  if (shard.uses_left > 0) shard.evicted = true;
+}
+
+// Over the memory bound: drops the ready shard read longest ago, else the one planned furthest ahead.
+void RemoteShardImages::evict_over_bound(int64_t keep) const {
+  while (resident_bytes_ > resident_max_) {
+    int64_t victim = -1;
+    for (size_t s = 0; s < shards_.size(); ++s) {
+      const Shard& shard = shards_[s];
+      if (shard.state != State::kReady || static_cast<int64_t>(s) == keep) continue;
+      const bool behind = shard.position <= frontier_;
+      const Shard* best = victim < 0 ? nullptr : &shards_[static_cast<size_t>(victim)];
+      const bool best_behind = best && best->position <= frontier_;
+      if (!best || (behind && (!best_behind || shard.position < best->position)) ||
+          (!behind && !best_behind && shard.position > best->position))
+        victim = static_cast<int64_t>(s);
+    }
+    if (victim < 0) return;
+    drop(victim);
+  }
+}
+
+void RemoteShardImages::wait_ready(int64_t s, std::unique_lock<std::mutex>& lock) const {
+  Shard& shard = shards_[static_cast<size_t>(s)];
+  for (;;) {
+    if (cancel_) throw FetchCancelled(urls_[static_cast<size_t>(s)].text + ": read cancelled (the loader stopped)");
+    if (shard.state == State::kReady) return;
+    if (shard.state == State::kFailed) std::rethrow_exception(shard.error);
+    if (shard.state == State::kAbsent) {
+      load(s, lock);
+      continue;
+    }
+    changed_.wait(lock);
+  }
+}
+
+const RemoteShardImages::Meta& RemoteShardImages::meta_of(int64_t i, std::unique_lock<std::mutex>& lock) const {
+  const int64_t s = shard_of(i);
+  if (shards_[static_cast<size_t>(s)].meta.empty()) wait_ready(s, lock);
+  return shards_[static_cast<size_t>(s)].meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
+}
+
+int64_t RemoteShardImages::label(int64_t i) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return meta_of(i, lock).label;
+}
+
+std::string RemoteShardImages::name(int64_t i) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const int64_t s = shard_of(i);
+  const Shard& shard = shards_[static_cast<size_t>(s)];
+  const auto k = static_cast<size_t>(i - first_[static_cast<size_t>(s)]);
+  return urls_[static_cast<size_t>(s)].text + ":" + (shard.meta.empty() ? "#" + std::to_string(k) : shard.meta[k].image);
+}
+
+// A sample of a shard dropped under the memory bound: its bytes alone, from the cache file or by Range.
+std::string RemoteShardImages::sample_alone(int64_t s, const Meta& m, std::string& scratch) const {
+  const RemoteUrl& url = urls_[static_cast<size_t>(s)];
+  std::string whole;
+  const std::string key = remote_url_http(url, fetcher_->credentials().endpoint, fetcher_->credentials().region);
+  if (cache_ && cache_->get(key, entries_[static_cast<size_t>(s)].bytes, whole)) {
+    scratch.assign(whole, static_cast<size_t>(m.offset), static_cast<size_t>(m.size));
+  } else {
+    scratch = fetcher_->get(url, m.offset, m.size, &cancel_);
+  }
+  if (static_cast<int64_t>(scratch.size()) != m.size)
+    throw InputError(url.text + ": " + m.image + ": the server gave " + std::to_string(scratch.size()) + " of its " +
+                     std::to_string(m.size) + " bytes; the shard was truncated on the server");
+  return scratch;
+}
+
+std::string_view RemoteShardImages::bytes(int64_t i, std::string& scratch) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const int64_t s = shard_of(i);
+  Shard& shard = shards_[static_cast<size_t>(s)];
+  if (shard.position != std::numeric_limits<int64_t>::max() && shard.position > frontier_) {
+    frontier_ = shard.position;
+    changed_.notify_all();  // the read-ahead threads look further
+  }
+  if (shard.state == State::kAbsent && shard.evicted && !shard.meta.empty()) {
+    const Meta m = shard.meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
+    if (shard.uses_left > 0) --shard.uses_left;
+    lock.unlock();
+    sample_alone(s, m, scratch);
+    return scratch;
+  }
+  wait_ready(s, lock);
+  const std::shared_ptr<const std::string> data = shard.data;
+  const Meta& m = shard.meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
+  const auto offset = static_cast<size_t>(m.offset), size = static_cast<size_t>(m.size);
+  if (shard.uses_left > 0 && --shard.uses_left == 0) drop(s);
+  lock.unlock();
+  scratch.assign(*data, offset, size);  // a copy: the shard may be dropped once this sample is out
+  return scratch;
+}
+
+void RemoteShardImages::read_ahead_loop() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!closing_) {
+    int64_t next = -1;
+    const int64_t end = std::min<int64_t>(static_cast<int64_t>(plan_.size()), frontier_ + 1 + options_.read_ahead);
+    for (int64_t p = std::max<int64_t>(0, frontier_); p < end && !cancel_; ++p) {
+      const int64_t s = plan_[static_cast<size_t>(p)];
+      const Shard& shard = shards_[static_cast<size_t>(s)];
+      if (shard.state == State::kAbsent && !shard.evicted &&
+          resident_bytes_ + entries_[static_cast<size_t>(s)].bytes <= resident_max_) {
+        next = s;
+        break;
+      }
+    }
+    if (next < 0) {
+      changed_.wait(lock);
+      continue;
+    }
+    load(next, lock);
+  }
+}
+
+namespace {
+
+std::vector<ShardIndexEntry> index_for(const HttpFetcher& fetcher, const RemoteUrl& shard,
+                                       std::map<std::string, std::vector<ShardIndexEntry>>& indices, RemoteUrl& at) {
+  at = remote_url_sibling(shard, kShardIndexName);
+  auto it = indices.find(at.text);
+  if (it != indices.end()) return it->second;
+  std::string text;
+  if (!fetcher.get_if_exists(at, text))
+    throw InputError(at.text + ": no shard index beside the shards. Remote shards need it (each shard's sample count, "
+                     "for the epoch order, without downloading the shards at start): `fastloop pack` writes it; for "
+                     "shards made elsewhere run `fastloop pack --index-only DIR` on a local copy and upload "
+                     "DIR/shards.idx beside them");
+  return indices[at.text] = shard_index_parse(text, at.text);
+}
+
+std::shared_ptr<RemoteShardImages> split_load(const std::string& pattern, const std::vector<ShardIndexEntry>* listed,
+                                              const RemoteUrl* dir, std::shared_ptr<const HttpFetcher> fetcher,
+                                              std::shared_ptr<const ShardCache> cache, bool shuffled,
+                                              const RemoteShardOptions& options,
+                                              std::map<std::string, std::vector<ShardIndexEntry>>& indices) {
+  std::vector<RemoteUrl> urls;
+  std::vector<ShardIndexEntry> entries;
+  if (listed) {
+    for (const ShardIndexEntry& e : *listed) {
+      urls.push_back(remote_url_sibling(*dir, e.name));
+      entries.push_back(e);
+    }
+  } else {
+    urls = remote_pattern_expand(pattern);
+    for (const RemoteUrl& url : urls) {
+      RemoteUrl at;
+      const std::vector<ShardIndexEntry> index = index_for(*fetcher, url, indices, at);
+      const std::string name = remote_url_basename(url);
+      const auto it = std::find_if(index.begin(), index.end(), [&](const ShardIndexEntry& e) { return e.name == name; });
+      if (it == index.end())
+        throw InputError(url.text + ": not listed in " + at.text + "; a pattern may name only shards of the index "
+                         "(rewrite it with `fastloop pack --index-only DIR` if the shards changed)");
+      entries.push_back(*it);
+    }
+  }
+  return std::make_shared<RemoteShardImages>(std::move(urls), std::move(entries), std::move(fetcher), std::move(cache),
+                                             shuffled, options);
+}
+
+std::vector<std::string> classes_parse(const std::string& text, int64_t num_classes, const std::string& where) {
+  std::vector<std::string> names;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    names.push_back(line);
+    at = end + 1;
+  }
+  if (static_cast<int64_t>(names.size()) < num_classes ||
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); }))
+    throw InputError(where + ": " + std::to_string(names.size()) + " names for " + std::to_string(num_classes) +
+                     " classes, or an empty line; one class name per line");
+  return names;
+}
+
+} // namespace
+
+RemoteShardSplits remote_shards_load(const std::string& arg, const RemoteShardOptions& options) {
+  auto fetcher = std::make_shared<const HttpFetcher>(aws_credentials_resolve(env_lookup_process()), options.fetch);
+  auto cache = options.cache_dir.empty() ? nullptr : std::make_shared<const ShardCache>(options.cache_dir, options.cache_bytes);
+  std::string train, val;
+  remote_spec_split(arg, train, val);
+  std::map<std::string, std::vector<ShardIndexEntry>> indices;
+  RemoteShardSplits splits;
+  const bool dir_form = val.empty() && train.find('{') == std::string::npos &&
+                        (train.size() < 4 || train.compare(train.size() - 4, 4, ".tar") != 0);
+  if (dir_form) {
+    std::string base = train;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    const RemoteUrl dir = remote_url_parse(base + "/" + kShardIndexName);
+    RemoteUrl at;
+    const std::vector<ShardIndexEntry> index = index_for(*fetcher, dir, indices, at);
+    std::vector<ShardIndexEntry> train_entries, val_entries;
+    for (const auto& e : index) {
+      if (e.name.rfind("train-", 0) == 0) train_entries.push_back(e);
+      if (e.name.rfind("val-", 0) == 0) val_entries.push_back(e);
+    }
+    if (train_entries.empty()) throw InputError(at.text + " lists no train-*.tar shards; `fastloop pack` names them so");
+    splits.train = split_load("", &train_entries, &dir, fetcher, cache, true, options, indices);
+    if (!val_entries.empty()) splits.val = split_load("", &val_entries, &dir, fetcher, cache, false, options, indices);
+  } else {
+    splits.train = split_load(train, nullptr, nullptr, fetcher, cache, true, options, indices);
+    if (!val.empty()) splits.val = split_load(val, nullptr, nullptr, fetcher, cache, false, options, indices);
+  }
+  splits.num_classes = std::max(splits.train->num_classes(), splits.val ? splits.val->num_classes() : 0);
+  const RemoteUrl classes_url =
+      dir_form ? remote_url_parse(train + (train.back() == '/' ? "" : "/") + "classes.txt")
+               : remote_url_sibling(remote_pattern_expand(train).front(), "classes.txt");
+  std::string text;
+  splits.classes = fetcher->get_if_exists(classes_url, text) ? classes_parse(text, splits.num_classes, classes_url.text)
+                                                              : std::vector<std::string>();
+  if (splits.classes.empty())
+    for (int64_t c = 0; c < splits.num_classes; ++c) splits.classes.push_back(std::to_string(c));
+  return splits;
+}
+
+} // namespace fastloop

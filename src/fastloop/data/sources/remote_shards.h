@@ -1,0 +1,120 @@
+// WebDataset tar shards in object storage or on a web server (`--data 'shards:s3://BUCKET/train-{0..99}.tar'`,
+// http:// and https:// alike) as an EncodedImages split. Sample counts come from the shards.idx beside the
+// shards (shard_index_file.h), so the epoch order is the one of the same shards on disk (shard_order.h) and
+// nothing is downloaded before the first batch but that index. The loader tells the split the order it
+// will read in (reads_planned); each shard is fetched once per epoch, whole, by the first worker that needs
+// it or ahead of it by the split's read-ahead threads, kept in memory while this rank's order still reads it
+// and, with a cache folder, stored there so later epochs read it from disk. Samples a shard evicted under
+// the memory bound still owes are fetched alone with a Range request.
+#pragma once
+
+#include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/http_fetch.h"
+#include "fastloop/data/sources/remote_url.h"
+#include "fastloop/data/sources/shard_cache.h"
+#include "fastloop/data/sources/shard_index_file.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fastloop {
+
+struct RemoteShardOptions {
+  int64_t shuffle_buffer = 2048;  // samples (--shuffle-buffer), as for local shards
+  int64_t read_ahead = 2;         // shards fetched ahead of the ones being read, by as many threads
+  std::string cache_dir;          // --data-cache; empty: none
+  int64_t cache_bytes = int64_t{10} << 30;  // --data-cache-size
+  FetchOptions fetch;             // timeout_s: --data-timeout
+};
+
+class RemoteShardImages : public EncodedImages {
+ public:
+  /// `urls[s]` holds the samples `entries[s]` counts. `shuffled`: the training split (webdataset's order).
+  RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<ShardIndexEntry> entries,
+                    std::shared_ptr<const HttpFetcher> fetcher, std::shared_ptr<const ShardCache> cache,
+                    bool shuffled, const RemoteShardOptions& options);
+  /// Cancels the fetches under way and joins the read-ahead threads.
+  ~RemoteShardImages() override;
+
+  int64_t size() const override { return first_.back(); }
+  int64_t label(int64_t i) const override;
+  std::string name(int64_t i) const override;
+  std::string_view bytes(int64_t i, std::string& scratch) const override;
+  std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
+                                                  int64_t world_size) const override;
+  void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
+  void reads_cancelled(bool cancelled) const override;
+
+  int64_t num_classes() const { return num_classes_; }
+  /// GETs made, retries and bytes received, by this split's fetcher (shared with the other split's).
+  const FetchCounters& counters() const { return fetcher_->counters(); }
+  /// Shards read from the cache folder instead of the store.
+  int64_t cache_hits() const { return cache_hits_.load(); }
+
+ private:
+  struct Meta {
+    int64_t offset, size, label;
+    std::string image;  // the member's name
+  };
+  enum class State { kAbsent, kLoading, kReady, kFailed };
+  struct Shard {
+    State state = State::kAbsent;
+    std::shared_ptr<const std::string> data;  // kReady: the tar file
+    std::vector<Meta> meta;                   // after the first load; kept when the data is dropped
+    std::exception_ptr error;                 // kFailed
+    int64_t uses_left = 0;                    // reads this epoch's plan still has for the shard
+    int64_t position = 0;                     // where the plan reads it first (shard order)
+    bool evicted = false;                     // dropped this epoch while reads were left
+  };
+
+  int64_t shard_of(int64_t i) const;
+  const Meta& meta_of(int64_t i, std::unique_lock<std::mutex>& lock) const;
+  void wait_ready(int64_t s, std::unique_lock<std::mutex>& lock) const;
+  void load(int64_t s, std::unique_lock<std::mutex>& lock) const;
+  std::vector<Meta> fetch(int64_t s, std::string& data) const;
+  void drop(int64_t s) const;
+  void evict_over_bound(int64_t keep) const;
+  void read_ahead_loop() const;
+  std::string sample_alone(int64_t s, const Meta& m, std::string& scratch) const;
+
+  std::vector<RemoteUrl> urls_;
+  std::vector<ShardIndexEntry> entries_;
+  std::vector<int64_t> first_;  // first_[s]: index of shard s's first sample; first_.back(): all samples
+  std::shared_ptr<const HttpFetcher> fetcher_;
+  std::shared_ptr<const ShardCache> cache_;
+  bool shuffled_;
+  RemoteShardOptions options_;
+  int64_t num_classes_ = 0;
+  int64_t resident_max_ = 0;  // bytes of shards held in memory before the oldest are dropped
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  mutable std::vector<Shard> shards_;
+  mutable std::vector<int64_t> plan_;   // shards in the order the plan first reads them
+  mutable int64_t frontier_ = -1;       // furthest position of plan_ read so far
+  mutable int64_t resident_bytes_ = 0;  // ready and loading shards
+  mutable bool closing_ = false;
+  mutable std::atomic<bool> cancel_{false};
+  mutable std::atomic<int64_t> cache_hits_{0};
+  std::vector<std::thread> readers_;
+};
+
+/// The splits of a remote `shards:` argument (what data_load passes for shards:s3://..., http(s)://...):
+///   URL_DIR                       URL_DIR/shards.idx names the shards: train-*.tar and val-*.tar;
+///   TRAIN_PATTERN[::VAL_PATTERN]  brace patterns of URLs, each shard listed in the shards.idx beside it.
+/// classes.txt beside the first train shard names the classes when there is one. A missing index, a shard
+/// it does not list, a bad URL or credentials throw InputError saying what to do.
+struct RemoteShardSplits {
+  std::shared_ptr<RemoteShardImages> train;
+  std::shared_ptr<RemoteShardImages> val;  // null: no evaluation split
+  int64_t num_classes = 0;
+  std::vector<std::string> classes;
+};
+RemoteShardSplits remote_shards_load(const std::string& arg, const RemoteShardOptions& options);
+
+} // namespace fastloop
