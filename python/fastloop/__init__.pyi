@@ -47,6 +47,9 @@ class Loader:
         bad_image_policy: str = "stop",
         transform: Any = None,
         batch_transform: Any = None,
+        cache_dir: Optional[str] = None,
+        cache_size: int = 10737418240,
+        timeout: float = 60.0,
     ) -> None: ...
     @property
     def transform(self) -> Optional[str]: ...

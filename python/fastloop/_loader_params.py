@@ -25,6 +25,13 @@ def _channels(values: Union[float, Sequence[float]]) -> str:
     return ",".join(repr(float(v)) for v in values)
 
 
+def _mebibytes(size: int) -> int:
+    """A byte count as the whole MiB ``--data-cache-size`` takes, rounded up."""
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"fastloop.Loader: cache_size must be a positive number of bytes, got {size!r}")
+    return -(-size // 2**20)
+
+
 def _dtype_name(dtype: torch.dtype) -> str:
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"fastloop.Loader: dtype must be a torch.dtype, got {type(dtype).__name__}")
@@ -110,6 +117,15 @@ PARAMETERS: List[Parameter] = [
         "the rank and the batch number (not torch's global generator). ``num_classes`` must be given and at "
         "least the data's class count; anything else (another class, a ``labels_getter``) is a "
         "``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.")),
+    Parameter("cache_dir", Optional[str], None, "data.cache", to_binding=str, doc=(
+        "remote shards (``shards:s3://...``, ``http(s)://``): a folder that keeps each fetched shard, so later "
+        "epochs read it from disk; processes (ranks) may share it. None: no cache, every epoch fetches.")),
+    Parameter("cache_size", int, 10737418240, "data.cache_size", to_binding=_mebibytes, doc=(
+        "bytes ``cache_dir`` may hold (whole MiB); the least recently used shards are removed beyond it.")),
+    Parameter("timeout", float, 60.0, "data.timeout", to_binding=float, doc=(
+        "remote shards: seconds without a byte from the store, across retries (a 5xx or a dropped connection "
+        "is retried with backoff and resumed where it stopped), before the iteration raises ``RuntimeError``. "
+        "Unlike ``torch.utils.data.DataLoader``'s, it never waits forever.")),
 ]
 
 

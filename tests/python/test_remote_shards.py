@@ -1,0 +1,265 @@
+"""fastloop.Loader and `fastloop train` over tar shards in object storage: a SeaweedFS S3 gateway and a plain
+HTTP server on loopback (tests/tools/remote_store.py, one for this module), some behind a fault-injecting proxy.
+Batches equal those of the same shards on disk (1 and 2 workers, 2 torchrun ranks), the cache's second epoch
+asks nothing of the store, and each fault of the issue (5xx, dropped connection, 403, 404, a truncated shard, a
+server that stops answering, Ctrl-C during a fetch) ends as it should."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from typing import Iterator, List
+
+import pytest
+import torch
+
+import fastloop
+from conftest import loader_threads_left, run, sigint_raises_keyboard_interrupt
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
+import remote_store  # noqa: E402
+
+ARGS = dict(batch_size=5, workers=2, image_size=32, seed=3)
+
+
+@pytest.fixture(scope="module")
+def shards(image_folder, cli, tmp_path_factory) -> pathlib.Path:
+    """image_folder's 36 train and 12 val images as webdataset shards of 6 samples (written by Python's tarfile,
+    as webdataset users write them), indexed by `fastloop pack --index-only`."""
+    out = tmp_path_factory.mktemp("shards")
+    classes = sorted(p.name for p in (image_folder / "train").iterdir())
+    for split in ("train", "val"):
+        files = sorted((image_folder / split).glob("*/*"))
+        for start in range(0, len(files), 6):
+            with tarfile.open(out / f"{split}-{start // 6:06d}.tar", "w", format=tarfile.USTAR_FORMAT) as tar:
+                for k, path in enumerate(files[start:start + 6]):
+                    key = f"{start + k:06d}"
+                    tar.add(path, arcname=f"{key}{path.suffix}")
+                    label = out / "label.cls"
+                    label.write_text(str(classes.index(path.parent.name)))
+                    tar.add(label, arcname=f"{key}.cls")
+    (out / "label.cls").unlink()
+    (out / "classes.txt").write_text("\n".join(classes) + "\n")
+    run([cli, "pack", "--index-only", out])
+    return out
+
+
+class Store:
+    def __init__(self, work: pathlib.Path, shards: pathlib.Path):
+        self.s3 = remote_store.SeaweedS3(remote_store.weed_program(), work)
+        self.s3.upload(shards, "photos")
+        truncated = work / "truncated"
+        truncated.mkdir()
+        for path in shards.iterdir():
+            data = path.read_bytes()
+            (truncated / path.name).write_bytes(data[:len(data) // 2] if path.name == "train-000002.tar" else data)
+        self.s3.upload(truncated, "truncated")
+        no_index = work / "no_index"
+        no_index.mkdir()
+        (no_index / "train-000000.tar").write_bytes((shards / "train-000000.tar").read_bytes())
+        self.s3.upload(no_index, "no_index")
+        self.http = remote_store.HttpFiles(shards)
+        self.s3_proxy = remote_store.FaultProxy(self.s3.port)
+        self.http_proxy = remote_store.FaultProxy(int(self.http.url.rsplit(":", 1)[1]))
+
+    def close(self) -> None:
+        self.s3_proxy.close()
+        self.http_proxy.close()
+        self.http.close()
+        self.s3.close()
+
+
+@pytest.fixture(scope="module")
+def store(shards, tmp_path_factory) -> Iterator[Store]:
+    started = Store(tmp_path_factory.mktemp("weed"), shards)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture
+def signed(store, monkeypatch):
+    """The admin key and the gateway's endpoint in the environment, as a user sets them."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", remote_store.ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", remote_store.SECRET_KEY)
+    monkeypatch.setenv("AWS_REGION", remote_store.REGION)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", store.s3.endpoint)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    store.s3_proxy.mode("pass")
+    store.http_proxy.mode("pass")
+    return store
+
+
+def batches(loader: fastloop.Loader, epoch: int = 1) -> List[torch.Tensor]:
+    loader.set_epoch(epoch)
+    return [(x.clone(), y.clone()) for x, y in loader]
+
+
+def assert_same(got, want) -> None:
+    assert len(got) == len(want)
+    for (x, y), (wx, wy) in zip(got, want):
+        assert torch.equal(y, wy)
+        assert torch.equal(x, wx)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_s3_batches_equal_the_local_shards(signed, shards, workers):
+    args = dict(ARGS, workers=workers)
+    want = batches(fastloop.Loader(f"shards:{shards}", **args))
+    assert_same(batches(fastloop.Loader("shards:s3://shards/photos", **args)), want)
+    val = fastloop.Loader("shards:s3://shards/photos", split="val", **args)
+    assert_same(batches(val), batches(fastloop.Loader(f"shards:{shards}", split="val", **args)))
+    assert val.classes == ["ant", "bee", "cat"]
+
+
+def test_http_patterns_with_a_val_split_give_the_local_batches(signed, shards):
+    url = signed.http.url
+    remote = f"shards:{url}/train-{{000000..000005}}.tar::{url}/val-{{000000..000001}}.tar"
+    local = f"shards:{shards}/train-{{000000..000005}}.tar::{shards}/val-{{000000..000001}}.tar"
+    for split in ("train", "val"):
+        assert_same(batches(fastloop.Loader(remote, split=split, **ARGS)),
+                    batches(fastloop.Loader(local, split=split, **ARGS)))
+
+
+RANK_SCRIPT = """
+import sys, torch, torch.distributed as dist, fastloop
+dist.init_process_group("gloo")
+loader = fastloop.Loader(sys.argv[2], batch_size=3, workers=2, image_size=32, seed=3, drop_last=False)
+loader.set_epoch(1)
+torch.save([(x.clone(), y.clone()) for x, y in loader], sys.argv[1] + f"/rank{dist.get_rank()}.pt")
+dist.destroy_process_group()
+"""
+
+
+def test_two_torchrun_ranks_read_disjoint_shares_that_equal_the_local_ranks(signed, shards, tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    torchrun = pathlib.Path(sys.executable).parent / "torchrun"
+    done = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", str(script), str(tmp_path),
+                           "shards:s3://shards/photos"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = []
+    for rank in range(2):
+        got = torch.load(tmp_path / f"rank{rank}.pt")
+        want = batches(fastloop.Loader(f"shards:{shards}", batch_size=3, workers=2, image_size=32, seed=3,
+                                       drop_last=False, rank=rank, world_size=2))
+        assert_same(got, want)
+        seen.append({bytes(x.numpy().tobytes()) for b, _ in got for x in b})
+    assert not seen[0] & seen[1]
+    assert len(seen[0]) + len(seen[1]) == 36  # 36 distinct images: every one once
+
+
+def test_the_caches_second_epoch_asks_nothing_of_the_store(signed, shards, tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
+    before = signed.s3_proxy.requests
+    loader = fastloop.Loader("shards:s3://shards/photos", cache_dir=str(tmp_path / "cache"), **ARGS)
+    first = batches(loader, 1)
+    fetched = signed.s3_proxy.requests
+    assert fetched - before >= 6  # the index, classes.txt and six shards at least
+    second = batches(loader, 2)
+    assert signed.s3_proxy.requests == fetched
+    assert_same(second, batches(fastloop.Loader(f"shards:{shards}", **ARGS), 2))
+    assert len(first) == len(second)
+    # A second process (another rank) sharing the folder asks only for the index and classes.txt.
+    other = fastloop.Loader("shards:s3://shards/photos", cache_dir=str(tmp_path / "cache"), **ARGS)
+    batches(other, 3)
+    assert signed.s3_proxy.requests - fetched <= 2
+
+
+def test_5xx_answers_and_dropped_connections_are_retried_and_resumed(signed, shards, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
+    loader = fastloop.Loader("shards:s3://shards/photos", **ARGS)
+    signed.s3_proxy.mode("status:503:3")
+    signed.s3_proxy.mode("drop:2000:4")
+    got = batches(loader)
+    assert "drop" not in signed.s3_proxy.faults and "status" not in signed.s3_proxy.faults  # all were met
+    assert_same(got, batches(fastloop.Loader(f"shards:{shards}", **ARGS)))
+
+
+def test_a_denied_key_names_the_url_and_the_credential_source_never_the_secret(signed, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", remote_store.READONLY_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", remote_store.READONLY_SECRET)
+    with pytest.raises(ValueError) as error:
+        fastloop.Loader("shards:s3://shards/photos", **ARGS)
+    message = str(error.value)
+    assert "s3://shards/photos/shards.idx" in message and "403" in message
+    assert "environment (AWS_ACCESS_KEY_ID)" in message
+    assert remote_store.READONLY_SECRET not in message
+
+
+def test_a_missing_object_and_a_missing_index_say_what_to_do(signed):
+    with pytest.raises(ValueError, match="s3://shards/photos/train-000099.tar: not listed in"):
+        fastloop.Loader("shards:s3://shards/photos/train-{000098..000099}.tar", **ARGS)
+    with pytest.raises(ValueError, match=r"s3://shards/nothing/shards.idx: no shard index .* fastloop pack --index-only"):
+        fastloop.Loader("shards:s3://shards/nothing", **ARGS)
+    with pytest.raises(ValueError, match="no shard index beside the shards"):
+        fastloop.Loader("shards:s3://shards/no_index/train-000000.tar", **ARGS)
+    with pytest.raises(ValueError, match=r"http://127.0.0.1:\d+/missing/shards.idx"):
+        fastloop.Loader(f"shards:{signed.http.url}/missing/train-0.tar", **ARGS)
+
+
+def test_a_shard_truncated_on_the_server_is_named_as_a_local_one(signed, shards, tmp_path):
+    loader = fastloop.Loader("shards:s3://shards/truncated", **ARGS)
+    with pytest.raises(ValueError, match="s3://shards/truncated/train-000002.tar: byte"):
+        batches(loader)
+    local = tmp_path / "train-000002.tar"
+    data = (shards / "train-000002.tar").read_bytes()
+    local.write_bytes(data[:len(data) // 2])
+    with pytest.raises(ValueError, match="train-000002.tar: byte"):
+        fastloop.Loader(f"shards:{local}", **ARGS)
+
+
+def test_a_server_that_stops_answering_ends_the_iteration_after_the_timeout(signed, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
+    loader = fastloop.Loader("shards:s3://shards/photos", timeout=2.0, **ARGS)
+    signed.s3_proxy.mode("stall")
+    try:
+        with pytest.raises(RuntimeError, match=r"no data for [\d.]+ s \(--data-timeout 2\): the server stopped answering"):
+            batches(loader)
+    finally:
+        signed.s3_proxy.mode("pass")
+    assert loader_threads_left() == 0
+
+
+def test_ctrl_c_during_a_fetch_stops_the_workers(signed, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
+    loader = fastloop.Loader("shards:s3://shards/photos", timeout=600.0, **ARGS)
+    signed.s3_proxy.mode("stall")  # every fetch waits: Ctrl-C must not wait for the 600 s timeout
+    fetching = threading.Event()
+
+    def interrupt() -> None:
+        if fetching.wait(timeout=60):
+            time.sleep(0.5)  # the workers are inside their fetches by now
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    started = time.monotonic()
+    try:
+        with sigint_raises_keyboard_interrupt(), pytest.raises(KeyboardInterrupt):
+            sender.start()
+            loader.set_epoch(1)
+            iterator = iter(loader)
+            fetching.set()
+            next(iterator)
+    finally:
+        signed.s3_proxy.mode("pass")
+        sender.join()
+    assert time.monotonic() - started < 60
+    assert loader_threads_left() == 0
+
+
+def test_the_cli_trains_from_s3_and_a_bad_url_exits_two(signed, cli, tmp_path):
+    env = dict(os.environ)
+    done = run([cli, "train", "--data", "shards:s3://shards/photos", "--model", "small_cnn", "--image-size", "32",
+                "--batch-size", "6", "--max-steps", "3", "--device", "cpu", "--workers", "2",
+                "--data-cache", tmp_path / "cache", "--data-timeout", "30"], env=env)
+    assert "test accuracy" in done.stdout
+    bad = subprocess.run([str(cli), "train", "--data", "shards:s3://No_Such/x.tar", "--device", "cpu"],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 2
+    assert "shard URL 's3://No_Such/x.tar'" in bad.stdout + bad.stderr

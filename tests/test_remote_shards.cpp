@@ -1,0 +1,348 @@
+// Remote tar shards: URL and pattern parsing, the AWS credential chain (never naming a secret), the shard
+// index and the cache folder; then against a real SeaweedFS S3 gateway on loopback (tests/tools/remote_store.py,
+// one per test process) the s3:// and http:// sources give the local shards' order, bytes and labels for two
+// ranks read by several threads, and a 5xx and a dropped connection are retried and resumed by Range.
+// The batches themselves, torchrun, resume, the cache's quiet epoch and the other faults: tests/python/test_remote_shards.py.
+#include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/aws_credentials.h"
+#include "fastloop/data/sources/http_fetch.h"
+#include "fastloop/data/sources/remote_shards.h"
+#include "fastloop/data/sources/remote_url.h"
+#include "fastloop/data/sources/shard_cache.h"
+#include "fastloop/data/sources/shard_index_file.h"
+#include "fastloop/data/sources/shards.h"
+#include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/augment.h"
+
+#include "data_files.h"
+#include "shard_files.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/prctl.h>
+#include <utime.h>
+
+#include <csignal>
+#include <map>
+#include <thread>
+
+namespace fastloop {
+namespace {
+
+using namespace test_data;
+using namespace test_shards;
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) {
+    const auto it = vars.find(name);
+    return it == vars.end() ? std::string() : it->second;
+  };
+}
+
+TEST(RemoteUrl, ParsesS3AndHttpAndNamesWhatIsWrong) {
+  const RemoteUrl s3 = remote_url_parse("s3://my-bucket/dir/train-000001.tar");
+  EXPECT_EQ(s3.scheme, "s3");
+  EXPECT_EQ(s3.bucket, "my-bucket");
+  EXPECT_EQ(s3.key, "dir/train-000001.tar");
+  EXPECT_EQ(remote_url_http(s3, "http://127.0.0.1:8333/", "eu-west-1"), "http://127.0.0.1:8333/my-bucket/dir/train-000001.tar");
+  EXPECT_EQ(remote_url_http(s3, "", "eu-west-1"), "https://my-bucket.s3.eu-west-1.amazonaws.com/dir/train-000001.tar");
+  EXPECT_EQ(remote_url_http(remote_url_parse("https://h:8080/a b%.tar"), "", ""), "https://h:8080/a%20b%25.tar");
+  EXPECT_EQ(remote_url_sibling(s3, "shards.idx").text, "s3://my-bucket/dir/shards.idx");
+  EXPECT_EQ(remote_url_basename(s3), "train-000001.tar");
+  EXPECT_CONTAINS(input_error_of([] { remote_url_parse("s3://Bad_Bucket/x.tar"); }), "is not a bucket name");
+  EXPECT_CONTAINS(input_error_of([] { remote_url_parse("s3://bucket/"); }), "no object named");
+  EXPECT_CONTAINS(input_error_of([] { remote_url_parse("ftp://h/x.tar"); }), "expected s3://BUCKET/KEY");
+  EXPECT_CONTAINS(input_error_of([] { remote_url_parse("http://user:pw@h/x.tar"); }), "credentials come from the AWS");
+}
+
+TEST(RemoteUrl, PatternsExpandBracesAndSplitAtTheDoubleColon) {
+  std::string train, val;
+  remote_spec_split("s3://b1b/train-{0..2}.tar::http://h:81/val-{a,b}.tar", train, val);
+  EXPECT_EQ(train, "s3://b1b/train-{0..2}.tar");
+  EXPECT_EQ(val, "http://h:81/val-{a,b}.tar");
+  const auto urls = remote_pattern_expand(train);
+  ASSERT_EQ(urls.size(), 3u);
+  EXPECT_EQ(urls[2].text, "s3://b1b/train-2.tar");
+  EXPECT_EQ(remote_pattern_expand("http://h/v-{000008..000010}.tar")[2].key, "v-000010.tar");
+  EXPECT_CONTAINS(input_error_of([] { remote_pattern_expand("s3://bbb/t-{0..2.tar"); }), "'{' without '}'");
+}
+
+TEST(AwsCredentials, EnvironmentThenProfileThenAnonymousAndTheSourceIsNamedNeverTheSecret) {
+  TempDir dir;
+  write_all(dir / "credentials", "# keys\n[default]\naws_access_key_id = AKDEFAULT\naws_secret_access_key = s3cr3t-default\n"
+                                 "[ci]\naws_access_key_id=AKCI\naws_secret_access_key=s3cr3t-ci\naws_session_token = tok\n");
+  write_all(dir / "config", "[default]\nregion = eu-north-1\n[profile ci]\nregion=ap-south-1\nendpoint_url = http://127.0.0.1:9\n"
+                            "s3 =\n  addressing_style = path\n");
+  const std::string home = dir.path();
+  std::map<std::string, std::string> env = {{"HOME", home}, {"AWS_SHARED_CREDENTIALS_FILE", dir / "credentials"},
+                                            {"AWS_CONFIG_FILE", dir / "config"}};
+  AwsCredentials c = aws_credentials_resolve(env_of(env));
+  EXPECT_EQ(c.access_key, "AKDEFAULT");
+  EXPECT_EQ(c.region, "eu-north-1");
+  EXPECT_EQ(c.source, "profile 'default' in " + (dir / "credentials"));
+  env["AWS_PROFILE"] = "ci";
+  c = aws_credentials_resolve(env_of(env));
+  EXPECT_EQ(c.secret_key, "s3cr3t-ci");
+  EXPECT_EQ(c.session_token, "tok");
+  EXPECT_EQ(c.region, "ap-south-1");
+  EXPECT_EQ(c.endpoint, "http://127.0.0.1:9");
+  env["AWS_ACCESS_KEY_ID"] = "AKENV";
+  env["AWS_SECRET_ACCESS_KEY"] = "s3cr3t-env";
+  env["AWS_REGION"] = "us-west-2";
+  env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:10";
+  c = aws_credentials_resolve(env_of(env));
+  EXPECT_EQ(c.access_key, "AKENV");
+  EXPECT_EQ(c.source, "environment (AWS_ACCESS_KEY_ID)");
+  EXPECT_EQ(c.region, "us-west-2");
+  EXPECT_EQ(c.endpoint, "http://127.0.0.1:10");
+  env.erase("AWS_SECRET_ACCESS_KEY");
+  const std::string half = input_error_of([&] { aws_credentials_resolve(env_of(env)); });
+  EXPECT_CONTAINS(half, "AWS_SECRET_ACCESS_KEY is not");
+  env = {{"HOME", home + "/nowhere"}};
+  EXPECT_TRUE(aws_credentials_resolve(env_of(env)).anonymous());
+  EXPECT_CONTAINS(aws_credentials_resolve(env_of(env)).source, "anonymous");
+  env["AWS_PROFILE"] = "missing";
+  const std::string missing = input_error_of([&] { aws_credentials_resolve(env_of(env)); });
+  EXPECT_CONTAINS(missing, "AWS_PROFILE=missing: no [missing]");
+  for (const std::string& message : {half, missing}) EXPECT_EQ(message.find("s3cr3t"), std::string::npos) << message;
+}
+
+TEST(AwsIni, ReadsSectionsCommentsAndNestedBlocksAndNamesABadLine) {
+  const AwsIni ini = aws_ini_parse("top = ignored\n[a]\n; c\nKey = v = w \n\n[ b ]\nx=1\ns3 =\n  y = 2\nz=3\n", "f");
+  EXPECT_EQ(ini.at("a").at("key"), "v = w");
+  EXPECT_EQ(ini.at("b").at("x"), "1");
+  EXPECT_EQ(ini.at("b").count("y"), 0u);
+  EXPECT_EQ(ini.at("b").at("z"), "3");
+  EXPECT_CONTAINS(input_error_of([] { aws_ini_parse("[a]\nnot a setting\n", "/h/.aws/config"); }), "/h/.aws/config: line 2");
+  EXPECT_CONTAINS(input_error_of([] { aws_ini_parse("[a\n", "f"); }), "line 1: a section header");
+}
+
+TEST(ShardIndexFile, RoundTripsThePackedShardsAndNamesABadLine) {
+  TempDir dir;
+  write_shard(dir / "train-000000.tar", fake_samples(0, 7));
+  write_shard(dir / "train-000001.tar", fake_samples(7, 5, 3));
+  const auto written = shard_index_write(dir.path());
+  const auto read = shard_index_parse(read_all(dir / kShardIndexName), "idx");
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].name, "train-000000.tar");
+  EXPECT_EQ(read[0].samples, 7);
+  EXPECT_EQ(read[0].classes, 5);
+  EXPECT_EQ(read[1].bytes, static_cast<int64_t>(read_all(dir / "train-000001.tar").size()));
+  EXPECT_EQ(shard_index_format(written), shard_index_format(read));
+  EXPECT_CONTAINS(input_error_of([] { shard_index_parse("hello\n", "s3://b/shards.idx"); }),
+                  "s3://b/shards.idx: line 1: not a fastloop shard index");
+  const std::string head = shard_index_format({});
+  EXPECT_CONTAINS(input_error_of([&] { shard_index_parse(head + "a.tar 1 x 2\n", "i"); }), "line 2: expected 'NAME BYTES");
+  EXPECT_CONTAINS(input_error_of([&] { shard_index_parse(head + "a.tar 1 1 1\na.tar 1 1 1\n", "i"); }), "listed twice");
+}
+
+TEST(ShardCache, KeepsTheRecentlyUsedWithinItsBoundAndToleratesVanishedFiles) {
+  TempDir dir;
+  const ShardCache cache(dir / "cache", 2500);
+  std::string out;
+  EXPECT_FALSE(cache.get("s3://b/a.tar", 1000, out));
+  cache.put("s3://b/a.tar", std::string(1000, 'a'));
+  cache.put("s3://b/b.tar", std::string(1000, 'b'));
+  const std::string a = dir / ("cache/" + ShardCache::file_name("s3://b/a.tar"));
+  const std::string b = dir / ("cache/" + ShardCache::file_name("s3://b/b.tar"));
+  struct utimbuf old {1000, 1000};
+  ::utime(b.c_str(), &old);  // b is the least recently used
+  EXPECT_TRUE(cache.get("s3://b/a.tar", 1000, out));
+  EXPECT_EQ(out, std::string(1000, 'a'));
+  EXPECT_FALSE(cache.get("s3://b/a.tar", 999, out));  // not the index's size: a miss
+  cache.put("s3://b/c.tar", std::string(1000, 'c'));
+  EXPECT_FALSE(std::filesystem::exists(b));
+  EXPECT_TRUE(std::filesystem::exists(a));
+  std::filesystem::remove(a);  // another rank evicted it
+  EXPECT_FALSE(cache.get("s3://b/a.tar", 1000, out));
+  cache.put("s3://b/huge.tar", std::string(3000, 'h'));  // over the bound: not kept
+  EXPECT_FALSE(cache.get("s3://b/huge.tar", 3000, out));
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "cache"))
+    EXPECT_EQ(entry.path().filename().string().rfind(".tmp", 0), std::string::npos) << "a temporary file was left";
+}
+
+// tests/tools/remote_store.py for this process: SeaweedFS, a Range-capable HTTP server and fault proxies,
+// serving `folder` (as s3://shards/data/NAME and http://HOST/NAME). Dies with the test process.
+class RemoteStore {
+ public:
+  explicit RemoteStore(const std::string& folder) {
+    int in[2], out[2];
+    if (::pipe(in) != 0 || ::pipe(out) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::dup2(in[0], STDIN_FILENO);
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(in[1]), ::close(out[0]);
+      ::execl(FASTLOOP_PYTHON, FASTLOOP_PYTHON, FASTLOOP_TEST_DIR "/tools/remote_store.py", folder.c_str(), nullptr);
+      ::_exit(127);
+    }
+    ::close(in[0]), ::close(out[1]);
+    stdin_ = in[1];
+    std::string line;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    ::close(out[0]);
+    if (line.empty() || line[0] != '{') throw std::runtime_error("tests/tools/remote_store.py did not start");
+    info = nlohmann::json::parse(line);
+  }
+  ~RemoteStore() {
+    ::close(stdin_);  // it shuts down; killed if it takes long
+    if (test::wait_exit(pid_, 20) < 0) ADD_FAILURE() << "remote_store.py did not stop";
+  }
+  void use_credentials(const std::string& endpoint) const {
+    ::setenv("AWS_ACCESS_KEY_ID", info["access_key"].get<std::string>().c_str(), 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", info["secret_key"].get<std::string>().c_str(), 1);
+    ::setenv("AWS_ENDPOINT_URL", endpoint.c_str(), 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+  }
+  void fault(const std::string& proxy, const std::string& mode) const {
+    HttpFetcher plain(AwsCredentials{}, FetchOptions{});
+    plain.get(remote_url_parse(info[proxy].get<std::string>() + "/__fault__/" + mode));
+  }
+  nlohmann::json info;
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+};
+
+// Four shards of 6 real images each (the golden JPEGs and PNGs, cycled; class = the file's position mod 3)
+// with their index, as `fastloop pack` leaves them, in `dir`.
+void packed_images(const std::string& dir) {
+  const std::vector<std::string> files = {"rgb.jpg", "gray.jpg", "progressive.jpg", "rgb.png", "palette.png",
+                                          "rgb444.jpg", "gray.png"};
+  int64_t n = 0;
+  for (int64_t s = 0; s < 4; ++s) {
+    std::vector<FakeSample> samples;
+    for (int64_t k = 0; k < 6; ++k, ++n) {
+      const std::string& f = files[static_cast<size_t>(n) % files.size()];
+      char key[32];
+      std::snprintf(key, sizeof(key), "%06lld", static_cast<long long>(n));
+      samples.push_back({key, f.substr(f.size() - 3), n % 3, read_all(std::string(FASTLOOP_TEST_DIR) + "/golden/images/" + f)});
+    }
+    char name[32];
+    std::snprintf(name, sizeof(name), "/train-%06lld.tar", static_cast<long long>(s));
+    write_shard(dir + name, samples);
+  }
+  shard_index_write(dir);
+}
+
+// One store per test process, serving packed_images() as s3://shards/data/... and http://HOST/...
+class RemoteShards : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!test::venv_present()) return;
+    dir_ = new test::TempDir();
+    std::filesystem::create_directories(*dir_ / "packed");
+    packed_images(*dir_ / "packed");
+    store_ = new RemoteStore(*dir_ / "packed");
+  }
+  static void TearDownTestSuite() {
+    delete store_;
+    delete dir_;
+    store_ = nullptr, dir_ = nullptr;
+  }
+  void SetUp() override {
+    FASTLOOP_SKIP_WITHOUT_VENV();
+    store_->fault("s3_proxy", "pass");
+  }
+  static std::string local() { return *dir_ / "packed"; }
+  static DataOptions options() {
+    DataOptions o;
+    o.image.size = 24;
+    o.shuffle_buffer = 4;
+    return o;
+  }
+  static test::TempDir* dir_;
+  static RemoteStore* store_;
+};
+test::TempDir* RemoteShards::dir_ = nullptr;
+RemoteStore* RemoteShards::store_ = nullptr;
+
+// Every rank's epoch order, and each sample's bytes and label read by `threads` threads at once.
+void expect_same_as_local(const EncodedImages& remote, const EncodedImages& local, int64_t threads) {
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    const auto order = remote.epoch_order(7, 1, rank, 2);
+    ASSERT_TRUE(order.has_value());
+    ASSERT_EQ(*order, *local.epoch_order(7, 1, rank, 2));
+    remote.reads_planned(*order, 0);
+    std::vector<std::thread> readers;
+    for (int64_t t = 0; t < threads; ++t)
+      readers.emplace_back([&, t] {
+        std::string a, b;
+        for (size_t k = static_cast<size_t>(t); k < order->size(); k += static_cast<size_t>(threads)) {
+          const int64_t i = (*order)[k];
+          EXPECT_EQ(remote.bytes(i, a), local.bytes(i, b)) << remote.name(i);
+          EXPECT_EQ(remote.label(i), local.label(i));
+        }
+      });
+    for (auto& r : readers) r.join();
+  }
+}
+
+std::vector<Batch> epoch_batches(const Dataset& data, int64_t workers, int64_t first_batch = 0) {
+  LoaderOptions o;
+  o.batch_size = 5;
+  o.workers = workers;
+  o.drop_last = false;
+  o.augment = augment_crop_flip(0);
+  o.sampler.seed = 3;
+  Loader loader(data, o);
+  loader.start_epoch(1, first_batch);
+  std::vector<Batch> out;
+  while (auto b = loader.next()) out.push_back(*b);
+  return out;
+}
+
+void expect_equal_batches(const std::vector<Batch>& a, const std::vector<Batch>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].index, b[k].index);
+    EXPECT_TRUE(a[k].labels.equal(b[k].labels)) << "batch " << a[k].index;
+    EXPECT_TRUE(a[k].images.equal(b[k].images)) << "batch " << a[k].index;
+  }
+}
+
+TEST_F(RemoteShards, S3BatchesEqualTheLocalShardsForOneAndTwoWorkersAndWhenResumedMidEpoch) {
+  store_->use_credentials(store_->info["endpoint"]);
+  const DatasetSplits disk = data_load("shards:" + local(), options());
+  const DatasetSplits s3 = data_load("shards:s3://shards/data", options());
+  EXPECT_EQ(s3.train.num_classes, disk.train.num_classes);
+  const auto want = epoch_batches(disk.train, 1);
+  ASSERT_EQ(want.size(), 5u);  // 24 samples in batches of 5
+  for (int64_t workers : {1, 2}) expect_equal_batches(epoch_batches(s3.train, workers), want);
+  const auto resumed = epoch_batches(s3.train, 2, 3);
+  expect_equal_batches(resumed, std::vector<Batch>(want.begin() + 3, want.end()));
+}
+
+TEST_F(RemoteShards, S3AndHttpGiveTheLocalOrderBytesAndLabelsToTwoRanksOfThreeThreads) {
+  store_->use_credentials(store_->info["endpoint"]);
+  const ShardSplits disk = shards_load(local(), 4);
+  RemoteShardOptions o;
+  o.shuffle_buffer = 4;
+  const RemoteShardSplits s3 = remote_shards_load("s3://shards/data", o);
+  EXPECT_EQ(s3.val, nullptr);
+  expect_same_as_local(*s3.train, *disk.train, 3);
+  EXPECT_EQ(s3.train->counters().retries.load(), 0);
+  const RemoteShardSplits http =
+      remote_shards_load(store_->info["http"].get<std::string>() + "/train-{000000..000003}.tar", o);
+  expect_same_as_local(*http.train, *disk.train, 3);
+}
+
+TEST_F(RemoteShards, A5xxAndDroppedConnectionsAreRetriedAndResumedByRange) {
+  store_->use_credentials(store_->info["s3_proxy"]);
+  const ShardSplits disk = shards_load(local(), 4);
+  RemoteShardOptions o;
+  o.shuffle_buffer = 4;
+  o.fetch.backoff_s = 0.01;
+  const RemoteShardSplits s3 = remote_shards_load("s3://shards/data", o);
+  store_->fault("s3_proxy", "status:503:2");
+  store_->fault("s3_proxy", "drop:3000:3");
+  expect_same_as_local(*s3.train, *disk.train, 2);
+  EXPECT_GE(s3.train->counters().retries.load(), 5);
+}
+
+} // namespace
+} // namespace fastloop
