@@ -236,6 +236,22 @@ struct RunParts {
   }
 };
 
+/// Waits for the next batch in slices, so that a stop request (Ctrl-C) also ends a wait that does not end by
+/// itself (a remote store that stopped answering): the workers are stopped, which cancels their fetches, and
+/// the run stops as after a step. Only at a cycle's start and with one process: ranks agree on stopping after
+/// a step, which a rank waiting here would not reach.
+bool stop_while_waiting(RunParts& run, const TrainPosition& position) {
+  if (!run.control.should_stop || run.setup.group || run.length.micro(position.batch) != 0) return false;
+  while (!run.loader.wait_next(std::chrono::milliseconds(100))) {
+    if (!run.control.should_stop(position)) continue;
+    run.loader.stop();
+    run.checkpoint.save();
+    run.summary.stopped = true;
+    return true;
+  }
+  return false;
+}
+
 /// One epoch's batches (from a resumed position's): each micro-step, and at each cycle's end the optimizer
 /// step and the once-in-a-while blocks. Returns the epoch's tally; sets summary.stopped on a stop request.
 Tally epoch_steps(RunParts& run) {
@@ -246,6 +262,7 @@ Tally epoch_steps(RunParts& run) {
   for (;;) {
     run.profiler.step_begins(position.step);  // --profile: from the wait for the step's first batch
     const auto wait_start = Clock::now();
+    if (stop_while_waiting(run, position)) break;
     auto batch = run.loader.next();
     interval.data_wait += seconds_since(wait_start);
     if (!batch) break;

@@ -60,6 +60,8 @@ RemoteUrl remote_url_parse(const std::string& text) {
   const std::string authority = rest.substr(0, slash);
   const std::string path = slash == std::string::npos ? "" : rest.substr(slash + 1);
   if (authority.empty()) fail_url(text, url.scheme == "s3" ? "no bucket" : "no host");
+  for (unsigned char c : authority)  // IDNs go in their punycode (xn--) form; keys may hold UTF-8 (percent-encoded)
+    if (c >= 0x7f) fail_url(text, "a non-ASCII byte in the host; write the host in ASCII (xn--... for an IDN)");
   if (path.empty() || path.back() == '/') fail_url(text, "no object named after the host or bucket");
   if (authority.find_first_of("@?#") != std::string::npos || path.find_first_of("?#") != std::string::npos)
     fail_url(text, "user names, queries and fragments are not taken; credentials come from the AWS environment");
