@@ -54,6 +54,9 @@ TEST(RemoteUrl, ParsesS3AndHttpAndNamesWhatIsWrong) {
   EXPECT_CONTAINS(input_error_of([] { remote_url_parse("s3://bucket/"); }), "no object named");
   EXPECT_CONTAINS(input_error_of([] { remote_url_parse("ftp://h/x.tar"); }), "expected s3://BUCKET/KEY");
   EXPECT_CONTAINS(input_error_of([] { remote_url_parse("http://user:pw@h/x.tar"); }), "credentials come from the AWS");
+  // Found by fuzz/remote_url_fuzzer.cpp: a non-ASCII host went into the request URL.
+  EXPECT_CONTAINS(input_error_of([] { remote_url_parse("https://h\x92st:8443/x.tar"); }), "non-ASCII byte in the host");
+  EXPECT_EQ(remote_url_http(remote_url_parse("http://h/caf\xc3\xa9.tar"), "", ""), "http://h/caf%C3%A9.tar");
 }
 
 TEST(RemoteUrl, PatternsExpandBracesAndSplitAtTheDoubleColon) {

@@ -7,7 +7,7 @@ Every process started here dies with its parent (PR_SET_PDEATHSIG) and is killed
 leaves no server behind. Run as a program (`remote_store.py DIR`) it serves DIR's files in bucket "shards",
 prints one JSON line with the ports and keys, and stops when its stdin closes: the C++ tests start it so.
 The proxy is steered by GETs of http://PROXY/__fault__/MODE: `pass`, `status:503:N` (N answers 503),
-`drop:BYTES:N` (N responses cut after BYTES body bytes), `stall` (requests get no answer), `latency:MS`,
+`drop:BYTES:N` (N responses cut after BYTES body bytes), `stall[:N]` (requests after the next N get no answer), `latency:MS`,
 `rate:BYTES_PER_S`; http://PROXY/__count__ answers the number of requests it forwarded.
 """
 
@@ -161,7 +161,8 @@ class FaultProxy:
         self.upstream = ("127.0.0.1", upstream_port)
         self.lock = threading.Lock()
         self.faults: Dict[str, object] = {}
-        self.requests = 0
+        self.requests = 0  # forwarded
+        self.stalled = 0   # held without an answer
         proxy = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -174,7 +175,7 @@ class FaultProxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def mode(self, text: str) -> None:
-        """`pass`, `status:CODE:N`, `drop:BYTES:N`, `stall`, `latency:MS`, `rate:BYTES_PER_S` (they add up;
+        """`pass`, `status:CODE:N`, `drop:BYTES:N`, `stall[:N]`, `latency:MS`, `rate:BYTES_PER_S` (they add up;
         `pass` clears all)."""
         with self.lock:
             kind, *args = text.split(":")
@@ -182,8 +183,8 @@ class FaultProxy:
                 self.faults.clear()
             elif kind in ("status", "drop"):
                 self.faults[kind] = [int(args[0]), int(args[1])]
-            elif kind == "stall":
-                self.faults["stall"] = True
+            elif kind == "stall":  # stall:N: after N more requests pass
+                self.faults["stall"] = int(args[0]) if args else 0
             elif kind in ("latency", "rate"):
                 self.faults[kind] = float(args[0])
             else:
@@ -214,8 +215,12 @@ class FaultProxy:
                 continue
             with self.lock:
                 stall, latency, rate = self.faults.get("stall"), self.faults.get("latency"), self.faults.get("rate")
-            if stall:
-                while self.faults.get("stall"):
+                if stall:  # requests still to pass
+                    self.faults["stall"] -= 1
+                elif stall == 0:
+                    self.stalled += 1
+            if stall == 0:
+                while "stall" in self.faults:
                     time.sleep(0.05)
                 client.close()
                 return

@@ -7,7 +7,8 @@ namespace fastloop {
 std::vector<ConfigField> config_fields(TrainConfig& c) {
   return {
       {"data.source", "--data", "dataset: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
-       "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN], csv:TRAIN.csv[::VAL.csv] (columns path, label)",
+       "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN] (local, or s3://BUCKET/... and http(s)://... URLs), "
+       "csv:TRAIN.csv[::VAL.csv] (columns path, label)",
        &c.data.source, {}},
       {"data.batch_size", "--batch-size", "images per step", &c.data.batch_size, {}},
       {"data.workers", "--workers", "loader threads (0: load in the training thread)", &c.data.workers, {}},

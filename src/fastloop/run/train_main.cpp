@@ -4,6 +4,7 @@
 
 #include "fastloop/run/config_flags.h"
 #include "fastloop/run/exit_code.h"
+#include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/train/perf_auto.h"
 #include "fastloop/train/trainer.h"
@@ -17,7 +18,10 @@ namespace fastloop {
 
 namespace {
 std::atomic<bool> g_stop_requested{false};  // set from a signal handler, so it cannot live in a struct
-extern "C" void request_stop(int) { g_stop_requested = true; }
+extern "C" void request_stop(int) {
+  g_stop_requested = true;  // first: a fetch cancelled below is then seen as part of the stop
+  fetch_interrupt_all();    // remote shards: fetches outside the loader's wait (setup) stop too
+}
 
 void summary_print(const TrainSummary& summary) {
   if (summary.world_size > 1)
@@ -40,6 +44,7 @@ class StopOnSignals {
  public:
   StopOnSignals() {
     g_stop_requested = false;  // a second run in this process starts afresh
+    fetch_interrupt_clear();
     struct sigaction action {};
     action.sa_handler = request_stop;
     sigemptyset(&action.sa_mask);

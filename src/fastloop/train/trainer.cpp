@@ -242,14 +242,16 @@ struct RunParts {
 /// a step, which a rank waiting here would not reach.
 bool stop_while_waiting(RunParts& run, const TrainPosition& position) {
   if (!run.control.should_stop || run.setup.group || run.length.micro(position.batch) != 0) return false;
-  while (!run.loader.wait_next(std::chrono::milliseconds(100))) {
-    if (!run.control.should_stop(position)) continue;
-    run.loader.stop();
-    run.checkpoint.save();
-    run.summary.stopped = true;
-    return true;
+  for (;;) {
+    const bool ready = run.loader.wait_next(std::chrono::milliseconds(100));
+    if (run.control.should_stop(position)) {  // checked after a ready wait too: it may be a cancelled fetch
+      run.loader.stop();
+      run.checkpoint.save();
+      run.summary.stopped = true;
+      return true;
+    }
+    if (ready) return false;
   }
-  return false;
 }
 
 /// One epoch's batches (from a resumed position's): each micro-step, and at each cycle's end the optimizer

@@ -15,6 +15,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Set from a signal handler, so it cannot live in a struct (as train_main's stop request).
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler stores it");
+
+bool cancelled(const std::atomic<bool>* cancel) { return g_interrupted.load() || (cancel && cancel->load()); }
+
 // One attempt's state, shared with libcurl's callbacks.
 struct Transfer {
   CURL* curl = nullptr;
@@ -57,7 +63,7 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   const auto& t = *static_cast<Transfer*>(user);
-  return t.cancel && t.cancel->load() ? 1 : 0;  // non-zero: CURLE_ABORTED_BY_CALLBACK
+  return cancelled(t.cancel) ? 1 : 0;  // non-zero: CURLE_ABORTED_BY_CALLBACK
 }
 
 std::string xml_code(const std::string& body) {
@@ -89,6 +95,9 @@ struct ListDeleter {
 };
 
 } // namespace
+
+void fetch_interrupt_all() noexcept { g_interrupted = true; }
+void fetch_interrupt_clear() noexcept { g_interrupted = false; }
 
 HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
     : credentials_(std::move(credentials)), options_(options) {
@@ -150,7 +159,7 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
     const CURLcode rc = curl_easy_perform(t.curl);
     if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
     last_byte = t.last_byte;
-    if (cancel && cancel->load()) throw FetchCancelled(where + ": fetch cancelled (the loader stopped)");
+    if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
     if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return out;
     if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return out;  // the resumed part was empty
     if (rc == CURLE_OK && t.status >= 400 && t.status < 500 && t.status != 429) {
@@ -177,7 +186,7 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
                      last_fault + "); the store keeps failing");
     ++counters_.retries;
     for (auto until = Clock::now() + std::chrono::duration<double>(backoff); Clock::now() < until;) {
-      if (cancel && cancel->load()) throw FetchCancelled(where + ": fetch cancelled (the loader stopped)");
+      if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     backoff = std::min(backoff * 2, 5.0);

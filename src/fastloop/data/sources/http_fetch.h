@@ -36,6 +36,12 @@ class FetchCancelled : public RunError {
   using RunError::RunError;
 };
 
+/// Cancels every fetch of the process, and fails those that start, until fetch_interrupt_clear(): what a
+/// Ctrl-C handler calls (async-signal-safe), so that a fetch outside the loader (a run's setup reading its
+/// first images) stops too. The loader's own stop cancels only its split's fetches (reads_cancelled).
+void fetch_interrupt_all() noexcept;
+void fetch_interrupt_clear() noexcept;
+
 class HttpFetcher {
  public:
   HttpFetcher(AwsCredentials credentials, FetchOptions options);

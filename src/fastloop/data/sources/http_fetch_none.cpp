@@ -3,6 +3,9 @@
 
 namespace fastloop {
 
+void fetch_interrupt_all() noexcept {}
+void fetch_interrupt_clear() noexcept {}
+
 HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
     : credentials_(std::move(credentials)), options_(options) {
   throw InputError("this fastloop was built without libcurl, so it cannot read s3:// or http(s):// shards; "

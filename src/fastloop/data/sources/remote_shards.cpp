@@ -25,8 +25,7 @@ RemoteShardImages::RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<Sh
     first_.push_back(first_.back() + entries_[s].samples);
     num_classes_ = std::max(num_classes_, entries_[s].classes);
     largest = std::max(largest, entries_[s].bytes);
-    shards_[s].position = static_cast<int64_t>(s);
-    plan_.push_back(static_cast<int64_t>(s));  // file order until the loader plans an epoch
+    shards_[s].position = std::numeric_limits<int64_t>::max();  // no plan, no read-ahead: until the loader plans
   }
   int64_t total_bytes = 0;
   for (const auto& e : entries_) total_bytes += e.bytes;

@@ -68,7 +68,7 @@ class RemoteShardImages : public EncodedImages {
     std::vector<Meta> meta;                   // after the first load; kept when the data is dropped
     std::exception_ptr error;                 // kFailed
     int64_t uses_left = 0;                    // reads this epoch's plan still has for the shard
-    int64_t position = 0;                     // where the plan reads it first (shard order)
+    int64_t position = 0;                     // where the plan reads it first (shard order); max: not planned
     bool evicted = false;                     // dropped this epoch while reads were left
   };
 
