@@ -47,7 +47,7 @@ TEST(RemoteUrl, ParsesS3AndHttpAndNamesWhatIsWrong) {
   EXPECT_EQ(s3.key, "dir/train-000001.tar");
   EXPECT_EQ(remote_url_http(s3, "http://127.0.0.1:8333/", "eu-west-1"), "http://127.0.0.1:8333/my-bucket/dir/train-000001.tar");
   EXPECT_EQ(remote_url_http(s3, "", "eu-west-1"), "https://my-bucket.s3.eu-west-1.amazonaws.com/dir/train-000001.tar");
-  EXPECT_EQ(remote_url_http(remote_url_parse("https://h:8080/a b%.tar"), "", ""), "https://h:8080/a%20b%25.tar");
+  EXPECT_EQ(remote_url_http(remote_url_parse("https://h:8080/a+b%.tar"), "", ""), "https://h:8080/a%2Bb%25.tar");
   EXPECT_EQ(remote_url_sibling(s3, "shards.idx").text, "s3://my-bucket/dir/shards.idx");
   EXPECT_EQ(remote_url_basename(s3), "train-000001.tar");
   EXPECT_CONTAINS(input_error_of([] { remote_url_parse("s3://Bad_Bucket/x.tar"); }), "is not a bucket name");

@@ -98,6 +98,7 @@ struct ListDeleter {
 
 void fetch_interrupt_all() noexcept { g_interrupted = true; }
 void fetch_interrupt_clear() noexcept { g_interrupted = false; }
+bool fetch_interrupted() noexcept { return g_interrupted.load(); }
 
 HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
     : credentials_(std::move(credentials)), options_(options) {
@@ -120,6 +121,7 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
   double backoff = options_.backoff_s;
   std::string last_fault;
   for (int64_t attempt = 0;; ++attempt) {
+    if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
     Transfer t;
     t.curl = curl.get();
     t.out = &out;

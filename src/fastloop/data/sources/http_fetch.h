@@ -41,6 +41,8 @@ class FetchCancelled : public RunError {
 /// first images) stops too. The loader's own stop cancels only its split's fetches (reads_cancelled).
 void fetch_interrupt_all() noexcept;
 void fetch_interrupt_clear() noexcept;
+/// Whether fetch_interrupt_all() was called (and not cleared since).
+bool fetch_interrupted() noexcept;
 
 class HttpFetcher {
  public:

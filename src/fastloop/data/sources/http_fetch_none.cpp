@@ -5,6 +5,7 @@ namespace fastloop {
 
 void fetch_interrupt_all() noexcept {}
 void fetch_interrupt_clear() noexcept {}
+bool fetch_interrupted() noexcept { return false; }
 
 HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
     : credentials_(std::move(credentials)), options_(options) {

@@ -173,7 +173,8 @@ void RemoteShardImages::evict_over_bound(int64_t keep) const {
 void RemoteShardImages::wait_ready(int64_t s, std::unique_lock<std::mutex>& lock) const {
   Shard& shard = shards_[static_cast<size_t>(s)];
   for (;;) {
-    if (cancel_) throw FetchCancelled(urls_[static_cast<size_t>(s)].text + ": read cancelled (the loader stopped)");
+    if (cancel_ || fetch_interrupted())  // a cancelled fetch left the shard absent: fetching again would spin
+      throw FetchCancelled(urls_[static_cast<size_t>(s)].text + ": read cancelled (the loader stopped, or Ctrl-C)");
     if (shard.state == State::kReady) return;
     if (shard.state == State::kFailed) std::rethrow_exception(shard.error);
     if (shard.state == State::kAbsent) {
@@ -249,7 +250,7 @@ void RemoteShardImages::read_ahead_loop() const {
   while (!closing_) {
     int64_t next = -1;
     const int64_t end = std::min<int64_t>(static_cast<int64_t>(plan_.size()), frontier_ + 1 + options_.read_ahead);
-    for (int64_t p = std::max<int64_t>(0, frontier_); p < end && !cancel_; ++p) {
+    for (int64_t p = std::max<int64_t>(0, frontier_); p < end && !cancel_ && !fetch_interrupted(); ++p) {
       const int64_t s = plan_[static_cast<size_t>(p)];
       const Shard& shard = shards_[static_cast<size_t>(s)];
       if (shard.state == State::kAbsent && !shard.evicted &&
