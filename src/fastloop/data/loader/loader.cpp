@@ -140,10 +140,12 @@ void Loader::worker_loop() {
       ready_.emplace(batch, std::move(made));
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) {  // a bad input file stays an InputError (exit 2) with the batch it was met in
+      if (!error_) {  // a bad input file stays an InputError (exit 2) with the batch it was met in, a store that
+                      // stopped answering a RunError (exit 3)
         const std::string what =
             "loader worker, epoch " + std::to_string(epoch_) + ", batch " + std::to_string(batch) + ": " + e.what();
         error_ = dynamic_cast<const InputError*>(&e) ? std::make_exception_ptr(InputError(what))
+                 : dynamic_cast<const RunError*>(&e) ? std::make_exception_ptr(RunError(what))
                                                      : std::make_exception_ptr(std::runtime_error(what));
       }
       stopping_ = true;
