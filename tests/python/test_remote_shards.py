@@ -81,6 +81,10 @@ class Store:
 
 @pytest.fixture(scope="module")
 def store(shards, tmp_path_factory) -> Iterator[Store]:
+    try:
+        remote_store.weed_program()
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
     started = Store(tmp_path_factory.mktemp("weed"), shards)
     try:
         yield started
