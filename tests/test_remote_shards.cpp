@@ -353,5 +353,18 @@ TEST_F(RemoteShards, A5xxAndDroppedConnectionsAreRetriedAndResumedByRange) {
   EXPECT_GE(s3.train->counters().retries.load(), 5);
 }
 
+TEST_F(RemoteShards, ADroppedTransferResumesByRangeWhereItStoppedAndFetchesNoByteTwice) {
+  store_->use_credentials(store_->info["s3_proxy"]);
+  FetchOptions o;
+  o.backoff_s = 0.01;
+  const HttpFetcher fetcher(aws_credentials_resolve(env_lookup_process()), o);
+  const std::string want = read_all(local() + "/train-000001.tar");
+  store_->fault("s3_proxy", "drop:3000:3");  // three responses cut after 3000 bytes of body each
+  EXPECT_EQ(fetcher.get(remote_url_parse("s3://shards/data/train-000001.tar")), want);
+  EXPECT_EQ(fetcher.counters().retries.load(), 3);
+  EXPECT_EQ(fetcher.counters().requests.load(), 4);
+  EXPECT_EQ(fetcher.counters().bytes.load(), static_cast<int64_t>(want.size()));  // resumed, never restarted
+}
+
 } // namespace
 } // namespace fastloop
