@@ -3,7 +3,8 @@
 // shards (shard_index_file.h), so the epoch order is the one of the same shards on disk (shard_order.h) and
 // nothing is downloaded before the first batch but that index. The loader tells the split the order it
 // will read in (reads_planned); each shard is fetched once per epoch, whole, by the first worker that needs
-// it or ahead of it by the split's read-ahead threads, kept in memory while this rank's order still reads it
+// it or ahead of it by the split's read-ahead threads (while the last shard of an epoch is read, the next
+// epoch's first ones), kept in memory while this rank's order still reads it
 // and, with a cache folder, stored there so later epochs read it from disk. Samples a shard evicted under
 // the memory bound still owes are fetched alone with a Range request.
 #pragma once
@@ -13,6 +14,7 @@
 #include "fastloop/data/sources/remote_url.h"
 #include "fastloop/data/sources/shard_cache.h"
 #include "fastloop/data/sources/shard_index_file.h"
+#include "fastloop/data/sources/shard_order.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -80,6 +82,8 @@ class RemoteShardImages : public EncodedImages {
   void drop(int64_t s) const;
   void evict_over_bound(int64_t keep) const;
   void read_ahead_loop() const;
+  bool fetch_worth(int64_t s) const;
+  int64_t next_epoch_first_absent(std::unique_lock<std::mutex>& lock) const;
   std::string sample_alone(int64_t s, const Meta& m, std::string& scratch) const;
 
   std::vector<RemoteUrl> urls_;
@@ -99,6 +103,8 @@ class RemoteShardImages : public EncodedImages {
   mutable int64_t frontier_ = -1;       // furthest position of plan_ read so far
   mutable int64_t resident_bytes_ = 0;  // ready and loading shards
   mutable bool closing_ = false;
+  mutable std::optional<ShardOrderOptions> next_epoch_;  // the epoch after the last epoch_order() (train split)
+  mutable std::vector<int64_t> next_first_;             // its first shards on this rank, once computed
   mutable std::atomic<bool> cancel_{false};
   mutable std::atomic<int64_t> cache_hits_{0};
   std::vector<std::thread> readers_;
