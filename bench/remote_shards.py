@@ -37,7 +37,8 @@ from loader_peer import imagenet_transform  # noqa: E402
 
 def fastloop_epochs(source: str, args, cache=None) -> float:
     """img/s of fastloop.Loader over --epochs epochs of `source` (training transform, 224 px)."""
-    loader = fastloop.Loader(source, batch_size=args.batch_size, workers=args.workers, image_size=224, drop_last=False)
+    loader = fastloop.Loader(source, batch_size=args.batch_size, workers=args.workers, image_size=224, drop_last=False,
+                             shuffle_buffer=args.shuffle_buffer)
     seen, start = 0, time.perf_counter()
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
@@ -85,7 +86,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2, help="epochs per side and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shard-mb", type=int, default=2, help="MiB per shard (fastloop pack --shard-mb; the set is 40 MB)")
-    parser.add_argument("--shuffle-buffer", type=int, default=2048)
+    parser.add_argument("--shuffle-buffer", type=int, default=256,
+                        help="samples, both loaders; below the set's 1,200 so that shards stream as in a large set")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="(c): added before each request")
     parser.add_argument("--rate-mbps", type=float, default=400.0, help="(c): bandwidth cap, Mbit/s per connection")
     parser.add_argument("--no-webdataset", action="store_true")

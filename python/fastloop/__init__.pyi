@@ -47,6 +47,7 @@ class Loader:
         bad_image_policy: str = "stop",
         transform: Any = None,
         batch_transform: Any = None,
+        shuffle_buffer: int = 2048,
         cache_dir: Optional[str] = None,
         cache_size: int = 10737418240,
         timeout: float = 60.0,

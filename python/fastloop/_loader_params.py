@@ -117,6 +117,9 @@ PARAMETERS: List[Parameter] = [
         "the rank and the batch number (not torch's global generator). ``num_classes`` must be given and at "
         "least the data's class count; anything else (another class, a ``labels_getter``) is a "
         "``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.")),
+    Parameter("shuffle_buffer", int, 2048, "data.shuffle_buffer", doc=(
+        "tar shards (``shards:``): samples held in the streaming shuffle buffer (webdataset's ``.shuffle(n)``); "
+        "the train split reads each shard front to back through it.")),
     Parameter("cache_dir", Optional[str], None, "data.cache", to_binding=str, doc=(
         "remote shards (``shards:s3://...``, ``http(s)://``): a folder that keeps each fetched shard, so later "
         "epochs read it from disk; processes (ranks) may share it. None: no cache, every epoch fetches.")),

@@ -23,7 +23,7 @@ NOT_DEFAULT = dict(
     device=torch.device("cpu"), seed=7, shuffle=True, drop_last=True, rank=1, world_size=2, bad_image_policy="skip",
     transform="RandomHorizontalFlip(p=0.5), ToDtype(torch.float32, scale=True), Normalize(mean=[0.5], std=[0.5])",
     batch_transform=None,  # set below: torchvision is imported lazily by the test that needs it
-    cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0,
+    shuffle_buffer=16, cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0,
 )
 
 
