@@ -12,6 +12,12 @@
 #include <map>
 
 namespace fastloop {
+namespace {
+
+constexpr int64_t kReadAheadBytes = int64_t{64} << 20;  // bytes in flight ahead of the reading workers
+constexpr int64_t kMaxReadAhead = 8;                      // shards (and threads) at most
+
+} // namespace
 
 RemoteShardImages::RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<ShardIndexEntry> entries,
                                      std::shared_ptr<const HttpFetcher> fetcher, std::shared_ptr<const ShardCache> cache,
@@ -29,6 +35,11 @@ RemoteShardImages::RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<Sh
   }
   int64_t total_bytes = 0;
   for (const auto& e : entries_) total_bytes += e.bytes;
+  // Small shards need more fetches in flight to hide each request's latency: at least `read_ahead` shards
+  // and about kReadAheadBytes, at most kMaxReadAhead shards (one thread each).
+  const int64_t mean_bytes = std::max<int64_t>(1, total_bytes / static_cast<int64_t>(entries_.size()));
+  options_.read_ahead = std::clamp((kReadAheadBytes + mean_bytes - 1) / mean_bytes, options_.read_ahead,
+                                   std::max(options_.read_ahead, kMaxReadAhead));
   // The shards being read, those ahead, and about twice the shuffle buffer's samples: what the epoch
   // order needs at once; beyond it the oldest go and their stragglers are fetched alone.
   const int64_t buffer_bytes = 2 * options_.shuffle_buffer * (total_bytes / std::max<int64_t>(1, first_.back()) + 1);

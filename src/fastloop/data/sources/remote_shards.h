@@ -28,7 +28,8 @@ namespace fastloop {
 
 struct RemoteShardOptions {
   int64_t shuffle_buffer = 2048;  // samples (--shuffle-buffer), as for local shards
-  int64_t read_ahead = 2;         // shards fetched ahead of the ones being read, by as many threads
+  int64_t read_ahead = 2;         // shards fetched ahead of the ones being read, by as many threads; at
+                                  // least, raised to keep ~64 MiB in flight with small shards (up to 8)
   std::string cache_dir;          // --data-cache; empty: none
   int64_t cache_bytes = int64_t{10} << 30;  // --data-cache-size
   FetchOptions fetch;             // timeout_s: --data-timeout
