@@ -124,6 +124,26 @@ EOF
     sandboxed "$fl" bench --models small_cnn --rows baseline --steps 1 --eval-steps 1 --repeat 1 --warmup 0 \
       --batch-size 2 --out "$tmp/bench" >"$tmp/bench.log" 2>&1 || { cat "$tmp/bench.log"; exit 1; }
     echo "ok: fastloop bench: $(grep -c . "$tmp/bench.csv") lines in bench.csv"
+    # Remote shards through the system's libcurl (opened at run time, not bundled: its TLS and CA files are the
+    # system's): the folder the wheel's `fastloop pack` wrote, served over http:// on loopback; then, with
+    # libcurl hidden too, the message that says what to install.
+    sandboxed "$fl" pack "$tmp/images" "$tmp/shards" >"$tmp/pack.log" 2>&1 || { cat "$tmp/pack.log"; exit 1; }
+    port=$("$torch_python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$torch_python" -m http.server --bind 127.0.0.1 --directory "$tmp/shards" "$port" >/dev/null 2>&1 &
+    server=$!
+    for _ in $(seq 50); do "$torch_python" -c "import socket; socket.create_connection(('127.0.0.1', $port))" \
+      2>/dev/null && break; sleep 0.1; done
+    sandboxed "$fl" train --data "shards:http://127.0.0.1:$port/" --image-size 24 --batch-size 4 --max-steps 2 \
+      >"$tmp/remote.log" 2>&1 || { kill "$server"; cat "$tmp/remote.log"; exit 1; }
+    echo "ok: fastloop train from shards over http:// (the system's libcurl): $(tail -1 "$tmp/remote.log" | cut -c1-100)"
+    curl_lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libcurl.so.4)
+    if bwrap "${hide[@]}" --ro-bind /dev/null "$curl_lib" --chdir "$PWD" -- "$fl" train \
+      --data "shards:http://127.0.0.1:$port/" --max-steps 1 >"$tmp/nocurl.log" 2>&1 ||
+      ! grep -q "libcurl.so.4.*apt-get install libcurl4" "$tmp/nocurl.log"; then
+      kill "$server"; echo "FAILED: without libcurl:"; cat "$tmp/nocurl.log"; exit 1
+    fi
+    kill "$server"
+    echo "ok: without the system's libcurl, remote shards say: $(grep -o 'need libcurl.so.4.*' "$tmp/nocurl.log" | cut -c1-90)"
     for format in pt onnx safetensors; do
       sandboxed "$fl" export --checkpoint "$tmp/run-cli/last.ckpt" --out "$tmp/model.$format" >"$tmp/export.log" 2>&1 ||
         { cat "$tmp/export.log"; exit 1; }

@@ -63,7 +63,8 @@ def test_wheel_of_this_python_passes_wheel_check() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "FAILED" not in run.stdout
     steps = ("import fastloop", "fastloop.Loader(transform=", "fastloop.train()", "fastloop doctor", "fastloop bench",
-             "fastloop train", "fastloop predict", "fastloop export: model.onnx", "torch elsewhere on sys.path",
+             "fastloop train", "fastloop train from shards over http://", "without the system's libcurl",
+             "fastloop predict", "fastloop export: model.onnx", "torch elsewhere on sys.path",
              "beside the wrong torch", "with a bundled library missing", "is not a supported wheel")
     passed = [line for line in run.stdout.splitlines() if line.startswith("ok: ")]
     for step in steps:

@@ -1,13 +1,12 @@
 // GETs with retries, Range resume, named errors, a timeout and cancellation, by libcurl (see http_fetch.h).
 #include "fastloop/data/sources/http_fetch.h"
 
-#include <curl/curl.h>
+#include "fastloop/data/sources/curl_library.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 namespace fastloop {
@@ -41,7 +40,7 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
   const size_t bytes = size * count;
   if (!t.started) {
     t.started = true;
-    curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
+    curl_library().easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
     if (t.status == 200) t.skip = t.asked_from;
   }
   if (t.status >= 300) {
@@ -82,16 +81,11 @@ std::string seconds(double s) {
   return text;
 }
 
-void curl_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 struct CurlDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+  void operator()(CURL* c) const { curl_library().easy_cleanup(c); }
 };
 struct ListDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const { curl_library().slist_free_all(l); }
 };
 
 } // namespace
@@ -102,21 +96,22 @@ bool fetch_interrupted() noexcept { return g_interrupted.load(); }
 
 HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
     : credentials_(std::move(credentials)), options_(options) {
-  curl_init_once();
+  curl_library();  // a machine without libcurl is told so when the source is made
 }
 
 std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size, const std::atomic<bool>* cancel) const {
+  const CurlLibrary& lib = curl_library();
   std::string out;
   if (size >= 0) out.reserve(static_cast<size_t>(size));
   const std::string target = remote_url_http(url, credentials_.endpoint, credentials_.region);
   const bool sign = url.scheme == "s3" && !credentials_.anonymous();
   const std::string sigv4 = "aws:amz:" + credentials_.region + ":s3";
   const std::string where = url.text + (url.scheme == "s3" ? " (" + target + ")" : "");
-  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+  std::unique_ptr<CURL, CurlDeleter> curl(lib.easy_init());
   if (!curl) throw RunError(where + ": libcurl could not start a transfer");
   std::unique_ptr<curl_slist, ListDeleter> headers;
   if (sign && !credentials_.session_token.empty())
-    headers.reset(curl_slist_append(nullptr, ("x-amz-security-token: " + credentials_.session_token).c_str()));
+    headers.reset(lib.slist_append(nullptr, ("x-amz-security-token: " + credentials_.session_token).c_str()));
   Clock::time_point last_byte = Clock::now();
   double backoff = options_.backoff_s;
   std::string last_fault;
@@ -132,33 +127,33 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
     t.counters = &counters_;
     const double waited = std::chrono::duration<double>(Clock::now() - last_byte).count();
     const long budget = std::max(1L, static_cast<long>(options_.timeout_s - waited + 0.999));
-    curl_easy_reset(t.curl);
-    curl_easy_setopt(t.curl, CURLOPT_URL, target.c_str());
-    curl_easy_setopt(t.curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
-    curl_easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(t.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);  // bytes/s: below it for `budget` s is a stall
-    curl_easy_setopt(t.curl, CURLOPT_LOW_SPEED_TIME, budget);
-    curl_easy_setopt(t.curl, CURLOPT_CONNECTTIMEOUT, budget);
-    if (!sign) curl_easy_setopt(t.curl, CURLOPT_FOLLOWLOCATION, 1L);
+    lib.easy_reset(t.curl);
+    lib.easy_setopt(t.curl, CURLOPT_URL, target.c_str());
+    lib.easy_setopt(t.curl, CURLOPT_NOSIGNAL, 1L);
+    lib.easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
+    lib.easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
+    lib.easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
+    lib.easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
+    lib.easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    lib.easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
+    lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);  // bytes/s: below it for `budget` s is a stall
+    lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_TIME, budget);
+    lib.easy_setopt(t.curl, CURLOPT_CONNECTTIMEOUT, budget);
+    if (!sign) lib.easy_setopt(t.curl, CURLOPT_FOLLOWLOCATION, 1L);
     if (sign) {
-      curl_easy_setopt(t.curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
-      curl_easy_setopt(t.curl, CURLOPT_USERNAME, credentials_.access_key.c_str());
-      curl_easy_setopt(t.curl, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
+      lib.easy_setopt(t.curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
+      lib.easy_setopt(t.curl, CURLOPT_USERNAME, credentials_.access_key.c_str());
+      lib.easy_setopt(t.curl, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
     }
-    if (headers) curl_easy_setopt(t.curl, CURLOPT_HTTPHEADER, headers.get());
+    if (headers) lib.easy_setopt(t.curl, CURLOPT_HTTPHEADER, headers.get());
     std::string range;
     if (t.asked_from > 0 || size >= 0) {
       range = std::to_string(t.asked_from) + "-" + (size >= 0 ? std::to_string(offset + size - 1) : "");
-      curl_easy_setopt(t.curl, CURLOPT_RANGE, range.c_str());
+      lib.easy_setopt(t.curl, CURLOPT_RANGE, range.c_str());
     }
     if (size == 0) return out;
     ++counters_.requests;
-    const CURLcode rc = curl_easy_perform(t.curl);
+    const CURLcode rc = lib.easy_perform(t.curl);
     if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
     last_byte = t.last_byte;
     if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
@@ -177,8 +172,8 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
     }
     if (rc == CURLE_COULDNT_RESOLVE_HOST)
       throw InputError(where + ": cannot resolve the host; check the URL (and AWS_ENDPOINT_URL)");
-    if (rc != CURLE_OK && !retriable(rc)) throw RunError(where + ": " + curl_easy_strerror(rc));
-    last_fault = rc != CURLE_OK ? std::string(curl_easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
+    if (rc != CURLE_OK && !retriable(rc)) throw RunError(where + ": " + lib.easy_strerror(rc));
+    last_fault = rc != CURLE_OK ? std::string(lib.easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
     const double silent = std::chrono::duration<double>(Clock::now() - last_byte).count();
     if (silent >= options_.timeout_s)
       throw RunError(where + ": no data for " + seconds(silent) + " s (--data-timeout " + seconds(options_.timeout_s) +

@@ -1,4 +1,4 @@
-// GETs of remote shards over HTTP(S) by libcurl (Debian's libcurl4-openssl-dev), S3 requests signed by
+// GETs of remote shards over HTTP(S) by the system's libcurl (opened at run time: curl_library.h), S3 requests signed by
 // libcurl's own SigV4 (CURLOPT_AWS_SIGV4, curl >= 7.75) rather than by a signer of ours or the AWS SDK for
 // C++ (not packaged by Debian; ~40 MB of libraries for what one curl option does here).
 // Faults: a 5xx, 429 or dropped connection is retried with doubling backoff and the transfer resumes with a

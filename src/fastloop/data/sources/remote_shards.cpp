@@ -1,6 +1,7 @@
 // Remote tar shards: planned, read-ahead, cached fetches of whole shards (see remote_shards.h).
 #include "fastloop/data/sources/remote_shards.h"
 
+#include "fastloop/core/condition_variable.h"  // changed_ waits here
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/shard_order.h"
 #include "fastloop/data/sources/shards.h"
