@@ -54,6 +54,7 @@ class StopOnSignals {
   ~StopOnSignals() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    fetch_interrupt_clear();  // the stop ended this run: a Loader made later in this process fetches again
   }
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
