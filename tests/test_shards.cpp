@@ -69,7 +69,11 @@ TEST(ShardPattern, ExpandsRangesWithTheirPaddingAndLists) {
   EXPECT_EQ(shard_pattern_expand("plain.tar"), (std::vector<std::string>{"plain.tar"}));
   EXPECT_CONTAINS(input_error_of([] { shard_pattern_expand("s-{0..9.tar"); }), "shard pattern 's-{0..9.tar': '{' without '}'");
   EXPECT_CONTAINS(input_error_of([] { shard_pattern_expand("s-{a..9}.tar"); }), "not a range of whole numbers");
-  EXPECT_CONTAINS(input_error_of([] { shard_pattern_expand("s-{0..99999999}.tar"); }), "too many files");
+  EXPECT_CONTAINS(input_error_of([] { shard_pattern_expand("s-{0..99999999}.tar"); }), "names more than 1000000 files");
+  // The limit holds for the product of groups too, each group within it alone.
+  EXPECT_CONTAINS(input_error_of([] { shard_pattern_expand("{0..99}-{0..99}.tar", 1000); }),
+                  "shard pattern '{0..99}-{0..99}.tar': names more than 1000 files");
+  EXPECT_EQ(shard_pattern_expand("{0..9}-{0..99}.tar", 1000).size(), 1000u);
 }
 
 // Shard sizes deliberately uneven: 7 shards, 60 samples.

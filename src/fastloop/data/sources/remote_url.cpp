@@ -100,9 +100,9 @@ std::string remote_url_basename(const RemoteUrl& url) {
   return slash == std::string::npos ? url.key : url.key.substr(slash + 1);
 }
 
-std::vector<RemoteUrl> remote_pattern_expand(const std::string& pattern) {
+std::vector<RemoteUrl> remote_pattern_expand(const std::string& pattern, int64_t max_files) {
   std::vector<RemoteUrl> urls;
-  for (const std::string& text : shard_pattern_expand(pattern)) urls.push_back(remote_url_parse(text));
+  for (const std::string& text : shard_pattern_expand(pattern, max_files)) urls.push_back(remote_url_parse(text));
   return urls;
 }
 

@@ -3,6 +3,9 @@
 // Parsing only; fetching is http_fetch.h, credentials aws_credentials.h.
 #pragma once
 
+#include "fastloop/data/sources/shards.h"
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,8 +39,9 @@ RemoteUrl remote_url_sibling(const RemoteUrl& url, const std::string& name);
 std::string remote_url_basename(const RemoteUrl& url);
 
 /// Every URL a remote shard pattern names, in order: braces expand as for local shards
-/// (shard_pattern_expand: "{000000..000099}", "{a,b}"), each result parsed by remote_url_parse.
-std::vector<RemoteUrl> remote_pattern_expand(const std::string& pattern);
+/// (shard_pattern_expand: "{000000..000099}", "{a,b}", at most `max_files`), each result parsed by
+/// remote_url_parse.
+std::vector<RemoteUrl> remote_pattern_expand(const std::string& pattern, int64_t max_files = kShardPatternMaxFiles);
 
 /// A `shards:` argument split at its `::` into the train pattern and the val pattern ("" when there is
 /// none), as for local shards; the "://" of a URL is never taken for the separator.

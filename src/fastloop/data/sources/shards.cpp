@@ -21,7 +21,6 @@ namespace fastloop {
 namespace {
 
 constexpr int64_t kMaxClasses = int64_t{1} << 24;
-constexpr int64_t kMaxPatternFiles = 1'000'000;
 // image_files.cpp's kImageExtensions without the dot (a test checks they agree); listed here so that the
 // tar fuzz target links without the folder listing.
 constexpr const char* kMemberImageExtensions[] = {"jpg", "jpeg", "png", "ppm", "bmp", "pgm", "tif", "tiff", "webp"};
@@ -83,13 +82,14 @@ bool all_digits(const std::string& s) {
 }
 
 // The alternatives one brace group stands for: "a,b" or "A..B".
-std::vector<std::string> group_items(const std::string& body, const std::string& pattern) {
+std::vector<std::string> group_items(const std::string& body, const std::string& pattern, int64_t max_files) {
   const size_t dots = body.find("..");
   if (dots != std::string::npos && body.find(',') == std::string::npos) {
     const std::string a = body.substr(0, dots), b = body.substr(dots + 2);
     if (!all_digits(a) || !all_digits(b)) fail_pattern(pattern, "'{" + body + "}' is not a range of whole numbers");
     const int64_t lo = std::stoll(a), hi = std::stoll(b);
-    if (std::abs(hi - lo) + 1 > kMaxPatternFiles) fail_pattern(pattern, "'{" + body + "}' names too many files");
+    if (std::abs(hi - lo) + 1 > max_files)
+      fail_pattern(pattern, "'{" + body + "}' names more than " + std::to_string(max_files) + " files");
     const bool padded = (a.size() > 1 && a[0] == '0') || (b.size() > 1 && b[0] == '0');
     const int width = padded ? static_cast<int>(std::max(a.size(), b.size())) : 0;
     std::vector<std::string> items;
@@ -140,7 +140,7 @@ std::vector<ShardSample> shard_index(std::string_view archive, const std::string
   return samples;
 }
 
-std::vector<std::string> shard_pattern_expand(const std::string& pattern) {
+std::vector<std::string> shard_pattern_expand(const std::string& pattern, int64_t max_files) {
   const size_t open = pattern.find('{');
   if (open == std::string::npos) {
     if (pattern.find('}') != std::string::npos) fail_pattern(pattern, "'}' without '{'");
@@ -150,12 +150,13 @@ std::vector<std::string> shard_pattern_expand(const std::string& pattern) {
   if (close == std::string::npos) fail_pattern(pattern, "'{' without '}'");
   if (pattern.find('{', open + 1) < close) fail_pattern(pattern, "nested braces");
   const std::string head = pattern.substr(0, open);
-  const std::vector<std::string> tails = shard_pattern_expand(pattern.substr(close + 1));
+  const std::vector<std::string> tails = shard_pattern_expand(pattern.substr(close + 1), max_files);
   std::vector<std::string> out;
-  for (const std::string& item : group_items(pattern.substr(open + 1, close - open - 1), pattern)) {
+  for (const std::string& item : group_items(pattern.substr(open + 1, close - open - 1), pattern, max_files)) {
     for (const std::string& tail : tails) {
       out.push_back(head + item + tail);
-      if (static_cast<int64_t>(out.size()) > kMaxPatternFiles) fail_pattern(pattern, "names too many files");
+      if (static_cast<int64_t>(out.size()) > max_files)
+        fail_pattern(pattern, "names more than " + std::to_string(max_files) + " files");
     }
   }
   return out;

@@ -35,8 +35,9 @@ std::vector<ShardSample> shard_index(std::string_view archive, const std::string
 
 /// Every file a shard pattern names, in order: brace lists ("{a,b}") and zero-padded numeric ranges
 /// ("{000000..000099}") expand as webdataset's braceexpand does, several groups as a product.
-/// A malformed group throws InputError naming the pattern.
-std::vector<std::string> shard_pattern_expand(const std::string& pattern);
+/// A malformed group, or a pattern naming more than `max_files` files, throws InputError naming the pattern.
+constexpr int64_t kShardPatternMaxFiles = 1'000'000;
+std::vector<std::string> shard_pattern_expand(const std::string& pattern, int64_t max_files = kShardPatternMaxFiles);
 
 class ShardImages : public EncodedImages {
  public:
