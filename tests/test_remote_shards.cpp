@@ -366,5 +366,23 @@ TEST_F(RemoteShards, ADroppedTransferResumesByRangeWhereItStoppedAndFetchesNoByt
   EXPECT_EQ(fetcher.counters().bytes.load(), static_cast<int64_t>(want.size()));  // resumed, never restarted
 }
 
+TEST_F(RemoteShards, FetchesOfOneFetcherShareAConnectionAndAnInterruptLastsUntilCleared) {
+  store_->use_credentials(store_->info["endpoint"]);
+  const HttpFetcher fetcher(aws_credentials_resolve(env_lookup_process()), FetchOptions{});
+  for (int s = 0; s < 4; ++s) {
+    const std::string name = "train-00000" + std::to_string(s) + ".tar";
+    EXPECT_EQ(fetcher.get(remote_url_parse("s3://shards/data/" + name)), read_all(local() + "/" + name));
+  }
+  EXPECT_EQ(fetcher.counters().requests.load(), 4);
+  EXPECT_EQ(fetcher.counters().connections.load(), 1);  // kept open between fetches, as S3 clients do
+  // Ctrl-C's process-wide cancel (a run's signal handler) holds for every fetch until the run clears it.
+  const RemoteUrl url = remote_url_parse("s3://shards/data/train-000000.tar");
+  fetch_interrupt_all();
+  EXPECT_TRUE(fetch_interrupted());
+  EXPECT_THROW(fetcher.get(url), FetchCancelled);
+  fetch_interrupt_clear();
+  EXPECT_EQ(fetcher.get(url), read_all(local() + "/train-000000.tar"));
+}
+
 } // namespace
 } // namespace fastloop

@@ -294,6 +294,37 @@ def test_ctrl_c_stops_the_cli_waiting_on_a_fetch(signed, cli, monkeypatch):
     assert process.returncode == 130 and "stopped at step 0" in output, f"exit {process.returncode}: {output}"
 
 
+def test_a_loader_made_after_a_run_stopped_by_ctrl_c_fetches_again(signed, shards, monkeypatch):
+    """Ctrl-C cancels every fetch of the process while a run lives; the run's end lifts that, so a Loader made
+    afterwards in the same interpreter reads the store (it used to fail with "read cancelled")."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
+    stalled = signed.s3_proxy.stalled
+    signed.s3_proxy.mode("stall:2")  # shards.idx and classes.txt pass; every shard fetch then waits
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 60
+        while signed.s3_proxy.stalled == stalled and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    try:
+        with sigint_raises_keyboard_interrupt(), pytest.raises(KeyboardInterrupt):
+            sender.start()
+            fastloop.train(quiet=True, time_budget="off", **{
+                "data.source": "shards:s3://shards/photos", "data.image_size": 32, "data.batch_size": 6,
+                "data.workers": 2, "data.timeout": 600.0, "model.whiten_stem": "off", "device": "cpu",
+                "epochs": 1})
+    finally:
+        signed.s3_proxy.mode("pass")
+        sender.join()
+    assert signed.s3_proxy.stalled > stalled, "no shard fetch reached the proxy"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3.endpoint)
+    assert_same(batches(fastloop.Loader("shards:s3://shards/photos", **ARGS)),
+                batches(fastloop.Loader(f"shards:{shards}", **ARGS)))
+
+
 def test_the_cli_trains_from_s3_and_a_bad_url_exits_two(signed, cli, tmp_path):
     env = dict(os.environ)
     done = run([cli, "train", "--data", "shards:s3://shards/photos", "--model", "small_cnn", "--image-size", "32",

@@ -138,19 +138,37 @@ class _RangeFiles(http.server.SimpleHTTPRequestHandler):
         self.wfile.write(data[begin:end])
 
 
+class _HttpServer(http.server.ThreadingHTTPServer):
+    request_queue_size = 128  # see _Server
+    daemon_threads = True
+
+
 class HttpFiles:
     """http://127.0.0.1:PORT/NAME serves ROOT/NAME, Range requests included."""
 
     def __init__(self, root: pathlib.Path):
         handler = lambda *a, **k: _RangeFiles(*a, directory=str(root), **k)  # noqa: E731
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
+        self.server = _HttpServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    """A threading TCP server with a listen backlog like a real store's: socketserver's default of 5 drops the
+    SYNs of a loader's parallel fetches, and each dropped one costs the client TCP's 1-s retransmit."""
+
+    request_queue_size = 128
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address) -> None:
+        kind = sys.exc_info()[0]
+        if kind is None or not issubclass(kind, (BrokenPipeError, ConnectionResetError, ConnectionRefusedError)):
+            super().handle_error(request, client_address)  # a client that left, or upstream gone: not news
 
 
 class FaultProxy:
@@ -169,8 +187,7 @@ class FaultProxy:
             def handle(self) -> None:
                 proxy._serve(self.request)
 
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

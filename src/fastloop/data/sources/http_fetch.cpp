@@ -42,6 +42,10 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
     t.started = true;
     curl_library().easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
     if (t.status == 200) t.skip = t.asked_from;
+    curl_off_t length = -1;  // the body's size, when the server said it: one allocation, no regrowth
+    curl_library().easy_getinfo(t.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    if (t.status < 300 && length > 0 && length < (int64_t{1} << 34))
+      t.out->reserve(t.out->size() + static_cast<size_t>(length - std::min<curl_off_t>(length, t.skip)));
   }
   if (t.status >= 300) {
     t.error_body.append(data, std::min<size_t>(bytes, 4096 - std::min<size_t>(4096, t.error_body.size())));
@@ -81,9 +85,6 @@ std::string seconds(double s) {
   return text;
 }
 
-struct CurlDeleter {
-  void operator()(CURL* c) const { curl_library().easy_cleanup(c); }
-};
 struct ListDeleter {
   void operator()(curl_slist* l) const { curl_library().slist_free_all(l); }
 };
@@ -99,6 +100,37 @@ HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
   curl_library();  // a machine without libcurl is told so when the source is made
 }
 
+HttpFetcher::~HttpFetcher() {
+  for (void* handle : idle_) curl_library().easy_cleanup(handle);
+}
+
+// A libcurl handle for one fetch, taken from the idle ones (with their open connections) and given back after.
+class HttpFetcher::Lease {
+ public:
+  explicit Lease(const HttpFetcher& owner) : owner_(owner) {
+    std::lock_guard<std::mutex> lock(owner_.idle_mutex_);
+    if (!owner_.idle_.empty()) {
+      handle_ = owner_.idle_.back();
+      owner_.idle_.pop_back();
+    }
+  }
+  ~Lease() {
+    if (!handle_) return;
+    std::lock_guard<std::mutex> lock(owner_.idle_mutex_);
+    owner_.idle_.push_back(handle_);
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  CURL* get() {
+    if (!handle_) handle_ = curl_library().easy_init();
+    return handle_;
+  }
+
+ private:
+  const HttpFetcher& owner_;
+  CURL* handle_ = nullptr;
+};
+
 std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size, const std::atomic<bool>* cancel) const {
   const CurlLibrary& lib = curl_library();
   std::string out;
@@ -107,8 +139,8 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
   const bool sign = url.scheme == "s3" && !credentials_.anonymous();
   const std::string sigv4 = "aws:amz:" + credentials_.region + ":s3";
   const std::string where = url.text + (url.scheme == "s3" ? " (" + target + ")" : "");
-  std::unique_ptr<CURL, CurlDeleter> curl(lib.easy_init());
-  if (!curl) throw RunError(where + ": libcurl could not start a transfer");
+  Lease curl(*this);
+  if (!curl.get()) throw RunError(where + ": libcurl could not start a transfer");
   std::unique_ptr<curl_slist, ListDeleter> headers;
   if (sign && !credentials_.session_token.empty())
     headers.reset(lib.slist_append(nullptr, ("x-amz-security-token: " + credentials_.session_token).c_str()));
@@ -154,6 +186,8 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
     if (size == 0) return out;
     ++counters_.requests;
     const CURLcode rc = lib.easy_perform(t.curl);
+    long connects = 0;
+    if (lib.easy_getinfo(t.curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) counters_.connections += connects;
     if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
     last_byte = t.last_byte;
     if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");

@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace fastloop {
 
@@ -28,6 +30,7 @@ struct FetchCounters {
   std::atomic<int64_t> requests{0};  // GETs sent, retries included
   std::atomic<int64_t> retries{0};   // of those, retries after a fault
   std::atomic<int64_t> bytes{0};     // body bytes received
+  std::atomic<int64_t> connections{0};  // TCP connections opened (a reused one is not counted again)
 };
 
 /// A fetch stopped by its cancel flag (the loader stopping its workers, Ctrl-C).
@@ -47,6 +50,9 @@ bool fetch_interrupted() noexcept;
 class HttpFetcher {
  public:
   HttpFetcher(AwsCredentials credentials, FetchOptions options);
+  ~HttpFetcher();
+  HttpFetcher(const HttpFetcher&) = delete;
+  HttpFetcher& operator=(const HttpFetcher&) = delete;
 
   /// The bytes [offset, offset + size) of the object at `url` (size < 0: to its end). Throws InputError
   /// for a 4xx answer (naming url.text, the status and, for 401/403, credentials().source), RunError
@@ -64,7 +70,12 @@ class HttpFetcher {
  private:
   AwsCredentials credentials_;
   FetchOptions options_;
+  class Lease;
   mutable FetchCounters counters_;
+  // libcurl handles between fetches (CURL*, a void* in curl.h): each keeps its open connection, so the next
+  // fetch from the same host skips the TCP (and TLS) handshake, as a browser's or the AWS SDK's pool does.
+  mutable std::mutex idle_mutex_;
+  mutable std::vector<void*> idle_;
 };
 
 } // namespace fastloop

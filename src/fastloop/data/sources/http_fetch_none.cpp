@@ -13,6 +13,8 @@ HttpFetcher::HttpFetcher(AwsCredentials credentials, FetchOptions options)
                    "install libcurl4-openssl-dev (Debian) and build again");
 }
 
+HttpFetcher::~HttpFetcher() = default;
+
 std::string HttpFetcher::get(const RemoteUrl&, int64_t, int64_t, const std::atomic<bool>*) const { return {}; }
 
 bool HttpFetcher::get_if_exists(const RemoteUrl&, std::string&, const std::atomic<bool>*) const { return false; }
