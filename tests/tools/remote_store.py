@@ -7,11 +7,13 @@ Every process started here dies with its parent (PR_SET_PDEATHSIG) and is killed
 leaves no server behind. Run as a program (`remote_store.py DIR`) it serves DIR's files in bucket "shards",
 prints one JSON line with the ports and keys, and stops when its stdin closes: the C++ tests start it so.
 The proxy is steered by GETs of http://PROXY/__fault__/MODE: `pass`, `status:503:N` (N answers 503),
-`drop:BYTES:N` (N responses cut after BYTES body bytes), `stall[:N]` (requests after the next N get no answer), `latency:MS`,
-`rate:BYTES_PER_S`; http://PROXY/__count__ answers the number of requests it forwarded.
+`drop:BYTES:N` (N responses cut after BYTES body bytes), `hold:BYTES:N` (N responses paused after BYTES body bytes
+until the next `pass`), `stall[:N]` (requests after the next N get no answer), `latency:MS`, `rate:BYTES_PER_S`;
+http://PROXY/__count__ answers the number of requests it forwarded.
 """
 
 import ctypes
+import fcntl
 import http.server
 import json
 import os
@@ -181,6 +183,8 @@ class FaultProxy:
         self.faults: Dict[str, object] = {}
         self.requests = 0  # forwarded
         self.stalled = 0   # held without an answer
+        self.held = 0      # responses paused by `hold`
+        self.released = threading.Event()
         proxy = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -192,14 +196,17 @@ class FaultProxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def mode(self, text: str) -> None:
-        """`pass`, `status:CODE:N`, `drop:BYTES:N`, `stall[:N]`, `latency:MS`, `rate:BYTES_PER_S` (they add up;
-        `pass` clears all)."""
+        """`pass`, `status:CODE:N`, `drop:BYTES:N`, `hold:BYTES:N`, `stall[:N]`, `latency:MS`, `rate:BYTES_PER_S`
+        (they add up; `pass` clears all and lets paused responses go on)."""
         with self.lock:
             kind, *args = text.split(":")
             if kind == "pass":
                 self.faults.clear()
-            elif kind in ("status", "drop"):
+                self.released.set()
+            elif kind in ("status", "drop", "hold"):
                 self.faults[kind] = [int(args[0]), int(args[1])]
+                if kind == "hold":
+                    self.released.clear()
             elif kind == "stall":  # stall:N: after N more requests pass
                 self.faults["stall"] = int(args[0]) if args else 0
             elif kind in ("latency", "rate"):
@@ -250,36 +257,61 @@ class FaultProxy:
                 body = b"<Error><Code>InternalError</Code></Error>"
                 client.sendall(b"HTTP/1.1 %d Injected\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body))
                 continue
-            if not self._forward(client, head, self._take("drop"), rate):
+            if not self._forward(client, head, self._take("drop"), rate, self._take("hold")):
                 client.close()
                 return
 
-    def _forward(self, client: socket.socket, head: bytes, drop_after: Optional[int], rate: Optional[float]) -> bool:
+    def _forward(self, client: socket.socket, head: bytes, drop_after: Optional[int], rate: Optional[float],
+                 hold_after: Optional[int] = None) -> bool:
+        """Sends the request upstream and relays the response: its head by recv/send, its body by splice(2)
+        through a pipe (no copy into Python: the relay's CPU stays small beside the loader it measures), cut
+        after `drop_after` body bytes, paused after `hold_after` until released, paced to `rate` bytes/s."""
         lines = [l for l in head.split(b"\r\n") if not l.lower().startswith(b"connection:")]
         request = b"\r\n".join(lines + [b"Connection: close"]) + b"\r\n\r\n"
         upstream = socket.create_connection(self.upstream)
+        pipe_r, pipe_w = os.pipe()
         try:
+            fcntl.fcntl(pipe_w, fcntl.F_SETPIPE_SZ, 1 << 20)
             upstream.sendall(request)
-            seen, body_at, started = b"", None, time.monotonic()
-            sent = 0
-            while True:
+            seen = b""
+            while b"\r\n\r\n" not in seen:
                 chunk = upstream.recv(65536)
                 if not chunk:
+                    client.sendall(seen)
                     return True
-                if body_at is None:
-                    seen += chunk
-                    if b"\r\n\r\n" in seen:
-                        body_at = seen.index(b"\r\n\r\n") + 4
-                if drop_after is not None and body_at is not None and sent + len(chunk) > body_at + drop_after:
-                    client.sendall(chunk[: max(0, body_at + drop_after - sent)])
-                    return False  # the connection drops mid-body
-                client.sendall(chunk)
-                sent += len(chunk)
+                seen += chunk
+            body = len(seen) - (seen.index(b"\r\n\r\n") + 4)  # body bytes that came with the head
+            if drop_after is not None and body > drop_after:
+                client.sendall(seen[: len(seen) - body + drop_after])
+                return False  # the connection drops mid-body
+            client.sendall(seen)
+            started = time.monotonic()
+            while True:
+                want = 1 << 20 if drop_after is None else drop_after - body
+                if want <= 0:
+                    return False
+                if hold_after is not None:
+                    if body >= hold_after:
+                        with self.lock:
+                            self.held += 1
+                        self.released.wait()
+                        hold_after = None
+                    else:
+                        want = min(want, hold_after - body)
+                moved = os.splice(upstream.fileno(), pipe_w, want)
+                if moved == 0:
+                    return True
+                while moved > 0:
+                    out = os.splice(pipe_r, client.fileno(), moved)
+                    moved -= out
+                    body += out
                 if rate:
-                    ahead = sent / rate - (time.monotonic() - started)
+                    ahead = body / rate - (time.monotonic() - started)
                     if ahead > 0:
                         time.sleep(ahead)
         finally:
+            os.close(pipe_r)
+            os.close(pipe_w)
             upstream.close()
 
     def _control(self, client: socket.socket, target: str) -> None:
