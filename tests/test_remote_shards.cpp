@@ -24,6 +24,10 @@
 #include <utime.h>
 
 #include <csignal>
+#include <future>
+#include <numeric>
+#include <ctime>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -165,6 +169,23 @@ TEST(ShardCache, KeepsTheRecentlyUsedWithinItsBoundAndToleratesVanishedFiles) {
     EXPECT_EQ(entry.path().filename().string().rfind(".tmp", 0), std::string::npos) << "a temporary file was left";
 }
 
+TEST(ShardCache, OpeningItRemovesTheTemporaryFilesOfWritersThatDiedAndKeepsLiveOnes) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "cache");
+  const std::string dead = dir / "cache/.tmp-4242-0-0123456789abcdef-train-000000.tar.shard";
+  const std::string live = dir / "cache/.tmp-4243-0-0123456789abcdef-train-000001.tar.shard";
+  const std::string kept = dir / ("cache/" + ShardCache::file_name("s3://b/a.tar"));
+  for (const std::string& path : {dead, live, kept}) std::ofstream(path) << "partial";
+  const time_t long_ago = std::time(nullptr) - ShardCache::kStaleTempSeconds - 60;
+  struct utimbuf old {long_ago, long_ago};
+  ::utime(dead.c_str(), &old);
+  ::utime(kept.c_str(), &old);  // an old shard is the LRU's to evict, not the sweep's
+  const ShardCache cache(dir / "cache", 1 << 20);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(kept));
+}
+
 // tests/tools/remote_store.py for this process: SeaweedFS, a Range-capable HTTP server and fault proxies,
 // serving `folder` (as s3://shards/data/NAME and http://HOST/NAME). Dies with the test process.
 class RemoteStore {
@@ -211,6 +232,8 @@ class RemoteStore {
   int stdin_ = -1;
 };
 
+constexpr int64_t kBigSamples = 40;
+
 // Four shards of 6 real images each (the golden JPEGs and PNGs, cycled; class = the file's position mod 3)
 // with their index, as `fastloop pack` leaves them, in `dir`.
 void packed_images(const std::string& dir) {
@@ -229,6 +252,9 @@ void packed_images(const std::string& dir) {
     std::snprintf(name, sizeof(name), "/train-%06lld.tar", static_cast<long long>(s));
     write_shard(dir + name, samples);
   }
+  std::vector<FakeSample> big;  // 2 MB of 50-kB samples (not images: read as bytes only) for the streaming test
+  for (int64_t k = 0; k < kBigSamples; ++k) big.push_back({"big" + std::to_string(100 + k), "jpg", k % 3, fake_image(k, 50000)});
+  write_shard(dir + "/big-000000.tar", big);
   shard_index_write(dir);
 }
 
@@ -364,6 +390,37 @@ TEST_F(RemoteShards, ADroppedTransferResumesByRangeWhereItStoppedAndFetchesNoByt
   EXPECT_EQ(fetcher.counters().retries.load(), 3);
   EXPECT_EQ(fetcher.counters().requests.load(), 4);
   EXPECT_EQ(fetcher.counters().bytes.load(), static_cast<int64_t>(want.size()));  // resumed, never restarted
+}
+
+TEST_F(RemoteShards, AWorkerTakesASampleOfAShardStillArriving) {
+  store_->use_credentials(store_->info["s3_proxy"]);
+  const std::string whole = read_all(local() + "/big-000000.tar");
+  const std::vector<ShardSample> want = shard_index(whole, "big-000000.tar");
+  auto fetcher = std::make_shared<const HttpFetcher>(aws_credentials_resolve(env_lookup_process()), FetchOptions{});
+  const RemoteShardImages big({remote_url_parse("s3://shards/data/big-000000.tar")},
+                              {{"big-000000.tar", static_cast<int64_t>(whole.size()), kBigSamples, 3}}, fetcher, nullptr,
+                              false, RemoteShardOptions{});
+  std::vector<int64_t> order(kBigSamples);
+  std::iota(order.begin(), order.end(), 0);
+  store_->fault("s3_proxy", "hold:400000:1");  // the shard's first 400 kB arrive; the rest waits for "pass"
+  big.reads_planned(order, 0);
+  auto first = std::async(std::launch::async, [&] {
+    std::string scratch;
+    return std::string(big.bytes(0, scratch));
+  });
+  EXPECT_EQ(first.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "the sample waited for the whole shard";
+  EXPECT_LT(fetcher->counters().bytes.load(), static_cast<int64_t>(whole.size()));
+  store_->fault("s3_proxy", "pass");
+  EXPECT_EQ(first.get(), whole.substr(static_cast<size_t>(want[0].offset), static_cast<size_t>(want[0].size)));
+  std::string scratch;
+  for (int64_t i = 0; i < kBigSamples; ++i) {  // sample 0 was the plan's first read
+    const ShardSample& x = want[static_cast<size_t>(i)];
+    if (i > 0) {
+      EXPECT_EQ(big.bytes(i, scratch), whole.substr(static_cast<size_t>(x.offset), static_cast<size_t>(x.size)));
+    }
+    EXPECT_EQ(big.label(i), x.label);
+  }
+  EXPECT_EQ(fetcher->counters().requests.load(), 1);  // one GET, streamed
 }
 
 TEST_F(RemoteShards, FetchesOfOneFetcherShareAConnectionAndAnInterruptLastsUntilCleared) {

@@ -45,6 +45,33 @@ TEST(ShardIndex, GroupsMembersByKeyAsWebdatasetDoes) {
   EXPECT_EQ(samples[2].image, "c.jpeg");
 }
 
+TEST(ShardIndex, APrefixListsTheSamplesCompleteInItAndGrowsToTheWholeIndex) {
+  TempDir dir;
+  write_shard(dir / "s.tar", fake_samples(0, 9));
+  const std::string whole = read_all(dir / "s.tar");
+  const auto want = shard_index(whole, "s.tar");
+  ASSERT_EQ(want.size(), 9u);
+  size_t listed = 0;
+  for (size_t cut = 0; cut <= whole.size(); cut += 7) {  // every member and header cut at many places
+    const auto part = shard_index_prefix(std::string_view(whole).substr(0, cut), "s.tar");
+    ASSERT_GE(part.size(), listed) << "at byte " << cut;
+    listed = part.size();
+    for (size_t k = 0; k < part.size(); ++k) {
+      EXPECT_EQ(part[k].key, want[k].key);
+      EXPECT_EQ(part[k].offset, want[k].offset);
+      EXPECT_EQ(part[k].label, want[k].label);
+      EXPECT_LE(part[k].offset + part[k].size, static_cast<int64_t>(cut));
+    }
+    // A sample is listed once its .cls is followed by the next key's header, or the archive's end block.
+    if (cut < whole.size() - 512) {
+      EXPECT_LT(part.size(), want.size()) << "at byte " << cut;
+    }
+  }
+  EXPECT_EQ(shard_index_prefix(whole, "s.tar").size(), want.size());
+  EXPECT_TRUE(shard_index_prefix(whole.substr(0, 100), "s.tar").empty());
+  EXPECT_CONTAINS(input_error_of([&] { shard_index_prefix(std::string(512, 'z'), "s.tar"); }), "s.tar: tar header at byte 0");
+}
+
 TEST(ShardIndex, BadSamplesAreInputErrorsNamingTheShardAndKey) {
   TempDir dir;
   auto error_of = [&](const std::vector<std::pair<std::string, std::string>>& files) {

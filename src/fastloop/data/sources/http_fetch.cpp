@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -33,6 +34,7 @@ struct Transfer {
   const std::atomic<bool>* cancel = nullptr;
   Clock::time_point last_byte;
   FetchCounters* counters = nullptr;
+  const std::function<void(int64_t)>* progress = nullptr;  // stream(): told the bytes in `out` after each block
 };
 
 size_t on_data(char* data, size_t size, size_t count, void* user) {
@@ -44,7 +46,7 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
     if (t.status == 200) t.skip = t.asked_from;
     curl_off_t length = -1;  // the body's size, when the server said it: one allocation, no regrowth
     curl_library().easy_getinfo(t.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-    if (t.status < 300 && length > 0 && length < (int64_t{1} << 34))
+    if (t.limit < 0 && t.status < 300 && length > 0 && length < (int64_t{1} << 34))
       t.out->reserve(t.out->size() + static_cast<size_t>(length - std::min<curl_off_t>(length, t.skip)));
   }
   if (t.status >= 300) {
@@ -61,6 +63,7 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
   size_t keep = bytes - at;
   if (t.limit >= 0) keep = std::min<size_t>(keep, static_cast<size_t>(t.limit - static_cast<int64_t>(t.out->size())));
   t.out->append(data + at, keep);
+  if (t.progress && keep > 0) (*t.progress)(static_cast<int64_t>(t.out->size()));
   return bytes;
 }
 
@@ -88,6 +91,58 @@ std::string seconds(double s) {
 struct ListDeleter {
   void operator()(curl_slist* l) const { curl_library().slist_free_all(l); }
 };
+
+// What stays the same across one fetch's attempts.
+struct Request {
+  const RemoteUrl& url;
+  std::string target;  // the HTTP URL
+  std::string where;   // what messages name
+  bool sign = false;
+  std::string sigv4;
+  curl_slist* headers = nullptr;
+};
+
+void configure(Transfer& t, const Request& r, const AwsCredentials& credentials, long budget, const std::string& range) {
+  const CurlLibrary& lib = curl_library();
+  lib.easy_reset(t.curl);
+  lib.easy_setopt(t.curl, CURLOPT_URL, r.target.c_str());
+  lib.easy_setopt(t.curl, CURLOPT_NOSIGNAL, 1L);
+  lib.easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
+  lib.easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
+  lib.easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
+  lib.easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
+  lib.easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+  lib.easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
+  lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);  // bytes/s: below it for `budget` s is a stall
+  lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_TIME, budget);
+  lib.easy_setopt(t.curl, CURLOPT_CONNECTTIMEOUT, budget);
+  if (!r.sign) lib.easy_setopt(t.curl, CURLOPT_FOLLOWLOCATION, 1L);
+  if (r.sign) {
+    lib.easy_setopt(t.curl, CURLOPT_AWS_SIGV4, r.sigv4.c_str());
+    lib.easy_setopt(t.curl, CURLOPT_USERNAME, credentials.access_key.c_str());
+    lib.easy_setopt(t.curl, CURLOPT_PASSWORD, credentials.secret_key.c_str());
+  }
+  if (r.headers) lib.easy_setopt(t.curl, CURLOPT_HTTPHEADER, r.headers);
+  if (!range.empty()) lib.easy_setopt(t.curl, CURLOPT_RANGE, range.c_str());
+}
+
+// Throws the named error of an answer no retry can change (4xx, an unknown host, a non-network failure).
+void throw_if_final(const Transfer& t, CURLcode rc, const Request& r, const AwsCredentials& credentials) {
+  if (rc == CURLE_OK && t.status >= 400 && t.status < 500 && t.status != 429) {
+    const std::string code = xml_code(t.error_body);
+    const std::string what = std::to_string(t.status) + (code.empty() ? "" : " " + code);
+    if (t.status == 401 || t.status == 403)
+      throw InputError(r.where + ": " + what + ": access denied; credentials: " + credentials.source +
+                       ". Give the key read access to the object, or set AWS_ACCESS_KEY_ID / AWS_PROFILE");
+    if (t.status == 404)
+      throw InputError(r.where + ": " + what + ": no such object; check the bucket and key" +
+                       (r.url.scheme == "s3" ? " and the endpoint (AWS_ENDPOINT_URL)" : std::string()));
+    throw InputError(r.where + ": the server answered " + what);
+  }
+  if (rc == CURLE_COULDNT_RESOLVE_HOST)
+    throw InputError(r.where + ": cannot resolve the host; check the URL (and AWS_ENDPOINT_URL)");
+  if (rc != CURLE_OK && !retriable(rc)) throw RunError(r.where + ": " + curl_library().easy_strerror(rc));
+}
 
 } // namespace
 
@@ -131,97 +186,74 @@ class HttpFetcher::Lease {
   CURL* handle_ = nullptr;
 };
 
-std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size, const std::atomic<bool>* cancel) const {
+void HttpFetcher::receive(const RemoteUrl& url, int64_t offset, int64_t size, std::string& out, int64_t limit,
+                          const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel) const {
   const CurlLibrary& lib = curl_library();
-  std::string out;
-  if (size >= 0) out.reserve(static_cast<size_t>(size));
   const std::string target = remote_url_http(url, credentials_.endpoint, credentials_.region);
-  const bool sign = url.scheme == "s3" && !credentials_.anonymous();
-  const std::string sigv4 = "aws:amz:" + credentials_.region + ":s3";
-  const std::string where = url.text + (url.scheme == "s3" ? " (" + target + ")" : "");
+  Request r{url, target, url.text + (url.scheme == "s3" ? " (" + target + ")" : ""),
+            url.scheme == "s3" && !credentials_.anonymous(), "aws:amz:" + credentials_.region + ":s3", nullptr};
   Lease curl(*this);
-  if (!curl.get()) throw RunError(where + ": libcurl could not start a transfer");
+  if (!curl.get()) throw RunError(r.where + ": libcurl could not start a transfer");
   std::unique_ptr<curl_slist, ListDeleter> headers;
-  if (sign && !credentials_.session_token.empty())
+  if (r.sign && !credentials_.session_token.empty())
     headers.reset(lib.slist_append(nullptr, ("x-amz-security-token: " + credentials_.session_token).c_str()));
+  r.headers = headers.get();
+  const std::string stopped = r.where + ": fetch cancelled (the loader stopped, or Ctrl-C)";
   Clock::time_point last_byte = Clock::now();
   double backoff = options_.backoff_s;
-  std::string last_fault;
   for (int64_t attempt = 0;; ++attempt) {
-    if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
+    if (cancelled(cancel)) throw FetchCancelled(stopped);
     Transfer t;
     t.curl = curl.get();
     t.out = &out;
     t.asked_from = offset + static_cast<int64_t>(out.size());
-    t.limit = size;
+    t.limit = limit;
     t.cancel = cancel;
     t.last_byte = last_byte;
     t.counters = &counters_;
+    t.progress = progress;
     const double waited = std::chrono::duration<double>(Clock::now() - last_byte).count();
     const long budget = std::max(1L, static_cast<long>(options_.timeout_s - waited + 0.999));
-    lib.easy_reset(t.curl);
-    lib.easy_setopt(t.curl, CURLOPT_URL, target.c_str());
-    lib.easy_setopt(t.curl, CURLOPT_NOSIGNAL, 1L);
-    lib.easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
-    lib.easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
-    lib.easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
-    lib.easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
-    lib.easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    lib.easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
-    lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);  // bytes/s: below it for `budget` s is a stall
-    lib.easy_setopt(t.curl, CURLOPT_LOW_SPEED_TIME, budget);
-    lib.easy_setopt(t.curl, CURLOPT_CONNECTTIMEOUT, budget);
-    if (!sign) lib.easy_setopt(t.curl, CURLOPT_FOLLOWLOCATION, 1L);
-    if (sign) {
-      lib.easy_setopt(t.curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
-      lib.easy_setopt(t.curl, CURLOPT_USERNAME, credentials_.access_key.c_str());
-      lib.easy_setopt(t.curl, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
-    }
-    if (headers) lib.easy_setopt(t.curl, CURLOPT_HTTPHEADER, headers.get());
-    std::string range;
-    if (t.asked_from > 0 || size >= 0) {
-      range = std::to_string(t.asked_from) + "-" + (size >= 0 ? std::to_string(offset + size - 1) : "");
-      lib.easy_setopt(t.curl, CURLOPT_RANGE, range.c_str());
-    }
-    if (size == 0) return out;
+    const bool ranged = t.asked_from > 0 || size >= 0;
+    configure(t, r, credentials_, budget, ranged ? std::to_string(t.asked_from) + "-" + (size >= 0 ? std::to_string(offset + size - 1) : "") : "");
+    if (size == 0) return;
     ++counters_.requests;
     const CURLcode rc = lib.easy_perform(t.curl);
     long connects = 0;
     if (lib.easy_getinfo(t.curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) counters_.connections += connects;
     if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
     last_byte = t.last_byte;
-    if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
-    if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return out;
-    if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return out;  // the resumed part was empty
-    if (rc == CURLE_OK && t.status >= 400 && t.status < 500 && t.status != 429) {
-      const std::string code = xml_code(t.error_body);
-      const std::string what = std::to_string(t.status) + (code.empty() ? "" : " " + code);
-      if (t.status == 401 || t.status == 403)
-        throw InputError(where + ": " + what + ": access denied; credentials: " + credentials_.source +
-                         ". Give the key read access to the object, or set AWS_ACCESS_KEY_ID / AWS_PROFILE");
-      if (t.status == 404)
-        throw InputError(where + ": " + what + ": no such object; check the bucket and key" +
-                         (url.scheme == "s3" ? " and the endpoint (AWS_ENDPOINT_URL)" : std::string()));
-      throw InputError(where + ": the server answered " + what);
-    }
-    if (rc == CURLE_COULDNT_RESOLVE_HOST)
-      throw InputError(where + ": cannot resolve the host; check the URL (and AWS_ENDPOINT_URL)");
-    if (rc != CURLE_OK && !retriable(rc)) throw RunError(where + ": " + lib.easy_strerror(rc));
-    last_fault = rc != CURLE_OK ? std::string(lib.easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
+    if (cancelled(cancel)) throw FetchCancelled(stopped);
+    if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return;
+    if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return;  // the resumed part was empty
+    throw_if_final(t, rc, r, credentials_);
+    const std::string fault = rc != CURLE_OK ? std::string(lib.easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
     const double silent = std::chrono::duration<double>(Clock::now() - last_byte).count();
     if (silent >= options_.timeout_s)
-      throw RunError(where + ": no data for " + seconds(silent) + " s (--data-timeout " + seconds(options_.timeout_s) +
-                     "): the server stopped answering (last: " + last_fault + ")");
+      throw RunError(r.where + ": no data for " + seconds(silent) + " s (--data-timeout " + seconds(options_.timeout_s) +
+                     "): the server stopped answering (last: " + fault + ")");
     if (attempt >= options_.retries)
-        throw RunError(where + ": failed " + std::to_string(attempt + 1) + " times in a row, with backoff (last: " +
-                     last_fault + "); the store keeps failing");
+      throw RunError(r.where + ": failed " + std::to_string(attempt + 1) + " times in a row, with backoff (last: " +
+                     fault + "); the store keeps failing");
     ++counters_.retries;
     for (auto until = Clock::now() + std::chrono::duration<double>(backoff); Clock::now() < until;) {
-      if (cancelled(cancel)) throw FetchCancelled(where + ": fetch cancelled (the loader stopped, or Ctrl-C)");
+      if (cancelled(cancel)) throw FetchCancelled(stopped);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     backoff = std::min(backoff * 2, 5.0);
   }
+}
+
+std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size, const std::atomic<bool>* cancel) const {
+  std::string out;
+  if (size >= 0) out.reserve(static_cast<size_t>(size));
+  receive(url, offset, size, out, size, nullptr, cancel);
+  return out;
+}
+
+void HttpFetcher::stream(const RemoteUrl& url, std::string& out, const std::function<void(int64_t)>& progress,
+                         const std::atomic<bool>* cancel) const {
+  receive(url, 0, -1, out, static_cast<int64_t>(out.capacity()), &progress, cancel);
 }
 
 bool HttpFetcher::get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel) const {

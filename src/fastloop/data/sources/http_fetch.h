@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -60,6 +61,12 @@ class HttpFetcher {
   std::string get(const RemoteUrl& url, int64_t offset = 0, int64_t size = -1,
                   const std::atomic<bool>* cancel = nullptr) const;
 
+  /// As get() of the whole object, appended to `out` (empty, its capacity reserved by the caller: at most
+  /// that many bytes are kept, so the buffer never moves), calling `progress(bytes in out)` after each
+  /// block: other threads may read the bytes reported so far while the rest arrives.
+  void stream(const RemoteUrl& url, std::string& out, const std::function<void(int64_t)>& progress,
+              const std::atomic<bool>* cancel = nullptr) const;
+
   /// As get() of the whole object, but a 404 gives false (optional files beside the shards).
   bool get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel = nullptr) const;
 
@@ -71,6 +78,9 @@ class HttpFetcher {
   AwsCredentials credentials_;
   FetchOptions options_;
   class Lease;
+  void receive(const RemoteUrl& url, int64_t offset, int64_t size, std::string& out, int64_t limit,
+               const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel) const;
+
   mutable FetchCounters counters_;
   // libcurl handles between fetches (CURL*, a void* in curl.h): each keeps its open connection, so the next
   // fetch from the same host skips the TCP (and TLS) handshake, as a browser's or the AWS SDK's pool does.

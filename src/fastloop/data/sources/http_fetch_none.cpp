@@ -17,6 +17,9 @@ HttpFetcher::~HttpFetcher() = default;
 
 std::string HttpFetcher::get(const RemoteUrl&, int64_t, int64_t, const std::atomic<bool>*) const { return {}; }
 
+void HttpFetcher::stream(const RemoteUrl&, std::string&, const std::function<void(int64_t)>&,
+                         const std::atomic<bool>*) const {}
+
 bool HttpFetcher::get_if_exists(const RemoteUrl&, std::string&, const std::atomic<bool>*) const { return false; }
 
 } // namespace fastloop

@@ -17,6 +17,9 @@ namespace {
 
 constexpr int64_t kReadAheadBytes = int64_t{64} << 20;  // bytes in flight ahead of the reading workers
 constexpr int64_t kMaxReadAhead = 8;                      // shards (and threads) at most
+// A shard arriving tells the workers every this many bytes (at least 256 KiB, at most 32 times per shard:
+// each time, a waiting worker lists the tar headers arrived, O(the shard's members)).
+int64_t report_every(int64_t shard_bytes) { return std::max<int64_t>(int64_t{256} << 10, shard_bytes / 32); }
 
 } // namespace
 
@@ -84,6 +87,7 @@ void RemoteShardImages::reads_planned(const std::vector<int64_t>& indices, size_
     shard.uses_left = 0;
     shard.position = std::numeric_limits<int64_t>::max();
     shard.evicted = false;
+    shard.drop_when_loaded = false;
     if (shard.state == State::kFailed) shard.state = State::kAbsent, shard.error = nullptr;  // try again
   }
   plan_.clear();
@@ -115,7 +119,18 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::fetch(int64_t s, std::st
   const std::string key = remote_url_http(url, fetcher_->credentials().endpoint, fetcher_->credentials().region);
   const bool cached = cache_ && cache_->get(key, entry.bytes, data);
   if (cached) ++cache_hits_;
-  if (!cached) data = fetcher_->get(url, 0, -1, &cancel_);
+  if (!cached) {
+    Shard& shard = shards_[static_cast<size_t>(s)];
+    const int64_t every = report_every(entry.bytes);
+    int64_t next_report = every;
+    fetcher_->stream(url, data, [&](int64_t got) {
+      if (got < next_report) return;
+      next_report = got + every;
+      std::lock_guard<std::mutex> lock(mutex_);
+      shard.arrived = got;
+      changed_.notify_all();
+    }, &cancel_);
+  }
   const std::vector<ShardSample> samples = shard_index(data, url.text);  // a truncated tar is named as on disk
   if (static_cast<int64_t>(samples.size()) != entry.samples || static_cast<int64_t>(data.size()) != entry.bytes)
     throw InputError(url.text + ": " + std::to_string(data.size()) + " bytes holding " + std::to_string(samples.size()) +
@@ -129,14 +144,20 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::fetch(int64_t s, std::st
   return meta;
 }
 
-// Fetches shard s with `lock` released; marks it ready, or failed with the error for whoever reads it.
+// Fetches shard s with `lock` released, its bytes readable as they arrive; marks it ready, or failed with
+// the error for whoever reads it.
 void RemoteShardImages::load(int64_t s, std::unique_lock<std::mutex>& lock) const {
   Shard& shard = shards_[static_cast<size_t>(s)];
-  shard.state = State::kLoading;
   const int64_t bytes = entries_[static_cast<size_t>(s)].bytes;
-  resident_bytes_ += bytes;
-  lock.unlock();
   auto data = std::make_shared<std::string>();
+  data->reserve(static_cast<size_t>(bytes) + 1);  // one byte more: an object grown on the server shows as such
+  shard.state = State::kLoading;
+  shard.data = data;
+  shard.base = data->data();
+  shard.arrived = shard.parsed = 0;
+  resident_bytes_ += bytes;
+  ++loading_;
+  lock.unlock();
   std::vector<Meta> meta;
   std::exception_ptr error;
   try {
@@ -146,15 +167,22 @@ void RemoteShardImages::load(int64_t s, std::unique_lock<std::mutex>& lock) cons
     error = std::current_exception();
   }
   lock.lock();
+  --loading_;
+  shard.streamed = {};
+  shard.arrived = shard.parsed = 0;
   if (meta.empty()) {
     resident_bytes_ -= bytes;
+    shard.data.reset();
     shard.state = error ? State::kFailed : State::kAbsent;  // cancelled: fetched again when read again
     shard.error = error;
   } else {
     shard.state = State::kReady;
-    shard.data = std::move(data);
     if (shard.meta.empty()) shard.meta = std::move(meta);
-    evict_over_bound(s);
+    if (shard.drop_when_loaded && shard.waiters == 0)
+      drop(s);  // the plan's last read of it went out while it arrived, and no one reads beyond the plan
+    else
+      evict_over_bound(s);
+    shard.drop_when_loaded = false;
   }
   changed_.notify_all();
 }
@@ -187,30 +215,74 @@ void RemoteShardImages::evict_over_bound(int64_t keep) const {
   }
 }
 
-void RemoteShardImages::wait_ready(int64_t s, std::unique_lock<std::mutex>& lock) const {
+// Sample k of shard s once its bytes are in memory: the whole shard, or the part arrived so far. An absent
+// shard is fetched by a fetch thread when one is free (this worker waits), else by this worker.
+RemoteShardImages::Meta RemoteShardImages::wait_sample(int64_t s, int64_t k, std::unique_lock<std::mutex>& lock,
+                                                       std::shared_ptr<const std::string>& data,
+                                                       const char*& base) const {
   Shard& shard = shards_[static_cast<size_t>(s)];
   for (;;) {
     if (cancel_ || fetch_interrupted())  // a cancelled fetch left the shard absent: fetching again would spin
       throw FetchCancelled(urls_[static_cast<size_t>(s)].text + ": read cancelled (the loader stopped, or Ctrl-C)");
-    if (shard.state == State::kReady) return;
+    if (shard.state == State::kReady) {
+      data = shard.data;
+      base = data->data();
+      return shard.meta[static_cast<size_t>(k)];
+    }
     if (shard.state == State::kFailed) std::rethrow_exception(shard.error);
-    if (shard.state == State::kAbsent) {
-      load(s, lock);
+    if (shard.state == State::kLoading && k < static_cast<int64_t>(shard.streamed.size())) {
+      data = shard.data;
+      base = shard.base;
+      return shard.streamed[static_cast<size_t>(k)];
+    }
+    if (shard.state == State::kLoading && shard.arrived > shard.parsed) {
+      list_arrived(s, lock);
       continue;
     }
+    if (shard.state == State::kAbsent && loading_ >= static_cast<int64_t>(readers_.size())) {
+      load(s, lock);  // every fetch thread is busy
+      continue;
+    }
+    if (shard.state == State::kAbsent && !shard.wanted) {
+      shard.wanted = true;
+      wanted_.push_back(s);
+      changed_.notify_all();
+    }
+    ++shard.waiters;
     changed_.wait(lock);
+    --shard.waiters;
   }
 }
 
-const RemoteShardImages::Meta& RemoteShardImages::meta_of(int64_t i, std::unique_lock<std::mutex>& lock) const {
-  const int64_t s = shard_of(i);
-  if (shards_[static_cast<size_t>(s)].meta.empty()) wait_ready(s, lock);
-  return shards_[static_cast<size_t>(s)].meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
+// Lists the samples complete in the part of shard s arrived so far, with `lock` released (the bytes below
+// `arrived` no longer change). A malformed shard lists what it can; its error comes when it has all arrived.
+void RemoteShardImages::list_arrived(int64_t s, std::unique_lock<std::mutex>& lock) const {
+  Shard& shard = shards_[static_cast<size_t>(s)];
+  const std::shared_ptr<const std::string> data = shard.data;  // the buffer outlives a failed fetch's reset
+  const std::string_view arrived(shard.base, static_cast<size_t>(shard.arrived));
+  shard.parsed = shard.arrived;  // the other workers wait for this listing rather than repeat it
+  lock.unlock();
+  std::vector<Meta> streamed;
+  try {
+    for (const ShardSample& x : shard_index_prefix(arrived, urls_[static_cast<size_t>(s)].text))
+      streamed.push_back({x.offset, x.size, x.label, x.image});
+  } catch (const InputError&) {
+  }
+  lock.lock();
+  if (shard.state == State::kLoading && shard.data == data && streamed.size() > shard.streamed.size())
+    shard.streamed = std::move(streamed);
+  changed_.notify_all();
 }
 
 int64_t RemoteShardImages::label(int64_t i) const {
   std::unique_lock<std::mutex> lock(mutex_);
-  return meta_of(i, lock).label;
+  const int64_t s = shard_of(i);
+  const int64_t k = i - first_[static_cast<size_t>(s)];
+  const Shard& shard = shards_[static_cast<size_t>(s)];
+  if (!shard.meta.empty()) return shard.meta[static_cast<size_t>(k)].label;
+  std::shared_ptr<const std::string> data;
+  const char* base = nullptr;
+  return wait_sample(s, k, lock, data, base).label;
 }
 
 std::string RemoteShardImages::name(int64_t i) const {
@@ -260,35 +332,46 @@ std::string_view RemoteShardImages::bytes(int64_t i, std::string& scratch) const
     sample_alone(s, m, scratch);
     return scratch;
   }
-  wait_ready(s, lock);
-  const std::shared_ptr<const std::string> data = shard.data;
-  const Meta& m = shard.meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
-  const auto offset = static_cast<size_t>(m.offset), size = static_cast<size_t>(m.size);
-  if (shard.uses_left > 0 && --shard.uses_left == 0) drop(s);
+  std::shared_ptr<const std::string> data;  // holds the bytes while they are copied
+  const char* base = nullptr;
+  const Meta m = wait_sample(s, i - first_[static_cast<size_t>(s)], lock, data, base);
+  if (shard.uses_left > 0 && --shard.uses_left == 0) {
+    shard.drop_when_loaded = shard.state == State::kLoading;
+    drop(s);  // ready: now; still arriving: once it has
+  }
   lock.unlock();
-  scratch.assign(*data, offset, size);  // a copy: the shard may be dropped once this sample is out
+  scratch.assign(base + m.offset, static_cast<size_t>(m.size));  // a copy: the shard may be dropped after
   return scratch;
 }
 
 void RemoteShardImages::read_ahead_loop() const {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!closing_) {
-    int64_t next = -1;
-    const int64_t end = std::min<int64_t>(static_cast<int64_t>(plan_.size()), frontier_ + 1 + options_.read_ahead);
-    for (int64_t p = std::max<int64_t>(0, frontier_); p < end && !cancel_ && !fetch_interrupted(); ++p)
-      if (fetch_worth(plan_[static_cast<size_t>(p)])) {
-        next = plan_[static_cast<size_t>(p)];
-        break;
-      }
-    // Reading the plan's last shard: the next epoch's first shards, so that it does not start with a wait.
-    if (next < 0 && !plan_.empty() && frontier_ + 1 >= static_cast<int64_t>(plan_.size()) && next_epoch_.has_value())
-      next = next_epoch_first_absent(lock);
+    const int64_t next = next_to_fetch(lock);
     if (next < 0) {
       changed_.wait(lock);
       continue;
     }
     load(next, lock);
   }
+}
+
+// What a free fetch thread fetches: a shard a worker waits for (whatever the memory bound), else the next absent
+// one within the read-ahead of the plan, else the next epoch's first ones; -1 for none.
+int64_t RemoteShardImages::next_to_fetch(std::unique_lock<std::mutex>& lock) const {
+  while (!wanted_.empty()) {
+    const int64_t s = wanted_.front();
+    wanted_.pop_front();
+    shards_[static_cast<size_t>(s)].wanted = false;
+    if (shards_[static_cast<size_t>(s)].state == State::kAbsent && !cancel_ && !fetch_interrupted()) return s;
+  }
+  const int64_t end = std::min<int64_t>(static_cast<int64_t>(plan_.size()), frontier_ + 1 + options_.read_ahead);
+  for (int64_t p = std::max<int64_t>(0, frontier_); p < end && !cancel_ && !fetch_interrupted(); ++p)
+    if (fetch_worth(plan_[static_cast<size_t>(p)])) return plan_[static_cast<size_t>(p)];
+  // Reading the plan's last shard: the next epoch's first shards, so that it does not start with a wait.
+  if (!plan_.empty() && frontier_ + 1 >= static_cast<int64_t>(plan_.size()) && next_epoch_.has_value())
+    return next_epoch_first_absent(lock);
+  return -1;
 }
 
 bool RemoteShardImages::fetch_worth(int64_t s) const {

@@ -2,9 +2,11 @@
 // http:// and https:// alike) as an EncodedImages split. Sample counts come from the shards.idx beside the
 // shards (shard_index_file.h), so the epoch order is the one of the same shards on disk (shard_order.h) and
 // nothing is downloaded before the first batch but that index. The loader tells the split the order it
-// will read in (reads_planned); each shard is fetched once per epoch, whole, by the first worker that needs
-// it or ahead of it by the split's read-ahead threads (while the last shard of an epoch is read, the next
-// epoch's first ones), kept in memory while this rank's order still reads it
+// will read in (reads_planned); each shard is fetched once per epoch by the split's fetch threads, ahead of
+// the workers in that order (while the last shard of an epoch is read, the next epoch's first ones) or at
+// once when a worker waits for it, and streamed: a worker takes a sample as soon as its bytes have arrived
+// (the tar headers are listed as the shard comes in), not when the whole shard has; it is kept in memory
+// while this rank's order still reads it
 // and, with a cache folder, stored there so later epochs read it from disk. Samples a shard evicted under
 // the memory bound still owes are fetched alone with a Range request.
 #pragma once
@@ -18,6 +20,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,19 +70,28 @@ class RemoteShardImages : public EncodedImages {
   enum class State { kAbsent, kLoading, kReady, kFailed };
   struct Shard {
     State state = State::kAbsent;
-    std::shared_ptr<const std::string> data;  // kReady: the tar file
+    std::shared_ptr<const std::string> data;  // kReady: the tar file; kLoading: the part arrived (never moves)
+    const char* base = nullptr;               // kLoading: data's bytes, read below `arrived` only
+    int64_t arrived = 0;                      // kLoading: bytes of `data` that readers may use
+    int64_t parsed = 0;                       // kLoading: `arrived` when `streamed` was listed
+    std::vector<Meta> streamed;               // kLoading: the samples complete in the bytes arrived
     std::vector<Meta> meta;                   // after the first load; kept when the data is dropped
     std::exception_ptr error;                 // kFailed
     int64_t uses_left = 0;                    // reads this epoch's plan still has for the shard
     int64_t position = 0;                     // where the plan reads it first (shard order); max: not planned
     bool evicted = false;                     // dropped this epoch while reads were left
+    bool wanted = false;                      // in wanted_: a worker waits for it
+    int64_t waiters = 0;                      // workers waiting in wait_sample
+    bool drop_when_loaded = false;            // the plan's last read of it came while it arrived
   };
 
   int64_t shard_of(int64_t i) const;
-  const Meta& meta_of(int64_t i, std::unique_lock<std::mutex>& lock) const;
-  void wait_ready(int64_t s, std::unique_lock<std::mutex>& lock) const;
+  Meta wait_sample(int64_t s, int64_t k, std::unique_lock<std::mutex>& lock, std::shared_ptr<const std::string>& data,
+                   const char*& base) const;
+  void list_arrived(int64_t s, std::unique_lock<std::mutex>& lock) const;
   void load(int64_t s, std::unique_lock<std::mutex>& lock) const;
   std::vector<Meta> fetch(int64_t s, std::string& data) const;
+  int64_t next_to_fetch(std::unique_lock<std::mutex>& lock) const;
   void drop(int64_t s) const;
   void evict_over_bound(int64_t keep) const;
   void read_ahead_loop() const;
@@ -103,6 +115,8 @@ class RemoteShardImages : public EncodedImages {
   mutable std::vector<int64_t> plan_;   // shards in the order the plan first reads them
   mutable int64_t frontier_ = -1;       // furthest position of plan_ read so far
   mutable int64_t resident_bytes_ = 0;  // ready and loading shards
+  mutable int64_t loading_ = 0;         // shards being fetched
+  mutable std::deque<int64_t> wanted_;  // absent shards workers wait for: fetched first
   mutable bool closing_ = false;
   mutable std::optional<ShardOrderOptions> next_epoch_;  // the epoch after the last epoch_order() (train split)
   mutable std::vector<int64_t> next_first_;             // its first shards on this rank, once computed

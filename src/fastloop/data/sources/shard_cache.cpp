@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -37,6 +38,19 @@ ShardCache::ShardCache(std::string dir, int64_t max_bytes) : dir_(std::move(dir)
   if (ec || !std::filesystem::is_directory(dir_))
     throw InputError("--data-cache " + dir_ + ": cannot create the folder (" + ec.message() + ")");
   if (max_bytes_ <= 0) throw InputError("--data-cache-size must be > 0 bytes");
+  sweep_stale_temporaries();
+}
+
+void ShardCache::sweep_stale_temporaries() const {
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.path().filename().string().rfind(".tmp-", 0) != 0) continue;
+    std::error_code stat_ec;
+    const auto written = std::filesystem::last_write_time(entry.path(), stat_ec);
+    if (!stat_ec && now - written > std::chrono::seconds(kStaleTempSeconds))
+      std::filesystem::remove(entry.path(), stat_ec);  // another rank may have swept it first
+  }
 }
 
 std::string ShardCache::file_name(const std::string& url) {

@@ -115,8 +115,11 @@ bool shard_image_extension(const std::string& ext) {
                      [&](const char* e) { return ext == e; });
 }
 
-std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path) {
-  const std::vector<TarMember> members = tar_list(archive, path);
+namespace {
+
+// The samples of `members` (of `archive`, named `path`), but the last key's when `last_open`.
+std::vector<ShardSample> samples_of(const std::vector<TarMember>& members, std::string_view archive,
+                                    const std::string& path, bool last_open) {
   std::vector<ShardSample> samples;
   Group group;
   std::string key, ext;
@@ -133,11 +136,24 @@ std::vector<ShardSample> shard_index(std::string_view archive, const std::string
                                " ('" + slot->name + "' and '" + m.name + "'); one of each per key");
     slot = &m;
   }
-  flush(group, archive, path, samples);
+  if (!last_open) flush(group, archive, path, samples);
+  return samples;
+}
+
+} // namespace
+
+std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path) {
+  std::vector<ShardSample> samples = samples_of(tar_list(archive, path), archive, path, false);
   if (samples.empty())
     throw InputError(path + ": no samples (KEY.jpg|jpeg|png|webp|bmp|ppm|pgm|tif|tiff with KEY.cls holding the class index); "
                      "is it a WebDataset shard? `fastloop pack` writes them from an image folder");
   return samples;
+}
+
+std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path) {
+  bool ended = false;
+  const std::vector<TarMember> members = tar_list(prefix, path, &ended);
+  return samples_of(members, prefix, path, !ended);
 }
 
 std::vector<std::string> shard_pattern_expand(const std::string& pattern, int64_t max_files) {

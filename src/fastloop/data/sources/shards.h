@@ -33,6 +33,11 @@ bool shard_image_extension(const std::string& ext);
 /// key, a class index that is not a whole number in [0, 2^24), or an archive with no sample at all.
 std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path);
 
+/// As shard_index, over the first bytes of a shard still arriving: the samples complete in `prefix` (the
+/// last key's next members may still come, so its sample waits for them or for the archive's end), no
+/// error for the cut, and none for no sample yet. Every sample it gives is the one shard_index gives there.
+std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path);
+
 /// Every file a shard pattern names, in order: brace lists ("{a,b}") and zero-padded numeric ranges
 /// ("{000000..000099}") expand as webdataset's braceexpand does, several groups as a product.
 /// A malformed group, or a pattern naming more than `max_files` files, throws InputError naming the pattern.

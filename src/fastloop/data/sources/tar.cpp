@@ -119,16 +119,21 @@ int64_t padded(int64_t size) { return (size + kBlock - 1) / kBlock * kBlock; }
 
 } // namespace
 
-std::vector<TarMember> tar_list(std::string_view archive, const std::string& path) {
+std::vector<TarMember> tar_list(std::string_view archive, const std::string& path, bool* ended) {
   std::vector<TarMember> members;
   const auto total = static_cast<int64_t>(archive.size());
   PaxOverrides pending;
   bool has_pending = false;  // a pax header or GNU long name waits for its member
   int64_t pos = 0;
+  if (ended) *ended = false;
   while (pos < total) {
     const int64_t left = total - pos;
     const char* header = archive.data() + pos;
-    if (all_zero(header, std::min(left, kBlock))) break;  // end-of-archive block (or zero padding)
+    if (ended && left < kBlock) return members;  // the rest of the header is still to come
+    if (all_zero(header, std::min(left, kBlock))) {  // end-of-archive block (or zero padding)
+      if (ended) *ended = true;
+      return members;
+    }
     if (left < kBlock) fail_at(path, pos, "truncated: " + std::to_string(left) + " bytes of a 512-byte header");
     const auto stored_sum = parse_number(field(header, kChksum));
     if (!stored_sum || !checksum_ok(header, *stored_sum)) fail_at(path, pos, "checksum mismatch");
@@ -141,6 +146,7 @@ std::vector<TarMember> tar_list(std::string_view archive, const std::string& pat
     if (!pax && type != 'L' && pending.size) size = *pending.size;
     const int64_t data_at = pos + kBlock;
     const int64_t data_size = has_data(type) ? *size : 0;
+    if (ended && data_size > total - data_at) return members;  // the member's data is still to come
     if (data_size > total - data_at) {
       fail_at(path, pos, "member of " + std::to_string(data_size) + " bytes runs past the end of the file (" +
                              std::to_string(total - data_at) + " bytes left): the file is truncated");
@@ -168,6 +174,7 @@ std::vector<TarMember> tar_list(std::string_view archive, const std::string& pat
     }
     pos = data_at + padded(data_size);
   }
+  if (ended) return members;  // more may come
   if (has_pending) fail_at(path, pos, "a pax header or GNU long name is not followed by its member");
   return members;
 }

@@ -27,7 +27,10 @@ struct TarMember {
 /// and other special members are skipped. Stops at the end-of-archive zero block or at the end of the
 /// bytes. A malformed header (bad checksum, a non-octal field, a member running past the end, a
 /// truncated block) throws InputError naming `path` and the header's byte offset.
-std::vector<TarMember> tar_list(std::string_view archive, const std::string& path);
+/// With `ended` (not null), `archive` is the part of an archive received so far: the listing stops without
+/// an error at a header or member its end cuts short, and `*ended` says whether the end-of-archive block
+/// was in it (every member is then listed).
+std::vector<TarMember> tar_list(std::string_view archive, const std::string& path, bool* ended = nullptr);
 
 /// Writes a plain ustar archive: regular files, mode 0644, owner 0, mtime 0 (so packing the same input
 /// twice gives the same bytes). Names up to 255 bytes (split into ustar's prefix and name fields).
