@@ -270,13 +270,16 @@ def test_ctrl_c_during_a_fetch_stops_the_workers(signed, monkeypatch):
     assert loader_threads_left() == 0
 
 
-def test_ctrl_c_stops_the_cli_waiting_on_a_fetch(signed, cli, monkeypatch):
+@pytest.mark.parametrize("setup", [["--whiten-stem", "off", "--time-budget", "off", "--epochs", "1"],
+                                   ["--whiten-stem", "on", "--time-budget", "60s"]],
+                         ids=["in the loop", "in the stem whitening and calibration at start"])
+def test_ctrl_c_stops_the_cli_waiting_on_a_fetch(signed, cli, monkeypatch, setup):
     monkeypatch.setenv("AWS_ENDPOINT_URL", signed.s3_proxy.url)
     stalled = signed.s3_proxy.stalled
     signed.s3_proxy.mode("stall:2")  # shards.idx and classes.txt pass; every shard fetch then waits
     process = subprocess.Popen([str(cli), "train", "--data", "shards:s3://shards/photos", "--image-size", "32",
                                 "--batch-size", "6", "--device", "cpu", "--workers", "2", "--data-timeout", "600",
-                                "--whiten-stem", "off", "--time-budget", "off", "--epochs", "1"],
+                                *setup],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60

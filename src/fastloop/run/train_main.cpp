@@ -81,7 +81,13 @@ TrainSummary train_run(TrainConfig& config, const std::set<std::string>& given, 
   };
   control.should_stop = [](const TrainPosition&) { return g_stop_requested.load(); };
   control.progress = !quiet;
-  const TrainSummary summary = train(config, control);
+  TrainSummary summary;
+  try {
+    summary = train(config, control);
+  } catch (const FetchCancelled&) {
+    if (!g_stop_requested.load()) throw;
+    summary.stopped = true;  // Ctrl-C reached a shard fetch before the first step (calibration, whitening)
+  }
   if (quiet) return summary;
   if (summary.stopped) {
     std::printf("stopped at step %lld%s\n", static_cast<long long>(summary.position.step),
