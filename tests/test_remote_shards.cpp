@@ -92,6 +92,8 @@ TEST(AwsCredentials, EnvironmentThenProfileThenAnonymousAndTheSourceIsNamedNever
   c = aws_credentials_resolve(env_of(env));
   EXPECT_EQ(c.secret_key, "s3cr3t-ci");
   EXPECT_EQ(c.session_token, "tok");
+  EXPECT_CONTAINS(c.source, "profile 'ci' in");
+  EXPECT_CONTAINS(c.source, "with a session token");
   EXPECT_EQ(c.region, "ap-south-1");
   EXPECT_EQ(c.endpoint, "http://127.0.0.1:9");
   env["AWS_ACCESS_KEY_ID"] = "AKENV";

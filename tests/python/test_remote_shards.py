@@ -202,6 +202,20 @@ def test_a_denied_key_names_the_url_and_the_credential_source_never_the_secret(s
     assert remote_store.READONLY_SECRET not in message
 
 
+def test_a_session_token_goes_with_every_request_and_a_refused_one_is_named(signed, monkeypatch):
+    """AWS_SESSION_TOKEN is sent (signed, as x-amz-security-token) with each request: SeaweedFS, which holds no
+    session for this key, refuses what the same key reads without it, and the message says a session token was
+    in use, never its value or the secret."""
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "fastloop-session-0123456789")
+    with pytest.raises(ValueError) as error:
+        fastloop.Loader("shards:s3://shards/photos", **ARGS)
+    message = str(error.value)
+    assert "403" in message and "environment (AWS_ACCESS_KEY_ID), with a session token" in message
+    assert "fastloop-session-0123456789" not in message and remote_store.SECRET_KEY not in message
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    assert len(batches(fastloop.Loader("shards:s3://shards/photos", **ARGS))) == 7
+
+
 def test_a_missing_object_and_a_missing_index_say_what_to_do(signed):
     with pytest.raises(ValueError, match="s3://shards/photos/train-000098.tar: not listed in s3://shards/photos/shards.idx"):
         fastloop.Loader("shards:s3://shards/photos/train-{000098..000099}.tar", **ARGS)

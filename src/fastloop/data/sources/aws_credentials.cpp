@@ -130,6 +130,7 @@ AwsCredentials aws_credentials_resolve(const EnvLookup& env) {
   } else {
     c.source = "none (anonymous requests: no AWS_ACCESS_KEY_ID and no key in profile '" + profile_name + "')";
   }
+  if (!c.session_token.empty()) c.source += ", with a session token (refused: it may have expired)";
   for (const std::string& r : {env("AWS_REGION"), env("AWS_DEFAULT_REGION"), profile.get("region")})
     if (!r.empty()) {
       c.region = r;

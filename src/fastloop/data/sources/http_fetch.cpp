@@ -223,7 +223,8 @@ void HttpFetcher::receive(const RemoteUrl& url, int64_t offset, int64_t size, st
     if (lib.easy_getinfo(t.curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) counters_.connections += connects;
     if (t.last_byte != last_byte) attempt = 0, backoff = options_.backoff_s;  // progress: a fresh fault budget
     last_byte = t.last_byte;
-    if (cancelled(cancel)) throw FetchCancelled(stopped);
+    // Only on_progress aborts a transfer, for a cancel that may be lifted again by now (the loader restarted).
+    if (rc == CURLE_ABORTED_BY_CALLBACK || cancelled(cancel)) throw FetchCancelled(stopped);
     if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return;
     if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return;  // the resumed part was empty
     throw_if_final(t, rc, r, credentials_);
