@@ -1,8 +1,7 @@
-// ModelInfo: derived from a run's config and data, to and from JSON (nlohmann-json).
+// ModelInfo to and from JSON (nlohmann-json); model_info_for.cpp derives it from a run's config and data.
 #include "fastloop/models/model_info.h"
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/transforms/split_size.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,28 +23,6 @@ int64_t int_field(const nlohmann::json& j, const char* key, int64_t lo, int64_t 
 }
 
 } // namespace
-
-ModelInfo model_info_for(const TrainConfig& config, const Dataset& split) {
-  ModelInfo info;
-  info.model = config.model.name;
-  info.classes = split.classes;
-  info.channels = split.channels();
-  info.image_files = split.encoded != nullptr;
-  // Image files: what evaluation feeds the model (predict and the exports feed the same), which may differ
-  // from the train split's size (FixRes: train at 176, evaluate at 224).
-  const ImageSize eval_size = info.image_files ? transform_image_size(config.data.eval_transform, config.data.image.size,
-                                                                      {"--eval-transform", "--image-size"})
-                                               : ImageSize{split.height(), split.width()};
-  info.height = eval_size.height;
-  info.width = eval_size.width;
-  info.resize = info.image_files ? eval_size.height * 256 / 224 : 0;  // as data/transforms/image_augment.cpp's eval transform
-  info.mean = split.mean;
-  info.std = split.stddev;
-  info.channels_last = config.perf.channels_last;
-  info.autocast = config.perf.amp;
-  info.transform = config.data.eval_transform;
-  return info;
-}
 
 std::string model_info_to_json(const ModelInfo& info) {
   nlohmann::ordered_json j = {{"model", info.model},       {"classes", info.classes},   {"channels", info.channels},
