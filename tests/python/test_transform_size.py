@@ -17,6 +17,7 @@ import torchvision.transforms.v2 as T
 
 import fastloop
 from conftest import run
+from kernel_parity import torch_resize_is_fastloops
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -38,8 +39,8 @@ def test_an_eval_pipeline_sizes_the_batches_and_equals_torchvisions(image_folder
     for i, (want, label) in enumerate(reference):
         assert labels[i].item() == label
         levels = ((got[i] - want) * std * 255).abs()  # back in uint8 levels
-        if reference.samples[i][0].endswith(".png"):
-            assert levels.max().item() < 1e-3, reference.samples[i][0]
+        if reference.samples[i][0].endswith(".png"):  # the resize's bytes: kernel_parity.py's rule
+            assert levels.max().item() < (1e-3 if torch_resize_is_fastloops() else 1 + 1e-3), reference.samples[i][0]
         else:  # libjpeg-turbo's decode as PIL's: the same bytes (fastloop decodes as PIL, torchvision.io too)
             assert levels.mean().item() <= 0.5 and levels.max().item() <= 2.0, (reference.samples[i][0], levels.max())
 

@@ -9,7 +9,8 @@ scale and shear, RandomPerspective's corner points and GaussianBlur's sigma agai
 
 Measured max difference, uint8 levels (bound asserted in brackets), photos below, torch 2.14.1 / torchvision 0.29.2:
   horizontal_flip, vertical_flip, pad (constant, edge, reflect, symmetric), crop, RandomCrop 0 [0]
-  rotate, affine, perspective (nearest and bilinear, fill None / scalar / per channel, expand, center) 0 [0]
+  rotate, affine, perspective (nearest and bilinear, fill None / scalar / per channel, expand, center) 0 [0] where
+    ATen runs its AVX-512 kernels; elsewhere nearest 0 [0], bilinear 1 [1] on <= 0.52% of values [1%] (kernel_parity.py)
   resize / resized_crop kernel (nearest, nearest-exact, bilinear, bicubic, antialias on and off) 0 [0]
   gaussian_blur 1 [1] (separable float32 sums vs torch's 2-D convolution; ~3e-5 of the values differ)
 """
@@ -27,6 +28,9 @@ import torch
 import torchvision.transforms.v2 as T
 import torchvision.transforms.v2.functional as F
 from torchvision.transforms import InterpolationMode
+
+from kernel_parity import (assert_warp_matches, assert_within_one_level, torch_resize_is_fastloops,
+                           warp_matches)
 
 fastloop = pytest.importorskip("fastloop")
 _C = fastloop._C
@@ -106,11 +110,29 @@ def _fill(fill, channels: int):
         ("RandomAffine(0, shear=(20, 20), interpolation=InterpolationMode.BILINEAR, fill=(1, 2, 3))", lambda x: F.affine(x, 0.0, [0, 0], 1.0, [20.0, 0.0], InterpolationMode.BILINEAR, fill=_fill([1.0, 2.0, 3.0], x.shape[0]))),
     ],
 )
-def test_deterministic_spec_matches_torchvision_bytes(spec, reference, images):
+def test_deterministic_spec_matches_torchvision(spec, reference, images):
     for image in images:
         if "fill=(" in spec and image.shape[0] != 3:
             continue  # a 3-value fill on 1 or 4 channels: refused (test_fill_length_is_checked_as_torchvision_does)
-        assert _max_diff(_apply(spec, image), reference(image)) == 0, (spec, tuple(image.shape))
+        nearest = "bilinear" not in spec.lower()  # flips and pads: exact as nearest warps are
+        assert_warp_matches(_apply(spec, image), reference(image), nearest, (spec, tuple(image.shape)))
+
+
+def test_warp_parity_rule_fails_a_wrong_warp(images):
+    """The tolerance that other CPUs' kernels get (kernel_parity.py) still fails a half-pixel shift, the other
+    interpolation and another fill, while fastloop's own warp passes it (under any ATEN_CPU_CAPABILITY)."""
+    image = images[0]
+    spec = "RandomAffine((30, 30), interpolation='bilinear', fill=0)"
+    expected = F.affine(image, 30.0, [0, 0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=0)
+    assert warp_matches(_apply(spec, image), expected, nearest=False, exact=False)
+    wrong = {
+        "half-pixel shift": F.affine(image, 30.0, [0.5, 0.0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=0),
+        "nearest": F.affine(image, 30.0, [0, 0], 1.0, [0.0, 0.0], InterpolationMode.NEAREST, fill=0),
+        "fill 1": F.affine(image, 30.0, [0, 0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=1),
+        "angle 30.05": F.affine(image, 30.05, [0, 0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=0),
+    }
+    for name, other in wrong.items():
+        assert not warp_matches(other, expected, nearest=False, exact=False), name
 
 
 def test_fill_length_is_checked_as_torchvision_does(images):
@@ -170,7 +192,7 @@ def test_random_affine_replays_torchvision_with_its_draws(spec, mode, fill, imag
             d = _draw(spec, image, index)
             expected = F.affine(image, d["angle"][0], [int(v) for v in d["translate"]], d["scale"][0], d["shear"],
                                 mode, fill=fill)
-            assert _max_diff(_apply(spec, image, index), expected) == 0, (tuple(image.shape), d)
+            assert_warp_matches(_apply(spec, image, index), expected, mode == InterpolationMode.NEAREST, (tuple(image.shape), d))
 
 
 def test_random_perspective_replays_torchvision_with_its_draws(images):
@@ -184,7 +206,8 @@ def test_random_perspective_replays_torchvision_with_its_draws(images):
                 start = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
                 fill = 99 if "fill=99" in spec else 0
                 expected = F.perspective(image, start, ends, interpolation=mode, fill=fill)
-                assert _max_diff(_apply(spec, image, index), expected) == 0, (spec, tuple(image.shape), d)
+                assert_warp_matches(_apply(spec, image, index), expected, mode == InterpolationMode.NEAREST,
+                                    (spec, tuple(image.shape), d))
 
 
 def test_gaussian_blur_within_one_level(images):
@@ -216,7 +239,8 @@ def test_resize_kernel_equals_torchvision_where_registered(images):
             spec = f"Resize((101, 77), interpolation='{mode}', antialias={antialias})"
             for image in images:
                 expected = F.resize(image, [101, 77], InterpolationMode(mode), antialias=antialias)
-                assert _max_diff(_apply(spec, image), expected) == 0, (spec, tuple(image.shape))
+                assert_within_one_level(_apply(spec, image), expected, mode != "bilinear" or torch_resize_is_fastloops(),
+                                        (spec, tuple(image.shape)))
 
 
 # ---------------------------------------------------------------------------------------------- checks
