@@ -179,10 +179,12 @@ TEST(BudgetPlan, OneSlowWindowMovesNoStepCostTwoDo) {
   EXPECT_NEAR(window(0.0124), 0.0124, 1e-12);         // ... and projected once it lasts two
   EXPECT_NEAR(window(0.0062), 0.0062, 1e-12);         // faster again
   EXPECT_NEAR(windows.step_s_high(), 0.0124, 1e-12);  // a stretch projects with the slower of the two
-  // ... or with the run's mean, where that is slower: 140 steps and the hiccup in 1.177 s.
-  EXPECT_NEAR(windows.mean_s(), 1.177 / 140, 1e-12);
+  // ... or with the mean of the last five windows, where that is slower: 100 steps and the hiccup in 0.893 s.
+  EXPECT_NEAR(windows.mean_s(), 0.893 / 100, 1e-12);
   window(0.0062);
-  EXPECT_NEAR(windows.step_s_high(), (1.177 + 20 * 0.0062) / 160, 1e-12);
+  EXPECT_NEAR(windows.step_s_high(), 0.868 / 100, 1e-12);  // the hiccup's window has left the five
+  for (int i = 0; i < 5; ++i) window(0.0062);
+  EXPECT_NEAR(windows.step_s_high(), 0.0062, 1e-12);  // faster for five windows: the slow ones are forgotten
 }
 
 TEST(BudgetPlan, AStretchKeepsFreeTheMarginAndATenthOfTheTimeStillToCome) {

@@ -254,7 +254,14 @@ int64_t RunBudget::step_done(int64_t step, double trained_s, double elapsed_s, c
   clocks.trained_s = trained_s, clocks.spent_s = elapsed_s;
   if (hook) clocks = hook(clocks, step);
   if (!windows_.step_done(step, clocks.trained_s, resize_.work(step))) return 0;
-  return replan_if_late(step, resize_.step_s_after(step, windows_.step_s()), seen_eval_s(), clocks.spent_s);
+  const int64_t late =
+      replan_if_late(step, resize_.step_s_after(step, windows_.step_s()), seen_eval_s(), clocks.spent_s);
+  if (late > 0) return late;
+  // Early, in the last epoch: no epoch end is left to stretch at (a run of 2.6 epochs has two, and one that sped
+  // up after the second ended 27 s early on a 2-core EPYC), so each check window may stretch it.
+  if (step / std::max<int64_t>(1, request_.steps_per_epoch) < plan_.epochs - 1) return 0;
+  const double slower_eval_s = std::max(last_eval_s_, previous_eval_s_);
+  return stretch_if_early(step, resize_.step_s_after(step, windows_.step_s_high()), slower_eval_s, clocks.spent_s);
 }
 
 int64_t RunBudget::epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook) {

@@ -2,7 +2,7 @@
 // step, evaluation and checkpoint costs on the real model and data (on a throw-away setup, so the planned
 // run starts from the same seeded state as a run without it), and RunBudget, the plan the training loop
 // follows and re-makes when the machine slows down (checked every 2% of the budget and at each epoch end)
-// or runs faster than calibration measured (at epoch ends).
+// or runs faster than calibration measured (at epoch ends, and every 2% of the budget in the last epoch).
 #pragma once
 
 #include "fastloop/core/clock.h"
@@ -66,7 +66,8 @@ class RunBudget {
   /// After each step, `trained_s` seconds of steps so far (evaluations excluded) and `elapsed_s` since the
   /// start: when a check window closes (at least 4 steps and 2% of the budget: BudgetStepWindows), re-plans
   /// the remaining steps if the projected end passes the budget. A slow-down is caught within two windows,
-  /// mid-epoch as well; one slow window (a hiccup) moves no plan. Returns the new total of steps, or 0 when
+  /// mid-epoch as well; one slow window (a hiccup) moves no plan. In the plan's last epoch, where no epoch end
+  /// is left, a window may also stretch the run as epoch_end does. Returns the new total of steps, or 0 when
   /// the plan stands.
   int64_t step_done(int64_t step, double trained_s, double elapsed_s, const CostsHook& hook = {});
 

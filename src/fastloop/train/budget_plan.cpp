@@ -150,13 +150,16 @@ BudgetStepWindows::BudgetStepWindows(double planned_step_s, int64_t min_steps, d
 bool BudgetStepWindows::step_done(int64_t step, double trained_s, double work) {
   now_s_ = trained_s, now_work_ = work;
   if (open_step_ < 0) {
-    open_step_ = step, open_s_ = first_s_ = trained_s, open_work_ = first_work_ = work;
+    open_step_ = step, open_s_ = trained_s, open_work_ = work;
+    starts_.assign(1, {trained_s, work});
     return false;
   }
   const double seconds = trained_s - open_s_;
   if (step - open_step_ < min_steps_ || seconds < min_s_ || work <= open_work_) return false;
   previous_s_ = last_s_;
   last_s_ = seconds / (work - open_work_);
+  if (closed_++ > 0) starts_.emplace_back(open_s_, open_work_);  // the first window began at the first call
+  while (static_cast<int>(starts_.size()) > kMeanWindows) starts_.pop_front();
   open_step_ = step, open_s_ = trained_s, open_work_ = work;
   return true;
 }
@@ -166,7 +169,8 @@ double BudgetStepWindows::step_s() const { return std::min(last_s_, previous_s_)
 double BudgetStepWindows::step_s_high() const { return std::max({last_s_, previous_s_, mean_s()}); }
 
 double BudgetStepWindows::mean_s() const {
-  return now_work_ > first_work_ ? (now_s_ - first_s_) / (now_work_ - first_work_) : previous_s_;
+  if (starts_.empty() || now_work_ <= starts_.front().second) return previous_s_;
+  return (now_s_ - starts_.front().first) / (now_work_ - starts_.front().second);
 }
 
 bool budget_replan_needed(const BudgetPlan& plan, const BudgetCosts& costs, const BudgetRequest& request) {
