@@ -196,6 +196,34 @@ def test_the_first_batches_are_not_read_again(all_images, tmp_path):
         epochs(make(), 1)  # a fresh epoch reads them, and stops at the first, naming it
 
 
+def test_the_first_batches_of_shards_are_not_read_again(numbered_shards, tmp_path):
+    """As above for tar shards, whose shuffle buffer the resumed Loader replays as sample numbers: the image
+    bytes of the samples before the state are zeroed in place (the tar's layout unchanged)."""
+    for path in numbered_shards.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    make = lambda: fastloop.Loader(f"shards:{tmp_path}", batch_size=4, workers=2, shuffle_buffer=8,  # noqa: E731
+                                   **IMAGES)
+    want = epochs(make(), 1)
+    first = make()
+    taken = take(first, 5)
+    state = first.state_dict()
+    first.close()
+    zeroed = set(samples_of(taken))
+    for path in tmp_path.glob("*.tar"):
+        with tarfile.open(path) as tar:
+            members = [m for m in tar.getmembers() if m.name.endswith((".jpg", ".png"))]
+        with open(path, "r+b") as f:
+            for m in members:
+                if int(m.name.split(".")[0]) in zeroed:
+                    f.seek(m.offset_data)
+                    f.write(bytes(m.size))
+    second = make()
+    second.load_state_dict(state)
+    assert_same(epochs(second, 1), want[5:])
+    with pytest.raises(ValueError, match=r"\.tar"):
+        epochs(make(), 1)  # a fresh epoch reads them, and stops at the first, naming it
+
+
 def elastic(make: Callable[[int, int], fastloop.Loader], old: int, new: int, k: int, samples: int) -> None:
     """`old` ranks take k batches of epoch 1 and save; `new` ranks load rank 0's state and finish the epoch:
     every sample once, and the epoch after is a `new`-rank group's own."""
