@@ -195,6 +195,7 @@ class Loader:
         the ranks share the rest of the epoch: each sample of it is visited once across the old and the new
         ranks (but the padding DistributedSampler's rule adds when the rest does not divide evenly), and the
         epochs after it are this group's. ``workers``, ``prefetch``, ``device`` and the rank may differ.
+        ``len(loader)`` stays a whole epoch's count; the resumed iteration yields the batches left.
 
         Args:
             state_dict: what :meth:`state_dict` returned, by a Loader of the same source and split, seed,

@@ -100,7 +100,8 @@ void Loader::start_epoch(int64_t epoch, const EpochPosition& start) {
 }
 
 EpochPosition Loader::position() const {
-  const int64_t taken = start_.taken + (next_to_take_ - first_batch_) * options_.batch_size * options_.sampler.world_size;
+  const int64_t step = options_.batch_size * options_.sampler.world_size;
+  const int64_t taken = start_.taken + (next_to_take_ - first_batch_) * step;
   return {std::min(taken, std::max(order_size_, start_.taken)), start_.order_world_size};
 }
 

@@ -51,8 +51,8 @@ class Loader {
   void start_epoch(int64_t epoch, const EpochPosition& start);
 
   /// Where the epoch stands after the batches next() handed out (at most the end of its order): the same
-  /// on every rank of the group after as many batches. {taken, order_world_size} as start_epoch takes it (the threaded mode's; not
-  /// kept by the device-resident mode).
+  /// on every rank of the group after as many batches. {taken, order_world_size} as start_epoch takes it
+  /// (the threaded mode's; the device-resident mode keeps none).
   EpochPosition position() const;
 
   /// The batch number next() returns next, and one past the epoch's last (start_epoch's numbering).

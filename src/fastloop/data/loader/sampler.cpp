@@ -56,8 +56,9 @@ std::vector<int64_t> sampler_epoch_indices(int64_t dataset_size, int64_t epoch, 
   return mine;
 }
 
+namespace {
 // The rank's order when the source imposes one (tar shards, shuffled), else nullopt: the sampler's.
-static std::optional<std::vector<int64_t>> source_order(const Dataset& dataset, int64_t epoch, const SamplerOptions& options) {
+std::optional<std::vector<int64_t>> source_order(const Dataset& dataset, int64_t epoch, const SamplerOptions& options) {
   if (!dataset.encoded || !options.shuffle) return std::nullopt;
   auto order = dataset.encoded->epoch_order(options.seed, epoch, options.rank, options.world_size);
   if (order) {
@@ -67,6 +68,7 @@ static std::optional<std::vector<int64_t>> source_order(const Dataset& dataset, 
   }
   return order;
 }
+}  // namespace
 
 std::vector<int64_t> sampler_epoch_indices(const Dataset& dataset, int64_t epoch, const SamplerOptions& options) {
   if (auto order = source_order(dataset, epoch, options)) return std::move(*order);
