@@ -268,6 +268,28 @@ def test_another_number_of_ranks_shares_the_rest_of_the_epoch(source, old, new, 
     elastic(make, old, new, k, len(all_images))
 
 
+def test_a_second_resize_mid_epoch_goes_on_from_the_first_ones_position(all_images):
+    """2 ranks take a batch each, 3 ranks resume and take one each, then 2 ranks finish the epoch: 8 + 12 + 28
+    samples, each of the 48 once."""
+    make = lambda rank, world: fastloop.Loader(  # noqa: E731
+        fastloop.Files(all_images, list(range(len(all_images)))), batch_size=4, workers=1, rank=rank,
+        world_size=world, drop_last=False, **IMAGES)
+    seen: Counter = Counter()
+    state = None
+    for world, batches in ((2, 1), (3, 1), (2, None)):
+        states = []
+        for rank in range(world):
+            loader = make(rank, world)
+            if state is not None:
+                loader.load_state_dict(state)
+            seen += samples_of(epochs(loader, 1) if batches is None else take(loader, batches))
+            states.append(loader.state_dict())
+        assert all(s == states[0] for s in states)
+        state = states[0]
+    assert seen == Counter(range(len(all_images)))
+    assert (state["epoch"], state["position"]) == (1, 0)
+
+
 def test_an_elastic_rest_that_does_not_divide_is_padded_as_distributed_sampler_pads():
     """200 samples, 2 ranks x 3 batches of 16 leave 104; 3 ranks take 35 each: 105, one sample twice."""
     make = lambda rank, world: fastloop.Loader("synthetic:1x4x4:200", batch_size=16, workers=1, rank=rank,  # noqa
