@@ -1,7 +1,8 @@
 """``fastloop.Loader``: batches of a ``--data`` source made by fastloop's C++ worker threads."""
 
 import os
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+import zlib
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 
@@ -40,6 +41,11 @@ class Loader:
     iteration's (so a loop that never calls it still reshuffles). One iteration is active at a time.
     The tensors are the loader's own buffers (no copy); a CPU buffer is reused once Python frees it.
 
+    Resuming mid-epoch: :meth:`state_dict` after k batches of epoch e, given to :meth:`load_state_dict` of a
+    Loader made with the same arguments, makes its next iteration yield batches k + 1, ... of epoch e, then
+    the same later epochs, bit for bit, without decoding the first k again. Ranks that save at the same step
+    save the same state, and a group of another size may load it: its ranks share the rest of the epoch.
+
     Across processes: a Loader pickles as its arguments and epoch (not its threads or buffers), so
     ``torch.multiprocessing.spawn`` and spawn-started workers re-create it. A CPU Loader inherited through
     ``fork()`` (a ``DataLoader`` worker, ``os.fork``) starts its threads afresh in the child on its next
@@ -70,6 +76,8 @@ class Loader:
         self._epoch = 0
         self._epoch_set = True  # the first iteration runs epoch 0
         self._iteration = 0  # the number of the iteration that runs (an iterator of another is over)
+        self._resume: Optional[_Position] = None  # where the next iteration starts, from load_state_dict
+        self._progress: Optional[_Progress] = None  # the latest iteration, until it ends
 
     @property
     def source(self) -> Union[str, Files]:
@@ -108,9 +116,11 @@ class Loader:
         return self._args["world_size"]
 
     def __reduce__(self) -> Tuple[Any, ...]:
-        """Pickles as the arguments and the epoch state, not the threads or buffers: the copy is a new Loader
-        (``torch.multiprocessing.spawn`` and other spawn-started processes re-create it on unpickling)."""
-        return (_loader_rebuild, (self._args, self._epoch, self._epoch_set))
+        """Pickles as the arguments and the epoch state (with a state loaded and not yet run), not the threads
+        or buffers: the copy is a new Loader (``torch.multiprocessing.spawn`` and other spawn-started
+        processes re-create it on unpickling)."""
+        resume = tuple(self._resume) if self._resume is not None else None
+        return (_loader_rebuild, (self._args, self._epoch, self._epoch_set, resume))
 
     def __len__(self) -> int:
         """Batches per epoch of this rank's share."""
@@ -132,23 +142,130 @@ class Loader:
         return self._epoch if self._epoch_set else self._epoch + 1
 
     def set_epoch(self, epoch: int) -> None:
-        """Sets the epoch the next iteration runs, as ``DistributedSampler.set_epoch``."""
+        """Sets the epoch the next iteration runs, as ``DistributedSampler.set_epoch``. The epoch of a state
+        loaded by :meth:`load_state_dict` keeps its position; another starts at its first batch."""
         self._epoch = int(epoch)
         self._epoch_set = True
+        self._progress = None
+        if self._resume is not None and self._resume.epoch != self._epoch:
+            self._resume = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        r"""Where the loader stands, as a small picklable dict (``torchdata``'s ``StatefulDataLoader`` names).
+
+        The position after the last batch the latest iteration handed out (where it stopped, if it was
+        abandoned); when it handed out its last one, or none runs, the start of the epoch the next iteration
+        runs. A position counts the samples of the epoch's order that all ranks took together, so ranks that
+        save after the same number of batches save the same state. Beside it, the arguments the state must
+        agree with (source, split, seed, batch size, ...) and the data set's size and class count.
+
+        Example::
+
+            state = loader.state_dict()                 # after k batches of epoch e, in a checkpoint
+            loader = fastloop.Loader(...)               # the same arguments, in a new process
+            loader.load_state_dict(state)
+            for images, labels in loader:               # batch k + 1 of epoch e, ...
+
+        Returns:
+            ``{"version", "epoch", "position", "order_world_size", "world_size", "samples", "num_classes",
+            "source", "split", "seed", "batch_size", "shuffle", "drop_last", "shuffle_buffer"}``: ints, bools
+            and strings.
+        """
+        progress, resume = self._progress, self._resume
+        if progress is not None and progress.batch < progress.end:
+            step = self.batch_size * self.world_size
+            at = _Position(progress.epoch, progress.start.taken + (progress.batch - progress.first) * step,
+                           progress.start.order_world_size)
+        elif progress is not None:  # its last batch was handed out: the next epoch, from its start
+            at = _Position(progress.epoch + 1, 0, self.world_size)
+        elif resume is not None:
+            at = resume
+        else:
+            at = _Position(self.epoch, 0, self.world_size)
+        state: Dict[str, Any] = {"version": _STATE_VERSION, "epoch": at.epoch, "position": at.taken,
+                                 "order_world_size": at.order_world_size, "world_size": self.world_size}
+        state.update(self._identity())
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        r"""Makes the next iteration start where :meth:`state_dict` left: the rest of its epoch, then the
+        later epochs as the saving loader would have run them. An iteration in progress ends.
+
+        With another ``world_size`` than the saving group's (any rank's state will do, they are the same),
+        the ranks share the rest of the epoch: each sample of it is visited once across the old and the new
+        ranks (but the padding DistributedSampler's rule adds when the rest does not divide evenly), and the
+        epochs after it are this group's. ``workers``, ``prefetch``, ``device`` and the rank may differ.
+        ``len(loader)`` stays a whole epoch's count; the resumed iteration yields the batches left.
+
+        Args:
+            state_dict: what :meth:`state_dict` returned, by a Loader of the same source and split, seed,
+                batch_size, shuffle, drop_last and shuffle_buffer.
+
+        Raises:
+            ValueError: the state does not fit this Loader (another data set, seed, batch size, ...): the
+                message names each field that differs, with both values; or it is not a state of this
+                version, or its position is past its epoch's end.
+            TypeError: ``state_dict`` is not a dict.
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"fastloop.Loader.load_state_dict: the state must be a dict (Loader.state_dict()), "
+                            f"not {type(state_dict).__name__}")
+        missing = [k for k in ("version", "epoch", "position", "order_world_size", *self._identity())
+                   if k not in state_dict]
+        if state_dict.get("version", _STATE_VERSION) != _STATE_VERSION:
+            raise ValueError(f"fastloop.Loader.load_state_dict: a state of version {state_dict['version']!r}; this "
+                             f"fastloop reads version {_STATE_VERSION}")
+        if missing:
+            raise ValueError(f"fastloop.Loader.load_state_dict: the state has no {', '.join(missing)}: it is not a "
+                             "fastloop.Loader.state_dict()")
+        differ = [f"{k} is {state_dict[k]!r} in the state, {v!r} here" for k, v in self._identity().items()
+                  if state_dict[k] != v]
+        if differ:
+            raise ValueError("fastloop.Loader.load_state_dict: the state does not fit this Loader: " + "; ".join(differ)
+                             + " (a state resumes a Loader made with the same data and arguments)")
+        at = _Position(*(state_dict[k] for k in ("epoch", "position", "order_world_size")))
+        if not all(isinstance(v, int) for v in at) or at.epoch < 0 or at.taken < 0 or at.order_world_size < 1:
+            raise ValueError(f"fastloop.Loader.load_state_dict: epoch {at.epoch!r}, position {at.taken!r} and "
+                             f"order_world_size {at.order_world_size!r} must be ints >= 0, 0 and 1")
+        samples = self._impl.samples
+        end = -(-samples // at.order_world_size) * at.order_world_size  # its order's size with any padding
+        if at.taken > end:
+            raise ValueError(f"fastloop.Loader.load_state_dict: position {at.taken} is past the end of an epoch of "
+                             f"{samples} samples")
+        self._iteration += 1  # an iteration in progress is over
+        self._impl.stop()
+        self._epoch, self._epoch_set = at.epoch, True
+        self._resume, self._progress = at, None
+
+    def _identity(self) -> Dict[str, Any]:
+        """What a state must agree with: the arguments that fix the epochs' order, the data set's extent."""
+        args = self._args
+        train = args["split"] == "train"
+        return {"source": _source_key(args["source"]), "split": args["split"], "samples": self._impl.samples,
+                "num_classes": self.num_classes, "seed": args["seed"], "batch_size": args["batch_size"],
+                "shuffle": train if args["shuffle"] is None else bool(args["shuffle"]),
+                "drop_last": train if args["drop_last"] is None else bool(args["drop_last"]),
+                "shuffle_buffer": args["shuffle_buffer"]}
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
         self._check_device_after_fork()
         self._epoch = self.epoch
         self._epoch_set = False
         self._iteration += 1
+        resume, self._resume = self._resume, None
+        start = resume if resume is not None and resume.epoch == self._epoch else _Position(self._epoch, 0, 0)
+        start = start._replace(order_world_size=start.order_world_size or self.world_size)
+        self._progress = None
         # The iterator exists before the workers do: whatever ends it (its end, a break, an exception, a
         # Ctrl-C right after start) stops them. A Ctrl-C during start stops them and raises.
         iterator = _LoaderIterator(self, self._iteration)
         try:
-            self._impl.start(self._epoch)
+            first, end = self._impl.start(self._epoch, start.taken, start.order_world_size)
         except BaseException:  # a Ctrl-C raised here, after start returned: this frame keeps `iterator`
             self._impl.stop()
             raise
+        iterator._batches = first
+        self._progress = _Progress(self._epoch, start, first, first, end)
         return iterator
 
     def _check_device_after_fork(self) -> None:
@@ -175,6 +292,33 @@ class Loader:
         return f"fastloop.Loader({self.source!r}, " + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
 
 
+_STATE_VERSION = 1
+
+
+class _Position(NamedTuple):
+    """Where an epoch starts: ``taken`` samples of its order (made for ``order_world_size`` ranks) taken."""
+
+    epoch: int
+    taken: int
+    order_world_size: int
+
+
+class _Progress:
+    """The latest iteration: its epoch, where it started, and the numbers of its first, next and end batch."""
+
+    def __init__(self, epoch: int, start: _Position, first: int, batch: int, end: int) -> None:
+        self.epoch, self.start, self.first, self.batch, self.end = epoch, start, first, batch, end
+
+
+def _source_key(source: Union[str, Files]) -> str:
+    """The source as a state names it: the ``--data`` text, or a :class:`fastloop.Files` by a checksum of
+    its files, labels and class names."""
+    if isinstance(source, str):
+        return source
+    text = "\0".join([*source.paths, *map(str, source.labels), *(source.classes or [])])
+    return f"files ({len(source.paths)} files, crc32 {zlib.crc32(text.encode()):08x})"
+
+
 # Made from the parameter table (_loader_params.py): the signature inspect and help() show, and its Args.
 Loader.__init__.__signature__ = _params.signature()  # type: ignore[attr-defined]
 Loader.__doc__ = Loader.__doc__.format(args=_params.args_doc())  # type: ignore[union-attr]
@@ -187,7 +331,7 @@ class _LoaderIterator:
         self._loader = loader
         self._iteration = iteration
         self._done = False
-        self._batches = 0  # handed out so far: the batch_transform's draws are per batch number
+        self._batches = 0  # the next batch's number (Loader.__iter__ sets the first): the batch_transform's draws
         self._epoch = loader._epoch
 
     def _running(self) -> bool:
@@ -207,6 +351,7 @@ class _LoaderIterator:
         if batch is None:  # the epoch's end: its workers have nothing left to do
             self._done = True
             self._loader._impl.stop()
+            self._loader._progress = None  # state_dict: the next epoch's start
             raise StopIteration
         spec = self._loader._args.get("batch_transform")
         if spec is not None:
@@ -214,6 +359,9 @@ class _LoaderIterator:
             rng = batch_rng(args["seed"], self._epoch, args["rank"], self._batches)
             batch = batch_transform_apply(spec, batch[0], batch[1], rng)
         self._batches += 1
+        progress = self._loader._progress
+        if progress is not None:  # None: set_epoch was called meanwhile
+            progress.batch = self._batches
         return batch
 
     def __del__(self) -> None:
@@ -221,8 +369,10 @@ class _LoaderIterator:
             self._loader._impl.stop()
 
 
-def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool) -> Loader:
-    """Unpickling: the same Loader, made afresh in this process, at the same epoch."""
+def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool,
+                    resume: Optional[Tuple[int, int, int]] = None) -> Loader:
+    """Unpickling: the same Loader, made afresh in this process, at the same epoch (and loaded state)."""
     loader = Loader(**args)
     loader._epoch, loader._epoch_set = epoch, epoch_set
+    loader._resume = _Position(*resume) if resume is not None else None
     return loader

@@ -79,14 +79,28 @@ class SplitLoader {
   const std::vector<std::string>& classes() const { return classes_; }
   int64_t num_classes() const { return num_classes_; }
 
-  void start(int64_t epoch) {
+  /// Begins `epoch` at `taken` samples of its global order, made for `order_world_size` ranks (0: this
+  /// loader's); returns the numbers of its first batch and of one past its last.
+  std::pair<int64_t, int64_t> start(int64_t epoch, int64_t taken, int64_t order_world_size) {
+    std::pair<int64_t, int64_t> batches;
     {
       py::gil_scoped_release release;
       if (forked()) rebuild_after_fork();
-      loader_->start_epoch(epoch);
+      loader_->start_epoch(epoch, EpochPosition{taken, order_world_size});
+      batches = {loader_->next_batch(), loader_->end_batch()};
     }
     stop_on_interrupt();
+    return batches;
   }
+
+  /// (taken, order_world_size): where the epoch stands after the batches handed out (Loader::position).
+  std::pair<int64_t, int64_t> position() const {
+    const EpochPosition at = loader_->position();
+    return {at.taken, at.order_world_size};
+  }
+
+  /// Samples in the split (all ranks' together).
+  int64_t samples() const { return samples_; }
 
   /// The next (images, labels), or None at the end of the epoch.
   std::optional<std::pair<at::Tensor, at::Tensor>> next() {
@@ -143,6 +157,7 @@ class SplitLoader {
     loader_ = std::make_unique<Loader>(split, loader_options(config, split, train));
     classes_ = split.classes;
     num_classes_ = split.num_classes;
+    samples_ = split.size();
     owner_pid_ = getpid();
   }
 
@@ -220,6 +235,7 @@ class SplitLoader {
   std::unique_ptr<Loader> loader_;
   std::vector<std::string> classes_;
   int64_t num_classes_ = 0;
+  int64_t samples_ = 0;
 };
 
 /// _LoaderIterator.__next__ (python/fastloop/_loader.py): calls the iterator's Python `_next`, and when
@@ -257,7 +273,10 @@ void loader_bind(py::module_& module) {
       .def("__len__", &SplitLoader::size)
       .def_property_readonly("classes", &SplitLoader::classes)
       .def_property_readonly("num_classes", &SplitLoader::num_classes)
-      .def("start", &SplitLoader::start, py::arg("epoch"), "begin `epoch` (stops the one before)")
+      .def_property_readonly("samples", &SplitLoader::samples)
+      .def("start", &SplitLoader::start, py::arg("epoch"), py::arg("taken") = 0, py::arg("order_world_size") = 0,
+           "begin `epoch` at `taken` samples of its order (stops the one before); (first batch, end batch)")
+      .def("position", &SplitLoader::position, "(taken, order_world_size) after the batches handed out")
       .def("next", &SplitLoader::next, "the next (images, labels) of the epoch, or None at its end")
       .def("stop", &SplitLoader::stop, "stop and join the workers; batches not taken are dropped");
 }

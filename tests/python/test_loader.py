@@ -155,8 +155,8 @@ class _StartThenInterrupted:
     def __init__(self, impl) -> None:
         self.impl = impl
 
-    def start(self, epoch: int) -> None:
-        self.impl.start(epoch)
+    def start(self, epoch: int, *position: int) -> None:
+        self.impl.start(epoch, *position)
         raise KeyboardInterrupt
 
     def stop(self) -> None:

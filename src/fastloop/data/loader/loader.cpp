@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -52,27 +53,60 @@ int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& opti
 int64_t Loader::batches_per_epoch() const { return loader_batches_per_epoch(dataset_.size(), options_); }
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
+  const int64_t world = options_.sampler.world_size;
+  first_batch = std::clamp<int64_t>(first_batch, 0, batches_per_epoch());
+  if (first_batch == batches_per_epoch() && first_batch > 0) {  // past the last batch: nothing left
+    stop();
+    if (resident_) return resident_->start_epoch(epoch, first_batch);
+    epoch_ = epoch, start_ = {first_batch * options_.batch_size * world, world};
+    order_size_ = start_.taken;
+    indices_.clear();
+    ready_.clear();
+    error_ = nullptr;
+    first_batch_ = end_ = next_to_take_ = next_to_make_ = first_batch;
+    return;
+  }
+  start_epoch(epoch, EpochPosition{first_batch * options_.batch_size * world, world});
+}
+
+void Loader::start_epoch(int64_t epoch, const EpochPosition& start) {
   stop();
-  if (resident_) return resident_->start_epoch(epoch, first_batch);
+  const int64_t world = options_.sampler.world_size, step = options_.batch_size * world;
+  const EpochPosition resolved{start.taken, start.order_world_size > 0 ? start.order_world_size : world};
+  if (resident_) {
+    if (resolved.order_world_size != world || resolved.taken % step != 0)
+      throw InputError("--data-on-device resumes an epoch at a batch of as many ranks only (position " +
+                       std::to_string(start.taken) + " of an epoch of " + std::to_string(resolved.order_world_size) +
+                       " ranks, on " + std::to_string(world) + "): drop --data-on-device");
+    return resident_->start_epoch(epoch, start.taken / step);
+  }
   epoch_ = epoch;
-  indices_ = sampler_epoch_indices(dataset_, epoch, options_.sampler);
+  start_ = resolved;
+  indices_ = sampler_epoch_indices(dataset_, epoch, options_.sampler, start_, &order_size_);
   skipped_ = 0;
-  end_ = batches_per_epoch();
-  next_to_take_ = next_to_make_ = std::min(first_batch, end_);
-  if (dataset_.encoded)
-    dataset_.encoded->reads_planned(indices_, static_cast<size_t>(std::min<int64_t>(
-                                                  next_to_make_ * options_.batch_size, static_cast<int64_t>(indices_.size()))));
+  const auto count = static_cast<int64_t>(indices_.size());
+  first_batch_ = start_.taken / step;
+  end_ = first_batch_ + (options_.drop_last ? count / options_.batch_size
+                                            : (count + options_.batch_size - 1) / options_.batch_size);
+  next_to_take_ = next_to_make_ = first_batch_;
+  if (dataset_.encoded) dataset_.encoded->reads_planned(indices_, 0);
   ready_.clear();
   error_ = nullptr;
   stopping_ = false;
-  for (int64_t w = 0; w < options_.workers; ++w) {
+  for (int64_t w = 0; w < options_.workers && next_to_make_ < end_; ++w) {
     workers_.emplace_back([this] { worker_loop(); });
     pthread_setname_np(workers_.back().native_handle(), "fastloop-loader");  // in top, gdb and the tests
   }
 }
 
+EpochPosition Loader::position() const {
+  const int64_t step = options_.batch_size * options_.sampler.world_size;
+  const int64_t taken = start_.taken + (next_to_take_ - first_batch_) * step;
+  return {std::min(taken, std::max(order_size_, start_.taken)), start_.order_world_size};
+}
+
 Batch Loader::assemble(int64_t batch) {
-  const int64_t begin = batch * options_.batch_size;
+  const int64_t begin = (batch - first_batch_) * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
   HostBatch host;
   if (ring_) {

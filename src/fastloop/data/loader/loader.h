@@ -44,6 +44,21 @@ class Loader {
   /// Begins `epoch` at batch `first_batch` (non-zero when resuming mid-epoch); stops any previous epoch.
   void start_epoch(int64_t epoch, int64_t first_batch = 0);
 
+  /// Begins `epoch` at `start` in its global order (sampler.h), which this loader's ranks share from there
+  /// on (an elastic resume when it was made for another number of ranks); stops any previous epoch. Its
+  /// batches are numbered from start.taken / (batch_size * world_size): the numbers a same-sized group
+  /// would have given them. The device-resident mode resumes at a batch boundary of the same ranks only.
+  void start_epoch(int64_t epoch, const EpochPosition& start);
+
+  /// Where the epoch stands after the batches next() handed out (at most the end of its order): the same
+  /// on every rank of the group after as many batches. {taken, order_world_size} as start_epoch takes it
+  /// (the threaded mode's; the device-resident mode keeps none).
+  EpochPosition position() const;
+
+  /// The batch number next() returns next, and one past the epoch's last (start_epoch's numbering).
+  int64_t next_batch() const { return next_to_take_; }
+  int64_t end_batch() const { return end_; }
+
   /// The next batch in order, or nullopt at the end of the epoch. A worker's exception is rethrown here.
   std::optional<Batch> next();
 
@@ -71,7 +86,10 @@ class Loader {
   std::unique_ptr<DeviceData> resident_;  // on_device only
   std::vector<HostBatch> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
   int64_t epoch_ = 0;
-  std::vector<int64_t> indices_;
+  std::vector<int64_t> indices_;  // the samples of batches first_batch_, first_batch_ + 1, ...
+  EpochPosition start_;          // where the epoch started (order_world_size resolved)
+  int64_t order_size_ = 0;       // positions in the epoch's order
+  int64_t first_batch_ = 0;      // the number of the batch indices_ begins with
   int64_t end_ = 0;            // one past the last batch of the epoch
   int64_t next_to_take_ = 0;   // consumer position; advances only after the batch's copy was issued
 
