@@ -54,10 +54,29 @@ TEST(Doctor, PerfAutoOnCpuWithoutNativeBf16KeepsAmpOffAndSaysWhy) {
   EXPECT_EQ(config.perf.amp, "off");
   EXPECT_EQ(config.perf.device, "cpu");
   EXPECT_TRUE(config.perf.fused_optim);
-  EXPECT_EQ(config.data.workers, 2);
+  EXPECT_FALSE(config.perf.channels_last);  // neither AVX2 nor AVX-512: not measured
+  EXPECT_EQ(config.data.workers, 0);        // Fashion-MNIST is decoded in memory: the training thread copies it
   bool says_why = false;
   for (const auto& line : lines) says_why |= line.find("30x slower") != std::string::npos;
   EXPECT_TRUE(says_why);
+}
+
+TEST(Doctor, PerfAutoOnAnAvx2CpuTrainsChannelsLastAndLoadsFilesWithWorkers) {
+  TrainConfig config;
+  config.data.source = "imagefolder:/data/pets";
+  PerfHardware hw;
+  hw.cpu.logical_cores = 8;
+  hw.cpu.avx2 = true;
+  auto lines = perf_auto_apply(config, hw);
+  EXPECT_TRUE(config.perf.channels_last);
+  EXPECT_EQ(config.data.workers, 2);  // images to decode: one worker per 4 cores
+  bool says_why = false;
+  for (const auto& line : lines) says_why |= line.find("1.34x faster in NHWC") != std::string::npos;
+  EXPECT_TRUE(says_why);
+  TrainConfig transformed;  // in memory, but a user's pipeline per image: workers again
+  transformed.data.transform = "RandomRotation(10)";
+  perf_auto_apply(transformed, hw);
+  EXPECT_EQ(transformed.data.workers, 2);
 }
 
 TEST(Doctor, PerfAutoOnCpuWithNativeBf16PicksBf16AutocastAndSaysWhy) {

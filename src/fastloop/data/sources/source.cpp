@@ -246,6 +246,11 @@ DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
   return splits;
 }
 
+bool data_in_memory(const std::string& spec) {
+  const std::string kind = spec.substr(0, spec.find(':'));
+  return kind == "fashion-mnist" || kind == "mnist" || kind == "cifar10" || kind == "synthetic";
+}
+
 DatasetSplits data_load(const DataConfig& config) {
   DataOptions options;
   options.image = config.image;

@@ -58,4 +58,8 @@ DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64
 /// data_load(config.source) with the run's image size, normalisation and bad-image policy.
 DatasetSplits data_load(const DataConfig& config);
 
+/// Whether `spec` names a set that loads decoded into memory (fashion-mnist, mnist, cifar10, synthetic): its
+/// batches are copies of uint8 pixels, nothing to decode. Reads the spec's kind only; nothing is loaded.
+bool data_in_memory(const std::string& spec);
+
 } // namespace fastloop
