@@ -64,6 +64,8 @@ ROWS: List[Row] = [
     Row("wd-all", ["--wd-all"], "weight decay on BatchNorm parameters and biases too (timm's exclusion off)"),
     Row("constant-lr", ["--schedule", "constant"], "one-cycle schedule off: LR 0.1 throughout"),
     Row("fp32", ["--amp", "off"], "bf16 autocast off (--perf auto's choice on a CPU with native bf16)"),
+    Row("no-short-run", ["--short-run", "off"], "where fewer than 5 epochs fit, the recipe's own epochs instead of "
+        "the short run's cheaper ones (train/short_run.h; the same run where more fit)"),
     Row("no-tta", ["--tta", "off"], "plain final evaluation instead of the mean of each image's and its mirror's "
         "logits (--tta auto's flip, as the recipe flips)"),
 ]

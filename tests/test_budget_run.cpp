@@ -210,6 +210,37 @@ TEST(BudgetRun, ASpeedUpInTheLastEpochIsStretchedAtCheckWindowsAndEndsWithinTenS
   EXPECT_GE(end_s, 90.0) << summary.budget;
 }
 
+TEST(BudgetRun, WhereFewEpochsFitTheShortRunIsPlannedAndRecorded) {
+  // 3 s steps: 3.8 epochs of the recipe's model fit in 100 s, fewer than short_run.h's 5, so --short-run auto
+  // plans again with its settings (pool before BatchNorm), trains them and records them; --short-run off and
+  // a machine where more epochs fit keep the config as given.
+  TrainControl control;
+  control.progress = false;
+  const auto slow = [](const BudgetCosts&, int64_t done_steps) {
+    BudgetCosts costs = machine_costs(done_steps, 0, 3.0);
+    costs.step_s = 3.0;
+    return costs;
+  };
+  control.budget_costs = slow;
+  test::TempDir dir;
+  TrainConfig config = budgeted_config(dir.path());
+  const TrainSummary summary = train(config, control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  ASSERT_TRUE(record["plan"].contains("short_run")) << summary.budget;
+  EXPECT_NEAR(record["plan"]["short_run"]["recipe_epochs"].get<double>(), 3.75, 0.5) << summary.budget;
+  EXPECT_EQ(record["plan"]["short_run"]["flags"], "--pool-before-bn");
+  const auto saved = nlohmann::json::parse(Checkpoint::read(checkpoint_path_in(dir.path() + "/ckpt")).config_json());
+  EXPECT_TRUE(saved["model.pool_before_bn"].get<bool>());  // the model trained (and rebuilt from the checkpoint)
+
+  test::TempDir off_dir;
+  TrainConfig off = budgeted_config(off_dir.path());
+  off.run.short_run = "off";
+  EXPECT_FALSE(nlohmann::json::parse(train(off, control).budget)["plan"].contains("short_run"));
+  control.budget_costs = steady_costs;  // 9.6 epochs fit: the recipe as given
+  test::TempDir fast_dir;
+  EXPECT_FALSE(nlohmann::json::parse(train(budgeted_config(fast_dir.path()), control).budget)["plan"].contains("short_run"));
+}
+
 TEST(BudgetRun, TooSmallABudgetIsRefusedBeforeTraining) {
   TrainControl control;
   control.progress = false;

@@ -129,6 +129,8 @@ struct RunConfig {
   std::string time_budget = "300s";      // the whole run's time (300s, 5m, 2h): steps and evaluations planned
                                          // from measured costs (train/budget_calibrate.h); off: --epochs. A
                                          // given --max-steps, or --epochs other than 8, turns it off
+  std::string short_run = "auto";        // auto: a --time-budget run of small_cnn where fewer than 5 epochs fit
+                                         // cuts each epoch's work as measured on a slow machine (train/short_run.h)
   int64_t eval_every = 0;                // evaluate after every Nth epoch and the last step; 0: every epoch, or
                                          // in a --time-budget run as its plan chooses (budget_plan.h)
   int64_t seed = 0;

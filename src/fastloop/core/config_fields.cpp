@@ -175,6 +175,10 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "machine's measured speed, the schedule spanning them; off: --epochs. Off when --max-steps or --epochs "
        "(other than 8) is given",
        &c.run.time_budget, {}},
+      {"run.short_run", "--short-run",
+       "a --time-budget run of small_cnn where fewer than 5 epochs of it fit (a slow machine): auto cuts each epoch's "
+       "work as measured there (train/short_run.h) and plans again; off: the recipe as given",
+       &c.run.short_run, {"auto", "off"}},
       {"run.eval_every", "--eval-every",
        "evaluate the test split after every Nth epoch and after the last step; 0: every epoch, or in a "
        "--time-budget run as its plan chooses (the evaluations before the last within 2% of the budget)",

@@ -8,6 +8,7 @@
 #include "fastloop/train/cycle.h"
 #include "fastloop/train/evaluate.h"
 #include "fastloop/train/setup.h"
+#include "fastloop/train/short_run.h"
 #include "fastloop/train/tta.h"
 
 #include <nlohmann/json.hpp>
@@ -102,6 +103,14 @@ std::string resize_plan_json(const std::string& plan_json, const ResizeCostModel
   return plan.dump();
 }
 
+/// The plan's JSON with the short run's record: "short_run": {"recipe_epochs": 2.6, "flags": "--pool-before-bn"}.
+std::string short_run_json(const std::string& plan_json, double recipe_epochs) {
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(plan_json);
+  plan["short_run"]["recipe_epochs"] = recipe_epochs;
+  plan["short_run"]["flags"] = short_run_flags().substr(1);
+  return plan.dump();
+}
+
 /// One checkpoint write into --checkpoint-dir, timed and removed; 0 when it cannot be written (the run's
 /// own first save then reports why).
 double checkpoint_time(TrainSetup& setup, const TrainConfig& config) {
@@ -181,7 +190,7 @@ TimedSetup setup_timed(const TrainConfig& config, const Dataset& train, c10::Dev
 }  // namespace
 
 Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
-                             const std::vector<std::string>& amps) {
+                             const std::vector<std::string>& amps, const Calibration* evaluations) {
   Calibration out;
   std::optional<TimedSetup> fastest;  // of the precisions timed: the one the run trains in
   for (const std::string& amp : amps.empty() ? std::vector<std::string>{config.perf.amp} : amps) {
@@ -198,6 +207,12 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
   out.steps_per_epoch = fastest->length.steps_per_epoch;
   out.costs.step_s = fastest->step_s;
   out.resize = resize_steps_time(setup, data.train, fastest->length, out.costs.step_s);
+  if (evaluations != nullptr) {  // timed already, on a model of the same cost per image
+    out.costs.eval_s = evaluations->costs.eval_s;
+    out.costs.final_eval_s = evaluations->costs.final_eval_s;
+    out.costs.checkpoint_s = evaluations->costs.checkpoint_s;
+    return out;
+  }
   if (data.test.size() > 0) {
     EvalOptions options = setup.eval;
     options.tta = "off";
@@ -211,10 +226,8 @@ Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& dat
   return out;
 }
 
-TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
-                            Clock::time_point started, const CostsHook& hook, const std::vector<std::string>& amps) {
-  if (!on()) return config;
-  const Calibration calibration = budget_calibrate(config, data, device, amps);
+void RunBudget::plan_from(const Calibration& calibration, const TrainConfig& config, Clock::time_point started,
+                          const CostsHook& hook) {
   BudgetCosts measured = calibration.costs;
   measured.step_s = calibration.resize.planned_step_s();  // --resize-min: the mean over its schedule
   measured.spent_s = seconds_since(started) + calibration.setup_s;  // the run's own setup is still to come
@@ -231,6 +244,23 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
   resize_ = ResizeCostModel(calibration.resize, plan_.steps);
   windows_ = BudgetStepWindows(resize_.full_step_s(costs_.step_s), kCheckSteps, kCheckShare * seconds_);
   last_eval_s_ = previous_eval_s_ = costs_.eval_s;
+}
+
+TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
+                            Clock::time_point started, const CostsHook& hook, const std::vector<std::string>& amps) {
+  if (!on()) return config;
+  TrainConfig chosen = config;
+  Calibration calibration = budget_calibrate(chosen, data, device, amps);
+  plan_from(calibration, chosen, started, hook);
+  const double recipe_epochs = plan_.epochs_exact();
+  const bool short_run = short_run_applies(config, recipe_epochs);
+  if (short_run) {  // a slow machine: the cheaper epochs timed and planned instead
+    if (announce_) std::printf("%s\n", short_run_line(recipe_epochs).c_str());
+    chosen = short_run_config(config);
+    const Calibration recipe = calibration;  // its evaluation and checkpoint costs stand: 9 s less calibration
+    calibration = budget_calibrate(chosen, data, device, amps, &recipe);
+    plan_from(calibration, chosen, started, hook);
+  }
   first_json_ = budget_plan_json(plan_, costs_);
   std::string line = budget_plan_line(plan_, costs_);
   if (calibration.amp_step_s.size() > 1) {
@@ -238,9 +268,10 @@ TrainConfig RunBudget::plan(const TrainConfig& config, const DatasetSplits& data
     if (calibration.amp != config.perf.amp) line += " --amp " + calibration.amp;  // perf auto would choose again
     if (announce_) std::printf("%s\n", amp_choice_line(calibration).c_str());
   }
+  if (short_run) first_json_ = short_run_json(first_json_, recipe_epochs), line += short_run_flags();
   if (resize_.on()) first_json_ = resize_plan_json(first_json_, resize_), line += resize_.text();
   if (announce_) std::printf("%s\n", line.c_str()), std::fflush(stdout);
-  TrainConfig planned = config;
+  TrainConfig planned = chosen;
   planned.run.epochs = plan_.epochs;
   planned.run.max_steps = plan_.steps;
   planned.run.eval_every = plan_.eval_every;

@@ -42,9 +42,10 @@ struct Calibration {
 /// A few warm-up steps, then timed steps (until ~3 s or 20 steps), one timed evaluation pass over
 /// `data.test` and, with --checkpoint-dir, one timed checkpoint write (removed again), all on a setup of
 /// their own that is thrown away. With `amps` (perf_auto_amp_candidates) the steps are timed in each
-/// precision, on a setup each, and the rest is measured in the fastest.
+/// precision, on a setup each, and the rest is measured in the fastest. With `evaluations`, its evaluation
+/// and checkpoint costs are taken instead of timed again (the short run's model: short_run.h).
 Calibration budget_calibrate(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
-                             const std::vector<std::string>& amps = {});
+                             const std::vector<std::string>& amps = {}, const Calibration* evaluations = nullptr);
 
 /// A budgeted run's plan over its life: made once after calibration, re-made when the projected end (the
 /// elapsed time, then the remaining steps, evaluations and checkpoints at the costs seen) passes the budget,
@@ -58,7 +59,7 @@ class RunBudget {
   bool on() const { return seconds_ > 0; }
 
   /// Calibrates, plans and returns `config` with the plan's --epochs and --max-steps (and, given `amps`,
-  /// the faster precision's --amp). `started`: when the run began (loading counts against the budget).
+  /// the faster precision's --amp; where few epochs fit, the short run's settings: short_run.h). `started`: when the run began (loading counts against the budget).
   /// Throws InputError when not even one epoch fits.
   TrainConfig plan(const TrainConfig& config, const DatasetSplits& data, c10::Device device,
                    Clock::time_point started, const CostsHook& hook = {}, const std::vector<std::string>& amps = {});
@@ -103,6 +104,9 @@ class RunBudget {
   /// evaluation, the first one's warm-up or a hiccup, is not projected onto the rest).
   double seen_eval_s() const { return std::min(last_eval_s_, previous_eval_s_); }
 
+  /// The costs and plan from a calibration of `config` (its requests), with the check windows they start.
+  void plan_from(const Calibration& calibration, const TrainConfig& config, Clock::time_point started,
+                 const CostsHook& hook);
   BudgetCosts costs_seen(double step_s, double eval_s, double elapsed_s) const;
   int64_t replan_if_late(int64_t step, double step_s, double eval_s, double elapsed_s);
   int64_t stretch_if_early(int64_t step, double step_s, double eval_s, double elapsed_s);
