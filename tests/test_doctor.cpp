@@ -77,6 +77,10 @@ TEST(Doctor, PerfAutoOnAnAvx2CpuTrainsChannelsLastAndLoadsFilesWithWorkers) {
   transformed.data.transform = "RandomRotation(10)";
   perf_auto_apply(transformed, hw);
   EXPECT_EQ(transformed.data.workers, 2);
+  TrainConfig resnet;  // NHWC measured to pay for small_cnn on AVX2, not for the ResNets
+  resnet.model.name = "resnet50";
+  perf_auto_apply(resnet, hw);
+  EXPECT_FALSE(resnet.perf.channels_last);
 }
 
 TEST(Doctor, PerfAutoOnCpuWithNativeBf16PicksBf16AutocastAndSaysWhy) {
