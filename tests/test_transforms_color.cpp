@@ -5,6 +5,7 @@
 // Measured max difference (uint8 levels) here: every kernel 0; adjust_hue, adjust_saturation and
 // rgb_to_grayscale on all 16.8 M colours.
 #include "color_test_images.h"
+#include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/functional/color.h"
 #include "fastloop/data/transforms/functional/histogram.h"
@@ -14,6 +15,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -149,6 +151,13 @@ TEST(TransformsColor, BrightnessMatchesTorchvisionBytes) {
   }
 }
 
+/// The levels torchvision's saturation blend may differ by here: 0 where ATen's kernels fuse its multiply-add as
+/// fastloop does (AVX2, AVX-512), 1 under the baseline kernel (tests/python/kernel_parity.py has the measurements).
+int64_t blend_levels() {
+  const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+  return !cpu_info().avx2 || (capability != nullptr && std::string(capability) == "default") ? 1 : 0;
+}
+
 TEST(TransformsColor, ContrastMatchesTorchvisionBytes) {
   for (double f : {0.0, 0.4, 1.0, 1.6, 3.3}) {
     EXPECT_EQ(color_kernel_max_diff([&](ImageU8& im) { adjust_contrast_u8(im, f); },
@@ -160,11 +169,11 @@ TEST(TransformsColor, ContrastMatchesTorchvisionBytes) {
 
 TEST(TransformsColor, SaturationMatchesTorchvisionBytes) {
   for (double f : {0.0, 0.6, 1.0, 1.4, 2.9}) {
-    EXPECT_EQ(color_kernel_max_diff([&](ImageU8& im) { adjust_saturation_u8(im, f); },
+    EXPECT_LE(color_kernel_max_diff([&](ImageU8& im) { adjust_saturation_u8(im, f); },
                                     [&](const at::Tensor& t) {
                                       return t.size(0) == 1 ? t : tv_blend(t, tv_grey_float(t).floor_(), f);
                                     }),
-              0)
+              blend_levels())
         << f;
   }
 }
