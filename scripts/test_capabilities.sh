@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The tests that compare numbers with PyTorch's, again under ATen's kernels for other x86-64 CPUs:
 # ATEN_CPU_CAPABILITY=avx2 and =default make this machine run the kernels an AVX2-only CPU and an older one
-# run (ATen never picks more than the CPU has, so an AVX-512 machine checks all three). The whole Python suite
-# (the wheel's test aside: it checks packaging, CI runs it in its own stage), and the C++ suites that compare
-# with PyTorch-made goldens (CAPABILITY_SUITES below). Capabilities that equal this machine's own were run by
+# run (ATen never picks more than the CPU has, so an AVX-512 machine checks all three). The Python tests that
+# compare with torchvision or PyTorch (PYTHON_TESTS: the whole suite twice more took 20 of cold CI's 45 minutes)
+# and the C++ suites that compare with PyTorch-made goldens (CAPABILITY_SUITES). Capabilities that equal this machine's own were run by
 # scripts/test.sh already and are skipped.
 # Usage: scripts/test_capabilities.sh [CAPABILITY...]   (default: avx2 default), after scripts/test.sh built.
 set -euo pipefail
@@ -17,6 +17,9 @@ CAPABILITY_SUITES='^(Parity|Models|Schedule|TorchScript|Export|Models/ExportMode
 # near-zero entries 6e-8 off where 5e-9 is allowed; TorchScript.*: steps up to 1e-4 off) and saturation on the
 # colour test images (3 levels, the photos' 1). Said in docs/development.md.
 OTHER_KERNELS_EXCLUDED='^(Parity|TorchScript)\.|^TransformsColor\.EveryColourMatchesTorchvisionInHueSaturationAndGrey$'
+PYTHON_TESTS=(tests/python/test_transforms_color.py tests/python/test_transforms_core.py
+  tests/python/test_transforms_geometry.py tests/python/test_transform_size.py tests/python/test_batch_transform.py
+  tests/python/test_pipelines_train.py tests/python/test_loader_params.py tests/python/test_run.py)
 native="$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')"
 for capability in "${@:-avx2 default}"; do
   for cap in $capability; do
@@ -24,10 +27,10 @@ for capability in "${@:-avx2 default}"; do
       echo "test_capabilities: $cap is this machine's own kernels (scripts/test.sh ran them)"
       continue
     fi
-    echo "=== ATEN_CPU_CAPABILITY=$cap: C++ suites comparing with PyTorch, then the Python suite"
+    echo "=== ATEN_CPU_CAPABILITY=$cap: the C++ suites and the Python tests that compare with PyTorch"
     (cd "$build_dir" && ATEN_CPU_CAPABILITY=$cap ctest --output-on-failure -j 2 --timeout 900 -R "$CAPABILITY_SUITES" \
       -E "$OTHER_KERNELS_EXCLUDED")
     ATEN_CPU_CAPABILITY=$cap FASTLOOP_BUILD_DIR="$PWD/$build_dir" \
-      .venv/bin/python -m pytest -q -p no:cacheprovider tests/python --ignore=tests/python/test_wheel.py
+      .venv/bin/python -m pytest -q -p no:cacheprovider "${PYTHON_TESTS[@]}"
   done
 done
