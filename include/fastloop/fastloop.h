@@ -21,6 +21,8 @@
 #include "fastloop/core/config_set.h"
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/loader.h"
+#include "fastloop/data/sources/arrow_images.h"
+#include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/registry.h"

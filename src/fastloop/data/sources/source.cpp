@@ -269,10 +269,18 @@ DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64
     for (int64_t label : labels) num_classes = std::max(num_classes, label + 1);
   auto files = LabeledFiles::make(std::move(paths), labels, num_classes,
                                   [](size_t i) { return "fastloop.Files: paths[" + std::to_string(i) + "]"; });
-  DatasetSplits splits = listed_splits(files, num_classes, std::move(classes), options);
+  DatasetSplits splits = encoded_load(files, std::move(classes), options);
   splits.name = "files";
-  if (splits.train.classes.empty()) splits.train.classes = class_names_numbered(num_classes);
-  splits.test.classes = splits.train.classes;
+  return splits;
+}
+
+DatasetSplits encoded_load(std::shared_ptr<const EncodedImages> images, std::vector<std::string> classes,
+                           const DataOptions& options) {
+  int64_t num_classes = static_cast<int64_t>(classes.size());
+  for (int64_t i = 0; i < images->size(); ++i) num_classes = std::max(num_classes, images->label(i) + 1);
+  if (classes.empty()) classes = class_names_numbered(num_classes);
+  DatasetSplits splits = listed_splits(std::move(images), num_classes, std::move(classes), options);
+  splits.name = "encoded";
   normalization_apply(splits, options);
   return splits;
 }

@@ -6,6 +6,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/data/sources/dataset.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ DatasetSplits data_load(const std::string& spec, const DataOptions& options = {}
 /// existing image file (InputError naming paths[i] otherwise).
 DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64_t>& labels,
                          std::vector<std::string> classes, const DataOptions& options = {});
+
+/// One split of encoded images (a Parquet file set, a Hugging Face dataset read through Arrow) as both splits,
+/// as files_load makes them: `classes` names the class indices (empty: numbered up to the largest label).
+DatasetSplits encoded_load(std::shared_ptr<const EncodedImages> images, std::vector<std::string> classes,
+                           const DataOptions& options = {});
 
 /// data_load(config.source) with the run's image size, normalisation and bad-image policy.
 DatasetSplits data_load(const DataConfig& config);

@@ -1,0 +1,111 @@
+// Images held in Arrow binary columns as EncodedImages splits, in two forms.
+//  - ArrowTableImages: every column at hand (a Hugging Face `datasets.Dataset`, whose Arrow cache files are
+//    memory-mapped): a sample's bytes are a view into them, and the sampler shuffles the whole split.
+//  - ArrowGroupImages: Parquet files, read one row group at a time by a `reader` (pyarrow, through the
+//    Python package) on the split's own reader thread. Row groups play the part tar shards do (shard_order.h):
+//    the unit of shuffling and of ranks' shares, read front to back through the shuffle buffer. The loader
+//    says the order it will read in (reads_planned); the reader thread reads the groups in their order of
+//    first use, ahead of the workers, or at once when a worker waits for one, and keeps the bytes of the
+//    samples still to come (a copy each) until a worker takes them: memory stays near the shuffle buffer's
+//    samples plus the groups read ahead, however long a sample waits in the buffer.
+#pragma once
+
+#include "fastloop/data/sources/arrow_column.h"
+#include "fastloop/data/sources/encoded_images.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace fastloop {
+
+class ArrowTableImages : public EncodedImages {
+ public:
+  /// Sample i is row `rows[i]` of the columns laid end to end (empty `rows`: row i), of class `labels[i]`,
+  /// named `name[i]` in messages. Throws InputError when a row is outside the columns or the labels do not
+  /// count the samples.
+  ArrowTableImages(std::shared_ptr<const std::vector<ArrowBinaryColumn>> columns, std::vector<int64_t> rows,
+                   std::vector<int64_t> labels, std::string name);
+
+  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
+  int64_t label(int64_t i) const override { return labels_[static_cast<size_t>(i)]; }
+  std::string name(int64_t i) const override;
+  std::string_view bytes(int64_t i, std::string& scratch) const override;
+
+ private:
+  std::pair<size_t, int64_t> locate(int64_t i) const;  // (column, row in it)
+
+  std::shared_ptr<const std::vector<ArrowBinaryColumn>> columns_;
+  std::vector<int64_t> starts_;  // the first row of each column, and the total
+  std::vector<int64_t> rows_;
+  std::vector<int64_t> labels_;
+  std::string name_;
+};
+
+/// A row group: where it is, for messages ("train-0.parquet, row group 3"), and its rows.
+struct ArrowGroup {
+  std::string name;
+  int64_t rows = 0;
+};
+
+/// Reads row group `group`'s image column. Runs on the split's reader thread, one call at a time; throws
+/// InputError naming the file and row group when it cannot (a worker waiting for it raises that).
+using ArrowGroupReader = std::function<ArrowBinaryColumn(int64_t group)>;
+
+class ArrowGroupImages : public EncodedImages {
+ public:
+  /// Samples are the groups' rows in order, sample i of class `labels[i]`. A shuffling sampler takes
+  /// shard_order.h's order over the groups with a `shuffle_buffer`-sample buffer; another reads in file
+  /// order. `keep_ahead`: samples read ahead of the workers and kept (0: the shuffle buffer + 4 groups' rows).
+  ArrowGroupImages(std::vector<ArrowGroup> groups, std::vector<int64_t> labels, ArrowGroupReader reader,
+                   int64_t shuffle_buffer, int64_t keep_ahead = 0);
+  /// Joins the reader thread (after the group it reads, if any).
+  ~ArrowGroupImages() override;
+
+  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
+  int64_t label(int64_t i) const override { return labels_[static_cast<size_t>(i)]; }
+  std::string name(int64_t i) const override;
+  std::string_view bytes(int64_t i, std::string& scratch) const override;
+  std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
+                                                  int64_t world_size) const override;
+  void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
+  void reads_cancelled(bool cancelled) const override;
+
+  /// Row groups read since construction (a group is read again only when a sample of it is asked again).
+  int64_t groups_read() const;
+
+ private:
+  int64_t group_of(int64_t i) const;
+  void read_loop() const;
+  bool has_work() const;  // with mutex_ held
+  void keep(int64_t group, const ArrowBinaryColumn& column) const;  // with mutex_ held
+
+  std::vector<ArrowGroup> groups_;
+  std::vector<int64_t> starts_;  // the first sample of each group, and the total
+  std::vector<int64_t> labels_;
+  ArrowGroupReader reader_;
+  int64_t shuffle_buffer_;
+  int64_t keep_ahead_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;       // a group was kept or failed; work came; stop
+  mutable std::vector<int32_t> owed_;   // sample -> reads still to come (the plan's, and the asked)
+  mutable std::unordered_map<int64_t, std::string> kept_;  // sample -> its bytes, until its last read
+  mutable std::unordered_map<int64_t, std::string> failed_;  // group -> why it could not be read (this plan)
+  mutable std::deque<int64_t> order_;   // groups in their order of first use, not read yet
+  mutable std::deque<int64_t> asked_;   // groups a worker waits for
+  mutable std::vector<char> state_;     // group -> kUnread, kReading or kRead in this plan
+  mutable int64_t generation_ = 0;      // plans made: a read begun for an older plan is dropped
+  mutable int64_t groups_read_ = 0;
+  mutable bool cancelled_ = false, stopping_ = false;
+  mutable std::thread thread_;          // started with the first plan
+};
+
+} // namespace fastloop
