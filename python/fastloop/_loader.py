@@ -10,6 +10,7 @@ from . import _C
 from . import _loader_params as _params
 from ._batch import (batch_num_classes, batch_rng, batch_transform_apply, batch_transform_repr,
                      compile_batch_transform, contains_batch_transform)
+from ._arrow import is_dataset
 from ._files import Files
 from .transforms import compile_transform
 
@@ -310,11 +311,13 @@ class _Progress:
         self.epoch, self.start, self.first, self.batch, self.end = epoch, start, first, batch, end
 
 
-def _source_key(source: Union[str, Files]) -> str:
-    """The source as a state names it: the ``--data`` text, or a :class:`fastloop.Files` by a checksum of
-    its files, labels and class names."""
+def _source_key(source: Union[str, Files, Any]) -> str:
+    """The source as a state names it: the ``--data`` text, a ``datasets.Dataset`` by its fingerprint, or a
+    :class:`fastloop.Files` by a checksum of its files, labels and class names."""
     if isinstance(source, str):
         return source
+    if is_dataset(source):
+        return f"datasets.Dataset {source._fingerprint}"
     text = "\0".join([*source.paths, *map(str, source.labels), *(source.classes or [])])
     return f"files ({len(source.paths)} files, crc32 {zlib.crc32(text.encode()):08x})"
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Un
 
 import torch
 
+from . import _arrow
 from ._files import Files
 
 __all__ = ["PARAMETERS", "signature", "args_doc", "bind", "changed", "binding_args"]
@@ -38,11 +39,13 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def _source_name(source: Union[str, Files]) -> str:
+def _source_name(source: Union[str, Files, Any]) -> str:
     if isinstance(source, Files):  # its lists travel beside it (binding_args)
         return "files"
+    if _arrow.is_arrow_source(source):  # its split travels beside it (binding_args)
+        return "arrow"
     if not isinstance(source, str):
-        raise TypeError(f"fastloop.Loader: source must be a --data string or a fastloop.Files, "
+        raise TypeError(f"fastloop.Loader: source must be a --data string, a fastloop.Files or a datasets.Dataset, "
                         f"not {type(source).__name__}")
     return source
 
@@ -64,11 +67,17 @@ class Parameter(NamedTuple):
 _EMPTY = inspect.Parameter.empty
 
 PARAMETERS: List[Parameter] = [
-    Parameter("source", Union[str, Files], _EMPTY, "data.source", to_binding=_source_name, doc=(
+    Parameter("source", Union[str, Files, Any], _EMPTY, "data.source", to_binding=_source_name, doc=(
         "any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``csv:TRAIN.csv[::VAL.csv]`` "
         "(a header row, ``path`` and ``label`` columns, paths relative to the CSV file), ``fashion-mnist[:DIR]``, "
-        "``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; or a :class:`fastloop.Files` (image "
-        "files and labels), which is both splits: ``split`` then only picks train or eval behaviour.")),
+        "``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; ``parquet:TRAIN_PATTERN[::VAL_PATTERN]`` "
+        "(Parquet files, a glob such as ``data/train-*.parquet`` or a brace list, in the Hugging Face Hub's layout: "
+        "encoded images in ``image_column``, class indices or names in ``label_column``, class names from the "
+        "files' ``huggingface`` metadata; row groups are shuffled and shared by ranks as shards are, read "
+        "through ``shuffle_buffer``; pyarrow reads them); or, as both splits (``split`` then only picks train or "
+        "eval behaviour), a :class:`fastloop.Files` (image files and labels) or a Hugging Face "
+        "``datasets.Dataset`` whose image column stores the files' bytes (its memory-mapped Arrow data read in "
+        "place, its row order kept, shuffled whole).")),
     Parameter("split", str, "train", "split", doc=(
         '``"train"``, or ``"val"`` / ``"test"`` (the evaluation split).')),
     Parameter("batch_size", int, 128, "data.batch_size", doc="samples per batch."),
@@ -118,8 +127,13 @@ PARAMETERS: List[Parameter] = [
         "least the data's class count; anything else (another class, a ``labels_getter``) is a "
         "``TypeError`` naming it. MixUp or CutMix inside ``transform=`` is a ``TypeError`` that points here.")),
     Parameter("shuffle_buffer", int, 2048, "data.shuffle_buffer", doc=(
-        "tar shards (``shards:``): samples held in the streaming shuffle buffer (webdataset's ``.shuffle(n)``); "
-        "the train split reads each shard front to back through it.")),
+        "tar shards (``shards:``) and Parquet files: samples held in the streaming shuffle buffer (webdataset's "
+        "``.shuffle(n)``); the train split reads each shard (row group) front to back through it.")),
+    Parameter("image_column", str, "image", None, doc=(
+        "Parquet and ``datasets.Dataset``: the column of encoded images (binary, or the Hub's ``Image`` struct "
+        "of ``bytes`` and ``path``).")),
+    Parameter("label_column", str, "label", None, doc=(
+        "Parquet and ``datasets.Dataset``: the column of class indices (``ClassLabel``) or class names.")),
     Parameter("cache_dir", Optional[str], None, "data.cache", to_binding=str, doc=(
         "remote shards (``shards:s3://...``, ``http(s)://``): a folder that keeps each fetched shard, so later "
         "epochs read it from disk; processes (ranks) may share it. None: no cache, every epoch fetches.")),
@@ -196,4 +210,11 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
     source = args["source"]
     if isinstance(source, Files):  # carried as lists; the C++ side checks each file
         out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
+    elif _arrow.is_arrow_source(source):  # read with pyarrow here, handed over through Arrow's C interface
+        split = _arrow.arrow_split(source, args["split"], args["image_column"], args["label_column"])
+        if isinstance(split, Files):  # a datasets.Dataset of local image files: read as those files
+            out["data.source"] = "files"
+            out["files"], out["labels"], out["classes"] = split.paths, split.labels, split.classes
+        else:
+            out["arrow"] = split
     return out

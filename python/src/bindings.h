@@ -6,7 +6,10 @@
 
 #include <torch/python.h>
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace fastloop::python {
 
@@ -14,6 +17,17 @@ namespace py = pybind11;
 
 /// A Python bool, int, float or str as the value of the setting `key` (config_set); else an InputError.
 ConfigValue config_value_of(const py::handle& value, const std::string& key);
+
+/// A split of fastloop.Loader's Arrow sources (python/fastloop/_arrow.py), read under the GIL: its class
+/// names, and what makes its EncodedImages without the GIL (again in a forked child), for a shuffle buffer.
+struct ArrowSource {
+  std::vector<std::string> classes;
+  std::function<std::shared_ptr<const EncodedImages>(int64_t shuffle_buffer)> make;
+};
+ArrowSource arrow_source_of(const py::handle& split);
+
+/// _C._pattern_expand: brace patterns as shards: sources expand them, for Parquet file sets.
+void arrow_bind(py::module_& module);
 
 /// _C.Loader: one split of a --data source, iterated batch by batch.
 void loader_bind(py::module_& module);

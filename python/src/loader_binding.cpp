@@ -33,6 +33,7 @@ struct SplitLoaderArgs {
   // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
+  std::shared_ptr<const ArrowSource> arrow;  // source "arrow": Parquet files or a datasets.Dataset (_arrow.py)
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.
@@ -40,6 +41,10 @@ struct SplitLoaderArgs {
     SplitLoaderArgs a;
     for (const auto& [key, value] : given) {
       const std::string name = key.cast<std::string>();
+      if (name == "arrow") {
+        a.arrow = std::make_shared<const ArrowSource>(arrow_source_of(value));
+        continue;
+      }
       auto take = [&](const char* argument, auto& field) {
         if (name != argument) return false;
         field = value.cast<std::remove_reference_t<decltype(field)>>();
@@ -67,7 +72,13 @@ class SplitLoader {
  public:
   explicit SplitLoader(SplitLoaderArgs args) : args_(std::move(args)) { build(); }
   ~SplitLoader() {
-    if (forked()) abandon();  // the parent's threads are not here to join
+    if (forked()) {  // the parent's threads are not here to join
+      abandon();
+      return;
+    }
+    py::gil_scoped_release release;  // a Parquet split's reader thread may wait for the GIL to finish its read
+    loader_.reset();
+    data_.reset();
   }
   SplitLoader(const SplitLoader&) = delete;
   SplitLoader& operator=(const SplitLoader&) = delete;
@@ -144,10 +155,7 @@ class SplitLoader {
       throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
                        std::to_string(args.world_size) + " is not a rank of the group");
     TrainConfig config = config_of(args);
-    const bool files = config.data.source == "files";
-    data_ = std::make_unique<DatasetSplits>(files ? files_load(args.files, args.labels, args.classes,
-                                                               data_options_of(config.data))
-                                                  : data_load(config.data));
+    data_ = std::make_unique<DatasetSplits>(data_of(config));
     const bool train = args.split == "train";
     Dataset& split = train ? data_->train : data_->test;
     split_size_resolve(split, args.transform, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
@@ -159,6 +167,17 @@ class SplitLoader {
     num_classes_ = split.num_classes;
     samples_ = split.size();
     owner_pid_ = getpid();
+  }
+
+  /// The splits of the source: fastloop.Files, an Arrow source, or a --data spec.
+  DatasetSplits data_of(const TrainConfig& config) const {
+    const SplitLoaderArgs& args = args_;
+    if (config.data.source == "files")
+      return files_load(args.files, args.labels, args.classes, data_options_of(config.data));
+    if (config.data.source == "arrow")
+      return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,
+                          data_options_of(config.data));
+    return data_load(config.data);
   }
 
   /// A Loader inherited through fork(): its threads start afresh here (built on a new thread: fork_safe.h).

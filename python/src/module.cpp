@@ -37,4 +37,5 @@ PYBIND11_MODULE(_C, module) {
   fp::loader_bind(module);
   fp::run_bind(module);
   fp::transforms_bind(module);
+  fp::arrow_bind(module);
 }

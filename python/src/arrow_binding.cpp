@@ -1,0 +1,89 @@
+// The Arrow sources of fastloop.Loader (python/fastloop/_arrow.py: Parquet files, a Hugging Face
+// `datasets.Dataset`) handed to C++ through the Arrow C data interface: pyarrow exports each column as a
+// pair of PyCapsules (`__arrow_c_array__`), whose ArrowArray is taken over here and read in place, so no
+// Arrow library is linked and any pyarrow version works. A Parquet split's row groups are read by its
+// reader thread, which takes the GIL only for the call into pyarrow (workers never do).
+#include "bindings.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastloop::python {
+namespace {
+
+/// The column in `pair` (an `(arrow_schema, arrow_array)` capsule pair), taken over. Under the GIL.
+ArrowBinaryColumn column_of(const py::handle& pair, const std::string& name) {
+  const auto capsules = pair.cast<py::tuple>();
+  if (capsules.size() != 2) throw InputError(name + ": not an Arrow (schema, array) capsule pair");
+  auto* schema = static_cast<ArrowSchema*>(PyCapsule_GetPointer(capsules[0].ptr(), "arrow_schema"));
+  auto* array = static_cast<ArrowArray*>(PyCapsule_GetPointer(capsules[1].ptr(), "arrow_array"));
+  if (schema == nullptr || array == nullptr) throw py::error_already_set();
+  if (array->release == nullptr) throw InputError(name + ": the Arrow array was released already");
+  return ArrowBinaryColumn(std::move(*array), schema->format, name);  // the capsule keeps the schema
+}
+
+/// A Python object kept by C++ threads: copies of the pointer need no GIL; the last one takes it to let go.
+std::shared_ptr<py::object> kept_object(const py::handle& object) {
+  return std::shared_ptr<py::object>(new py::object(py::reinterpret_borrow<py::object>(object)), [](py::object* o) {
+    if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing to release to
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+}
+
+/// Reads row group g with the split's `read(g)`, on the reader thread: the GIL only for that call. A Python
+/// exception becomes an InputError with its message (it names the file and row group).
+ArrowGroupReader group_reader(std::shared_ptr<py::object> split, std::vector<std::string> names) {
+  return [split = std::move(split), names = std::move(names)](int64_t group) {
+    if (!Py_IsInitialized()) throw RunError("Parquet: the Python interpreter is shutting down");
+    py::gil_scoped_acquire gil;
+    std::string message;
+    try {
+      return column_of(split->attr("read")(group), names[static_cast<size_t>(group)]);
+    } catch (py::error_already_set& e) {
+      message = py::str(e.value()).cast<std::string>();
+    }
+    throw InputError(message);
+  };
+}
+
+}  // namespace
+
+ArrowSource arrow_source_of(const py::handle& split) {
+  ArrowSource source;
+  source.classes = split.attr("classes").cast<std::vector<std::string>>();
+  auto labels = std::make_shared<const std::vector<int64_t>>(split.attr("labels").cast<std::vector<int64_t>>());
+  if (split.attr("resident").cast<bool>()) {
+    auto columns = std::make_shared<std::vector<ArrowBinaryColumn>>();
+    const auto names = split.attr("column_names").cast<std::vector<std::string>>();
+    const py::list pairs = split.attr("columns")();
+    for (size_t c = 0; c < pairs.size(); ++c) columns->push_back(column_of(pairs[c], names.at(c)));
+    const auto rows = std::make_shared<const std::vector<int64_t>>(split.attr("rows").cast<std::vector<int64_t>>());
+    const auto name = split.attr("name").cast<std::string>();
+    source.make = [columns = std::shared_ptr<const std::vector<ArrowBinaryColumn>>(std::move(columns)), rows, labels,
+                   name](int64_t) { return std::make_shared<ArrowTableImages>(columns, *rows, *labels, name); };
+    return source;
+  }
+  std::vector<ArrowGroup> groups;
+  const auto names = split.attr("group_names").cast<std::vector<std::string>>();
+  const auto rows = split.attr("group_rows").cast<std::vector<int64_t>>();
+  for (size_t g = 0; g < names.size(); ++g) groups.push_back({names[g], rows.at(g)});
+  ArrowGroupReader reader = group_reader(kept_object(split), names);
+  source.make = [groups = std::move(groups), labels, reader = std::move(reader)](int64_t shuffle_buffer) {
+    return std::make_shared<ArrowGroupImages>(groups, *labels, reader, shuffle_buffer);
+  };
+  return source;
+}
+
+} // namespace fastloop::python
+
+namespace fastloop::python {
+
+void arrow_bind(py::module_& module) {
+  module.def("_pattern_expand", [](const std::string& pattern) { return shard_pattern_expand(pattern); },
+             py::arg("pattern"), "the files a brace pattern names, in order (shards' {a,b} and {000..123})");
+}
+
+} // namespace fastloop::python
