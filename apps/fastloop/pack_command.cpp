@@ -5,10 +5,14 @@
 // train images are shuffled once (seeded) before packing, since a shard read front to back through a
 // bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order. OUT/shards.idx lists
 // each shard's sample count (what s3:// and http(s):// sources read instead of the shards themselves);
-// `fastloop pack --index-only SHARDDIR` writes it for shards made elsewhere.
+// `fastloop pack --index-only SHARDDIR` writes it for shards made elsewhere. `fastloop pack parquet:TRAIN[::VAL]
+// OUT` packs Parquet files in the Hugging Face Hub's layout the same way, through the Python package
+// (python/fastloop/_pack_parquet.py, run with $FASTLOOP_PYTHON: pyarrow reads Parquet, the program links no Arrow).
 #include "commands.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/python_path.h"
+#include "fastloop/core/shell.h"
 #include "fastloop/data/sources/imagefolder.h"
 #include "fastloop/data/sources/shard_index_file.h"
 #include "fastloop/data/sources/shards.h"
@@ -16,11 +20,14 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <numeric>
 #include <random>
+
+#include <sys/wait.h>
 
 namespace fastloop {
 
@@ -106,9 +113,32 @@ int index_run(const PackFlags& f) {
   return 0;
 }
 
+// `parquet:TRAIN[::VAL] OUT`: the Python package writes the shards and classes.txt, then shards.idx here.
+int parquet_run(const PackFlags& f) {
+  std::error_code ec;
+  std::filesystem::create_directories(f.out, ec);
+  if (ec) throw InputError("pack: cannot create " + f.out + " (" + ec.message() + ")");
+  refuse_existing_shards(f.out);
+  const std::string python = python_interpreter();
+  const std::string command = shell_quote(python) + " -m fastloop._pack_parquet " + shell_quote(f.dir) + " " +
+                              shell_quote(f.out) + " --shard-mb " + std::to_string(f.shard_mb) + " --seed " +
+                              std::to_string(f.seed);
+  const int status = std::system(command.c_str());
+  const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 2) return 2;  // it said what was wrong with the files
+  if (code != 0)
+    throw InputError("pack: " + python + " -m fastloop._pack_parquet did not run (exit " + std::to_string(code) +
+                     "); Parquet is read by the Python package: set FASTLOOP_PYTHON to a Python with fastloop and "
+                     "pyarrow installed (pip install pyarrow)");
+  shard_index_write(f.out);
+  std::printf("train with --data shards:%s\n", f.out.c_str());
+  return 0;
+}
+
 int pack_run(const PackFlags& f) {
   if (f.index_only) return index_run(f);
   if (f.out.empty()) throw InputError("pack: give the output folder: fastloop pack DIR OUT (or --index-only SHARDDIR)");
+  if (f.dir.rfind("parquet:", 0) == 0) return parquet_run(f);
   std::string dir = f.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::error_code ec;
@@ -147,10 +177,11 @@ int pack_run(const PackFlags& f) {
 } // namespace
 
 Subcommand pack_command(CLI::App& root) {
-  auto* app = root.add_subcommand("pack", "Write an image folder as WebDataset tar shards (for --data shards:OUT)");
+  auto* app = root.add_subcommand("pack", "Write an image folder or Parquet files as WebDataset tar shards (for --data shards:OUT)");
   auto flags = std::make_shared<PackFlags>();
-  app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE); with "
-                  "--index-only the folder of shards")->required();
+  app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE); or "
+                  "parquet:TRAIN_PATTERN[::VAL_PATTERN], Parquet files in the Hugging Face Hub's layout (read by the "
+                  "Python package's pyarrow, with $FASTLOOP_PYTHON); with --index-only the folder of shards")->required();
   app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar, classes.txt and shards.idx");
   app->add_option("--shard-mb", flags->shard_mb, "MiB per shard at most")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
