@@ -17,9 +17,11 @@ CAPABILITY_SUITES='^(Parity|Models|Schedule|TorchScript|Export|Models/ExportMode
 # near-zero entries 6e-8 off where 5e-9 is allowed; TorchScript.*: steps up to 1e-4 off) and saturation on the
 # colour test images (3 levels, the photos' 1). Said in docs/development.md.
 OTHER_KERNELS_EXCLUDED='^(Parity|TorchScript)\.|^TransformsColor\.EveryColourMatchesTorchvisionInHueSaturationAndGrey$'
+# (tests/python/test_run.py is not among them: it compares fastloop.train() with the CLI, the same kernels on both
+# sides.)
 PYTHON_TESTS=(tests/python/test_transforms_color.py tests/python/test_transforms_core.py
   tests/python/test_transforms_geometry.py tests/python/test_transform_size.py tests/python/test_batch_transform.py
-  tests/python/test_pipelines_train.py tests/python/test_loader_params.py tests/python/test_run.py)
+  tests/python/test_pipelines_train.py tests/python/test_loader_params.py)
 native="$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')"
 for capability in "${@:-avx2 default}"; do
   for cap in $capability; do
