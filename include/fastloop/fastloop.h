@@ -22,6 +22,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/arrow_images.h"
+#include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/transforms/pipeline.h"

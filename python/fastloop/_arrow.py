@@ -10,6 +10,7 @@ handed over once, and the sampler shuffles it whole.
 """
 
 import glob
+import io
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
@@ -54,22 +55,63 @@ def parquet_patterns(source: str, split: str) -> str:
     return val
 
 
+def _remote(path: str) -> bool:
+    return path.startswith(("s3://", "http://", "https://"))
+
+
 def _expand(pattern: str) -> List[str]:
-    """The local files a pattern names: brace lists and ranges as shards' (``{000..099}``), then glob's
-    wildcards, each sorted; ``ValueError`` when it names none or a file is missing."""
-    if pattern.startswith(("s3://", "http://", "https://")):
-        raise ValueError(f"fastloop.Loader: parquet:{pattern}: remote Parquet files are not read yet; "
-                         "copy them to a local folder, or pack them as tar shards (fastloop pack parquet:...)")
+    """The files a pattern names: brace lists and ranges as shards' (``{000..099}``), then, for local files,
+    glob's wildcards, each sorted; ``ValueError`` when it names none or a local file is missing."""
     paths: List[str] = []
     for expanded in _C._pattern_expand(pattern):
-        matches = sorted(glob.glob(expanded)) if glob.has_magic(expanded) else [expanded]
-        paths += matches
+        if _remote(expanded):
+            if glob.has_magic(expanded):
+                raise ValueError(f"fastloop.Loader: parquet:{pattern}: remote files are named by brace lists "
+                                 "({a,b}, {00000..00009}), not wildcards")
+            paths.append(expanded)
+        else:
+            paths += sorted(glob.glob(expanded)) if glob.has_magic(expanded) else [expanded]
     if not paths:
         raise ValueError(f"fastloop.Loader: parquet:{pattern} names no file")
     for path in paths:
-        if not os.path.isfile(path):
+        if not _remote(path) and not os.path.isfile(path):
             raise ValueError(f"fastloop.Loader: parquet:{pattern}: {path} is not a file")
-    return [os.path.abspath(p) for p in paths]
+    return [p if _remote(p) else os.path.abspath(p) for p in paths]
+
+
+class RemoteFile(io.RawIOBase):
+    """An ``s3://`` or ``http(s)://`` object as a read-only file for pyarrow: each read is a ranged GET by
+    fastloop's fetcher (retries that resume where a transfer broke, named errors, ``timeout``)."""
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        super().__init__()
+        self.name = url
+        self._file = _C._RemoteFile(url, timeout)
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._at = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: self._file.size}[whence] + offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._file.read(self._at, len(buffer))
+        buffer[:len(data)] = data
+        self._at += len(data)
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(self._at, self._file.size - self._at if size is None or size < 0 else size)
+        self._at += len(data)
+        return data
 
 
 def _hf_class_names(schema: Any, label_column: str) -> Optional[List[str]]:
@@ -165,8 +207,10 @@ class ParquetSplit:
 
     resident = False
 
-    def __init__(self, pattern: str, image_column: str = "image", label_column: str = "label") -> None:
-        pq = _pyarrow().parquet
+    def __init__(self, pattern: str, image_column: str = "image", label_column: str = "label",
+                 timeout: float = 60.0) -> None:
+        _pyarrow()
+        self.timeout = timeout
         self.paths = _expand(pattern)
         self.image_column, self.label_column = image_column, label_column
         self._files: Dict[int, Any] = {}
@@ -204,8 +248,10 @@ class ParquetSplit:
         if self._pid != os.getpid():
             self._files, self._pid = {}, os.getpid()
         if f not in self._files:
+            path = self.paths[f]
+            source = RemoteFile(path, self.timeout) if _remote(path) else path  # a fetch names its URL itself
             try:
-                self._files[f] = _pyarrow().parquet.ParquetFile(self.paths[f], memory_map=True)
+                self._files[f] = _pyarrow().parquet.ParquetFile(source, memory_map=not _remote(path))
             except Exception as e:
                 raise ValueError(f"{self.paths[f]}: not a readable Parquet file ({e}); replace it, or leave it out "
                                  "of the pattern") from None
@@ -219,7 +265,7 @@ class ParquetSplit:
             table = self._file(f).read_row_group(g, columns=[self.image_column])
         except Exception as e:
             raise ValueError(f"{where}: cannot be read ({e}); the file is damaged") from None
-        folder = os.path.dirname(self.paths[f])
+        folder = None if _remote(self.paths[f]) else os.path.dirname(self.paths[f])
         return _image_bytes(table.column(0).combine_chunks(), where, folder).__arrow_c_array__()
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -284,10 +330,10 @@ def _dataset_files(dataset: Any, image_column: str, label_column: str) -> Option
     return Files([paths[r] for r in rows], [labels[r] for r in rows], classes)
 
 
-def arrow_split(source: Any, split: str, image_column: str, label_column: str) -> Any:
+def arrow_split(source: Any, split: str, image_column: str, label_column: str, timeout: float = 60.0) -> Any:
     """The Arrow split a Loader's `source` names: ``parquet:...`` text or a ``datasets.Dataset`` (a
     :class:`fastloop.Files` for one whose image cells name local files)."""
     if is_dataset(source):
         files = _dataset_files(source, image_column, label_column)
         return files if files is not None else DatasetSplit(source, image_column, label_column)
-    return ParquetSplit(parquet_patterns(source, split), image_column, label_column)
+    return ParquetSplit(parquet_patterns(source, split), image_column, label_column, timeout)

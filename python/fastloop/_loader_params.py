@@ -71,7 +71,8 @@ PARAMETERS: List[Parameter] = [
         "any ``--data`` of the CLI: ``imagefolder:DIR``, ``shards:PATTERN``, ``csv:TRAIN.csv[::VAL.csv]`` "
         "(a header row, ``path`` and ``label`` columns, paths relative to the CSV file), ``fashion-mnist[:DIR]``, "
         "``cifar10:DIR``, ``mnist:DIR``, ``synthetic[:CxHxW[:N]]``; ``parquet:TRAIN_PATTERN[::VAL_PATTERN]`` "
-        "(Parquet files, a glob such as ``data/train-*.parquet`` or a brace list, in the Hugging Face Hub's layout: "
+        "(Parquet files, a glob such as ``data/train-*.parquet`` or a brace list, local or ``s3://`` / "
+        "``http(s)://`` URLs read by ranges, in the Hugging Face Hub's layout: "
         "encoded images in ``image_column``, class indices or names in ``label_column``, class names from the "
         "files' ``huggingface`` metadata; row groups are shuffled and shared by ranks as shards are, read "
         "through ``shuffle_buffer``; pyarrow reads them); or, as both splits (``split`` then only picks train or "
@@ -140,7 +141,7 @@ PARAMETERS: List[Parameter] = [
     Parameter("cache_size", int, 10737418240, "data.cache_size", to_binding=_mebibytes, doc=(
         "bytes ``cache_dir`` may hold (whole MiB); the least recently used shards are removed beyond it.")),
     Parameter("timeout", float, 60.0, "data.timeout", to_binding=float, doc=(
-        "remote shards: seconds without a byte from the store, across retries (a 5xx or a dropped connection "
+        "remote shards and Parquet files: seconds without a byte from the store, across retries (a 5xx or a dropped connection "
         "is retried with backoff and resumed where it stopped), before the iteration raises ``RuntimeError``. "
         "Unlike ``torch.utils.data.DataLoader``'s, it never waits forever.")),
 ]
@@ -211,7 +212,8 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
     if isinstance(source, Files):  # carried as lists; the C++ side checks each file
         out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
     elif _arrow.is_arrow_source(source):  # read with pyarrow here, handed over through Arrow's C interface
-        split = _arrow.arrow_split(source, args["split"], args["image_column"], args["label_column"])
+        split = _arrow.arrow_split(source, args["split"], args["image_column"], args["label_column"],
+                                   args["timeout"])
         if isinstance(split, Files):  # a datasets.Dataset of local image files: read as those files
             out["data.source"] = "files"
             out["files"], out["labels"], out["classes"] = split.paths, split.labels, split.classes

@@ -5,6 +5,7 @@
 // reader thread, which takes the GIL only for the call into pyarrow (workers never do).
 #include "bindings.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,8 +81,46 @@ ArrowSource arrow_source_of(const py::handle& split) {
 } // namespace fastloop::python
 
 namespace fastloop::python {
+namespace {
+
+/// An object of S3-compatible storage or a web server read by ranges with fastloop's fetcher (retries that
+/// resume, named errors, --data-timeout): what pyarrow reads remote Parquet files through
+/// (python/fastloop/_arrow.py wraps it as a file). The GIL is released while bytes arrive.
+class RemoteFile {
+ public:
+  RemoteFile(const std::string& url, double timeout_s) : url_(remote_url_parse(url)) {
+    FetchOptions options;
+    options.timeout_s = timeout_s;
+    fetcher_ = std::make_shared<const HttpFetcher>(aws_credentials_resolve(env_lookup_process()), options);
+    py::gil_scoped_release release;
+    size_ = fetcher_->size(url_);
+  }
+  int64_t size() const { return size_; }
+  py::bytes read(int64_t offset, int64_t count) const {
+    std::string bytes;
+    count = std::max<int64_t>(0, std::min(count, size_ - offset));
+    if (count > 0) {
+      py::gil_scoped_release release;
+      bytes = fetcher_->get(url_, offset, count);
+    }
+    return py::bytes(bytes);
+  }
+  int64_t requests() const { return fetcher_->counters().requests.load(); }
+
+ private:
+  RemoteUrl url_;
+  std::shared_ptr<const HttpFetcher> fetcher_;
+  int64_t size_ = 0;
+};
+
+}  // namespace
 
 void arrow_bind(py::module_& module) {
+  py::class_<RemoteFile>(module, "_RemoteFile", "an s3:// or http(s):// object read by ranges (fastloop's fetcher)")
+      .def(py::init<const std::string&, double>(), py::arg("url"), py::arg("timeout"))
+      .def_property_readonly("size", &RemoteFile::size)
+      .def_property_readonly("requests", &RemoteFile::requests, "GETs sent so far, retries included")
+      .def("read", &RemoteFile::read, py::arg("offset"), py::arg("count"), "bytes [offset, offset + count)");
   module.def("_pattern_expand", [](const std::string& pattern) { return shard_pattern_expand(pattern); },
              py::arg("pattern"), "the files a brace pattern names, in order (shards' {a,b} and {000..123})");
 }

@@ -281,3 +281,59 @@ def test_fastloop_pack_writes_parquet_as_the_shards_the_cli_reads(parquet_set, c
     done = subprocess.run([str(cli), "pack", f"parquet:{tmp_path}/bad.parquet", str(tmp_path / "bad")], env=env,
                           capture_output=True, text=True)
     assert done.returncode == 2 and "bad.parquet: not a readable Parquet file" in done.stderr, done.stderr
+
+
+def test_parquet_over_http_reads_by_ranges_as_the_local_files(parquet_set, tmp_path):
+    """The same files served over HTTP (tests/tools/remote_store.py's range server): the same batches, train
+    and val, resumed mid-epoch as the local ones; a missing file is named with its URL."""
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests/tools"))
+    import remote_store
+
+    http = remote_store.HttpFiles(parquet_set)
+    try:
+        local, remote = (f"parquet:{root}/train-{{00000,00001}}.parquet::{root}/val.parquet"
+                         for root in (parquet_set, http.url))
+        make = lambda source, split="train": fastloop.Loader(  # noqa: E731
+            source, split=split, batch_size=4, workers=2, shuffle_buffer=8, **IMAGES)
+        assert make(remote).classes == CLASSES
+        assert_same(epochs(make(remote), 1), epochs(make(local), 1))
+        assert_same(epochs(make(remote, "val"), 1), epochs(make(local, "val"), 1))
+        check_resume(lambda: make(remote))
+        with pytest.raises(ValueError, match=r"/train-00009\.parquet: 404"):
+            fastloop.Loader(f"parquet:{http.url}/train-00009.parquet")
+    finally:
+        http.close()
+
+
+def test_parquet_in_s3_signed_and_through_dropped_transfers(parquet_set, tmp_path, monkeypatch):
+    """The files in an S3 bucket (SeaweedFS on loopback, SigV4 with the admin key), behind a proxy that drops
+    each of the first 3 answers after 3000 bytes and answers 503 twice: the same batches as the local files."""
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests/tools"))
+    import remote_store
+
+    s3 = remote_store.SeaweedS3(remote_store.weed_program(), tmp_path / "weed")
+    proxy = remote_store.FaultProxy(s3.port)
+    try:
+        s3.upload(parquet_set, "pq")
+        for name, value in (("AWS_ACCESS_KEY_ID", remote_store.ACCESS_KEY), ("AWS_SECRET_ACCESS_KEY",
+                            remote_store.SECRET_KEY), ("AWS_REGION", remote_store.REGION),
+                            ("AWS_ENDPOINT_URL", proxy.url)):
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        proxy.mode("drop:3000:3")
+        proxy.mode("status:503:2")
+        make = lambda source: fastloop.Loader(source, batch_size=4, workers=2, shuffle_buffer=8, **IMAGES)  # noqa
+        remote = make(f"parquet:s3://{remote_store.BUCKET}/pq/train-{{00000,00001}}.parquet")
+        assert_same(epochs(remote, 1), epochs(make(f"parquet:{parquet_set}/train-*.parquet"), 1))
+        assert proxy.requests > 6
+    finally:
+        proxy.close()
+        s3.close()

@@ -4,8 +4,10 @@
 #include "fastloop/data/sources/curl_library.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -31,6 +33,7 @@ struct Transfer {
   long status = 0;
   bool started = false;
   std::string error_body;      // a 4xx/5xx answer's body (S3's XML names the error's Code)
+  int64_t total = -1;          // the object's size: a 206's Content-Range says it, a 200's Content-Length
   const std::atomic<bool>* cancel = nullptr;
   Clock::time_point last_byte;
   FetchCounters* counters = nullptr;
@@ -46,6 +49,7 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
     if (t.status == 200) t.skip = t.asked_from;
     curl_off_t length = -1;  // the body's size, when the server said it: one allocation, no regrowth
     curl_library().easy_getinfo(t.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    if (t.status == 200 && length >= 0) t.total = length;
     if (t.limit < 0 && t.status < 300 && length > 0 && length < (int64_t{1} << 34))
       t.out->reserve(t.out->size() + static_cast<size_t>(length - std::min<curl_off_t>(length, t.skip)));
   }
@@ -65,6 +69,21 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
   t.out->append(data + at, keep);
   if (t.progress && keep > 0) (*t.progress)(static_cast<int64_t>(t.out->size()));
   return bytes;
+}
+
+// "Content-Range: bytes FIRST-LAST/TOTAL" (any case): the object's TOTAL size.
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::string line(data, size * count);
+  std::string name = line.substr(0, std::min(line.size(), sizeof("content-range:") - 1));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t slash = line.rfind('/');
+  if (name == "content-range:" && slash != std::string::npos) {
+    char* end = nullptr;
+    const long long total = std::strtoll(line.c_str() + slash + 1, &end, 10);
+    if (end != line.c_str() + slash + 1 && total >= 0) t.total = total;
+  }
+  return size * count;
 }
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -110,6 +129,8 @@ void configure(Transfer& t, const Request& r, const AwsCredentials& credentials,
   lib.easy_setopt(t.curl, CURLOPT_USERAGENT, "fastloop");
   lib.easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_data);
   lib.easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
+  lib.easy_setopt(t.curl, CURLOPT_HEADERFUNCTION, on_header);
+  lib.easy_setopt(t.curl, CURLOPT_HEADERDATA, &t);
   lib.easy_setopt(t.curl, CURLOPT_NOPROGRESS, 0L);
   lib.easy_setopt(t.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
   lib.easy_setopt(t.curl, CURLOPT_XFERINFODATA, &t);
@@ -187,7 +208,8 @@ class HttpFetcher::Lease {
 };
 
 void HttpFetcher::receive(const RemoteUrl& url, int64_t offset, int64_t size, std::string& out, int64_t limit,
-                          const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel) const {
+                          const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel,
+                          int64_t* total) const {
   const CurlLibrary& lib = curl_library();
   const std::string target = remote_url_http(url, credentials_.endpoint, credentials_.region);
   Request r{url, target, url.text + (url.scheme == "s3" ? " (" + target + ")" : ""),
@@ -225,7 +247,10 @@ void HttpFetcher::receive(const RemoteUrl& url, int64_t offset, int64_t size, st
     last_byte = t.last_byte;
     // Only on_progress aborts a transfer, for a cancel that may be lifted again by now (the loader restarted).
     if (rc == CURLE_ABORTED_BY_CALLBACK || cancelled(cancel)) throw FetchCancelled(stopped);
-    if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) return;
+    if (rc == CURLE_OK && (t.status == 200 || t.status == 206)) {
+      if (total) *total = t.total;
+      return;
+    }
     if (rc == CURLE_OK && t.status == 416 && t.asked_from > offset) return;  // the resumed part was empty
     throw_if_final(t, rc, r, credentials_);
     const std::string fault = rc != CURLE_OK ? std::string(lib.easy_strerror(rc)) : "HTTP " + std::to_string(t.status);
@@ -255,6 +280,14 @@ std::string HttpFetcher::get(const RemoteUrl& url, int64_t offset, int64_t size,
 void HttpFetcher::stream(const RemoteUrl& url, std::string& out, const std::function<void(int64_t)>& progress,
                          const std::atomic<bool>* cancel) const {
   receive(url, 0, -1, out, static_cast<int64_t>(out.capacity()), &progress, cancel);
+}
+
+int64_t HttpFetcher::size(const RemoteUrl& url, const std::atomic<bool>* cancel) const {
+  std::string first;
+  int64_t total = -1;
+  receive(url, 0, 1, first, 1, nullptr, cancel, &total);
+  if (total < 0) throw RunError(url.text + ": the server did not say the object's size (no Content-Range)");
+  return total;
 }
 
 bool HttpFetcher::get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel) const {

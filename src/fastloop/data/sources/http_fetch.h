@@ -67,6 +67,10 @@ class HttpFetcher {
   void stream(const RemoteUrl& url, std::string& out, const std::function<void(int64_t)>& progress,
               const std::atomic<bool>* cancel = nullptr) const;
 
+  /// The object's size in bytes, from the answer to a GET of its first byte (Content-Range; a server that
+  /// ignores ranges: Content-Length). Throws as get(), and RunError when the answer says neither.
+  int64_t size(const RemoteUrl& url, const std::atomic<bool>* cancel = nullptr) const;
+
   /// As get() of the whole object, but a 404 gives false (optional files beside the shards).
   bool get_if_exists(const RemoteUrl& url, std::string& out, const std::atomic<bool>* cancel = nullptr) const;
 
@@ -79,7 +83,8 @@ class HttpFetcher {
   FetchOptions options_;
   class Lease;
   void receive(const RemoteUrl& url, int64_t offset, int64_t size, std::string& out, int64_t limit,
-               const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel) const;
+               const std::function<void(int64_t)>* progress, const std::atomic<bool>* cancel,
+               int64_t* total = nullptr) const;
 
   mutable FetchCounters counters_;
   // libcurl handles between fetches (CURL*, a void* in curl.h): each keeps its open connection, so the next

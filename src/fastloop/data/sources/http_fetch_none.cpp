@@ -20,6 +20,8 @@ std::string HttpFetcher::get(const RemoteUrl&, int64_t, int64_t, const std::atom
 void HttpFetcher::stream(const RemoteUrl&, std::string&, const std::function<void(int64_t)>&,
                          const std::atomic<bool>*) const {}
 
+int64_t HttpFetcher::size(const RemoteUrl&, const std::atomic<bool>*) const { return 0; }
+
 bool HttpFetcher::get_if_exists(const RemoteUrl&, std::string&, const std::atomic<bool>*) const { return false; }
 
 } // namespace fastloop
