@@ -1,10 +1,10 @@
 // Several views of each sample (SimCLR's two, DINO's 2 global + N local crops): every sample is read and
 // decoded once, then each view's pipeline runs on the decoded image and writes into that view's batch. View
 // v draws from its own seed, view_seed(seed, v), so its batch is the one a single-view loader of its
-// pipeline with that seed would make from the same samples (view 0: the loader's own seed).
+// pipeline with that seed would make from the same samples (view 0: the loader's own seed). The assembly
+// itself is augment.h's batch_views_assemble() (samples in memory) and image_augment.h's (encoded ones).
 #pragma once
 
-#include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/transforms/augment_options.h"
 
 #include <ATen/core/Tensor.h>
@@ -32,12 +32,5 @@ struct AssembleCounts {
   int64_t skipped = 0;   // undecodable images replaced (skip_bad_images)
   int64_t decoded = 0;   // images decoded: once per sample (and per bad image tried), whatever the views
 };
-
-/// batch_assemble() of each view of `views` from one read and decode per sample: view v through its pipeline
-/// with view_seed(seed, v)'s draws into views[v].images, the labels (shared by the views) into `labels`. One
-/// view gives batch_assemble()'s batch. In-memory samples, which need no decode, are written view by view.
-AssembleCounts batch_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
-                                    const AugmentOptions& options, const std::vector<ViewTarget>& views,
-                                    uint64_t seed, int64_t epoch, at::Tensor& labels);
 
 } // namespace fastloop
