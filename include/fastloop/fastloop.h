@@ -30,6 +30,7 @@
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/split_size.h"
 #include "fastloop/data/transforms/transform.h"
+#include "fastloop/data/transforms/views.h"
 #include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"

@@ -1,5 +1,6 @@
 """``fastloop.Loader``: batches of a ``--data`` source made by fastloop's C++ worker threads."""
 
+import numbers
 import os
 import zlib
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
@@ -47,6 +48,13 @@ class Loader:
     the same later epochs, bit for bit, without decoding the first k again. Ranks that save at the same step
     save the same state, and a group of another size may load it: its ranks share the rest of the epoch.
 
+    Several views of each image (SimCLR, DINO): ``transform=[P1, P2, ...]`` (one pipeline per view) or
+    ``views=N`` (N views of one ``transform``) yields ``(views, labels)``, ``views`` a list of
+    ``[B, C, H_v, W_v]`` tensors from one decode of each image. Example::
+
+        loader = fastloop.Loader("imagefolder:photos", transform=[global_crop, global_crop, local_crop])
+        for (g1, g2, local), labels in loader:  # [B, 3, 224, 224] twice, [B, 3, 96, 96]
+
     Across processes: a Loader pickles as its arguments and epoch (not its threads or buffers), so
     ``torch.multiprocessing.spawn`` and spawn-started workers re-create it. A CPU Loader inherited through
     ``fork()`` (a ``DataLoader`` worker, ``os.fork``) starts its threads afresh in the child on its next
@@ -60,15 +68,15 @@ class Loader:
         given = self._args
         given["rank"], given["world_size"] = _group_rank(given["rank"], given["world_size"])
         transform, batch_transform = given["transform"], given["batch_transform"]
-        mix = contains_batch_transform(transform)
-        if mix:
-            raise TypeError(f"fastloop.Loader: {mix} in transform= is a batch transform (it mixes samples of a "
-                            f"batch); give it as batch_transform={mix}(...) instead")
-        if transform is not None:  # kept as its spec: it pickles, and TypeError names what cannot run
-            transform = compile_transform(transform)
+        # Kept as specs (a list of them for views): they pickle, and TypeError names what cannot run.
+        given["transform"], given["views"] = _transforms_compiled(transform, given["views"])
+        if given["views"] is not None and batch_transform is not None:
+            raise TypeError(f"fastloop.Loader: batch_transform={type(batch_transform).__name__}(...) with several "
+                            "views: MixUp and CutMix mix the labels of a batch, which views for self-supervised "
+                            "learning do not use; drop batch_transform, or mix each view in the loop")
         if batch_transform is not None:  # kept as its spec (a tuple): it pickles
             batch_transform = compile_batch_transform(batch_transform)
-        given["transform"], given["batch_transform"] = transform, batch_transform
+        given["batch_transform"] = batch_transform
         self._impl = _C.Loader(_params.binding_args(given))
         if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:
             raise ValueError(f"fastloop.Loader: batch_transform {batch_transform_repr(batch_transform)}: num_classes "
@@ -96,9 +104,15 @@ class Loader:
         return self._args["batch_size"]
 
     @property
-    def transform(self) -> Optional[str]:
-        """The compiled transform pipeline in fastloop's spec (None: the built-in augmentation)."""
+    def transform(self) -> Union[None, str, List[str]]:
+        """The compiled transform pipeline in fastloop's spec (None: the built-in augmentation); a list of them,
+        one per view, when given a list."""
         return self._args["transform"]
+
+    @property
+    def views(self) -> Optional[int]:
+        """The views of each image per batch; None: one, batches of ``(images, labels)`` tensors."""
+        return self._args["views"]
 
     @property
     def batch_transform(self) -> Optional[str]:
@@ -309,6 +323,46 @@ class _Progress:
 
     def __init__(self, epoch: int, start: _Position, first: int, batch: int, end: int) -> None:
         self.epoch, self.start, self.first, self.batch, self.end = epoch, start, first, batch, end
+
+
+def _batch_transform_refused(transform: Any, where: str) -> None:
+    """MixUp or CutMix in a pipeline (or a list of transforms) is a TypeError that points to batch_transform."""
+    items = transform if isinstance(transform, (list, tuple)) else [transform]
+    mix = next((found for found in map(contains_batch_transform, items) if found), None)
+    if mix:
+        raise TypeError(f"fastloop.Loader: {mix} in {where} is a batch transform (it mixes samples of a batch); "
+                        f"give it as batch_transform={mix}(...) instead")
+
+
+def _is_pipeline(transform: Any) -> bool:
+    """A whole pipeline, as an item of a list of views: a spec string or a Compose (v1 or v2)."""
+    return isinstance(transform, str) or type(transform).__name__ == "Compose"
+
+
+def _transforms_compiled(transform: Any, views: Optional[int]) -> Tuple[Any, Optional[int]]:
+    """(transform, views) as the Loader keeps them: one spec (None: the built-in) or a list of specs, one per
+    view, and the number of views (None: one, batches of tensors)."""
+    if views is not None:
+        if isinstance(views, bool) or not isinstance(views, numbers.Integral) or views < 1:
+            raise ValueError(f"fastloop.Loader: views must be an int >= 1 (views of each image), got {views!r}")
+        views = int(views)
+    items = list(transform) if isinstance(transform, (list, tuple)) else None
+    if items is not None and not items:
+        raise ValueError("fastloop.Loader: transform=[] is an empty list: give a pipeline, or a list of one "
+                         "pipeline per view (each a Compose or a spec string)")
+    if items is None or not any(_is_pipeline(t) for t in items):  # one pipeline (a list: its transforms)
+        _batch_transform_refused(transform, "transform=")
+        return (compile_transform(transform) if transform is not None else None), views
+    for v, item in enumerate(items):
+        _batch_transform_refused(item, f"transform[{v}]")
+    if not all(_is_pipeline(t) for t in items):
+        odd = next(type(t).__name__ for t in items if not _is_pipeline(t))
+        raise TypeError(f"fastloop.Loader: transform= mixes whole pipelines with a single {odd}: give a list of "
+                        "pipelines, one per view (each a Compose or a spec string), or one pipeline")
+    if views is not None and views != len(items):
+        raise ValueError(f"fastloop.Loader: views={views} beside a list of {len(items)} pipelines: one view per "
+                         "pipeline; leave views out")
+    return [compile_transform(item) for item in items], len(items)
 
 
 def _source_key(source: Union[str, Files, Any]) -> str:

@@ -117,7 +117,18 @@ PARAMETERS: List[Parameter] = [
         "operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end "
         "in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``); batches of image "
         "files take the size it ends in (a pipeline whose size follows each image's, such as ``Resize(160)`` "
-        "alone, needs a crop after it or ``image_size``). None: the built-in augmentation.")),
+        "alone, needs a crop after it or ``image_size``). None: the built-in augmentation. A list of pipelines "
+        "(each a ``Compose`` or a spec string) makes one view of each image per pipeline (see ``views``); a list "
+        "of single transforms is one pipeline, as a ``Compose`` of them.")),
+    Parameter("views", Optional[int], None, None, doc=(
+        "several augmented views of each image, as SimCLR and DINO train on: each image is decoded once, then "
+        "goes through each view's pipeline; batches arrive as ``(views, labels)``, ``views`` a list of one "
+        "``[B, C, H_v, W_v]`` tensor per view (sizes may differ, e.g. DINO's 224 and 96 crops). With one "
+        "``transform`` (or the built-in), the number of views of it; with a list of pipelines, None (or its "
+        "length). View v draws from its own seed (view 0 from ``seed`` itself, so it equals the batch of a "
+        "Loader with that view's pipeline alone; the others are independent of it), the same for any "
+        "``workers``. A ``batch_transform`` cannot be combined with views (``TypeError``): MixUp and CutMix "
+        "mix labels, which self-supervised views do not use. None: one view, batches ``(images, labels)``.")),
     Parameter("batch_transform", Any, None, None, doc=(
         "``torchvision.transforms.v2.MixUp(alpha=..., num_classes=...)``, ``v2.CutMix(...)`` or "
         "``v2.RandomChoice([MixUp(...), CutMix(...)], p=...)``: applied to each batch as torchvision users apply "
@@ -208,6 +219,11 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
         value = args[p.name]
         if p.setting is not None and value is not None:
             out[p.setting] = p.to_binding(value)
+    views = args.get("views")
+    if views is not None:  # several views: each one's spec ("": the built-in) in place of one transform
+        transform = args["transform"]
+        out["views"] = list(transform) if isinstance(transform, list) else [transform or ""] * views
+        out.pop("transform", None)
     source = args["source"]
     if isinstance(source, Files):  # carried as lists; the C++ side checks each file
         out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []

@@ -30,6 +30,7 @@ struct SplitLoaderArgs {
   int64_t rank = 0, world_size = 1;
   std::optional<bool> shuffle, drop_last;
   std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
+  std::optional<std::vector<std::string>> views;  // several views: each one's spec ("": the built-in)
   // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
@@ -53,7 +54,7 @@ struct SplitLoaderArgs {
       if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
           take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
-          take("classes", a.classes))
+          take("classes", a.classes) || take("views", a.views))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -113,8 +114,11 @@ class SplitLoader {
   /// Samples in the split (all ranks' together).
   int64_t samples() const { return samples_; }
 
-  /// The next (images, labels), or None at the end of the epoch.
-  std::optional<std::pair<at::Tensor, at::Tensor>> next() {
+  /// Images decoded since the epoch began (Loader::images_decoded): once per sample, whatever the views.
+  int64_t images_decoded() const { return loader_->images_decoded(); }
+
+  /// The next (images, labels), or None at the end of the epoch; with views, images is a list of one batch per view.
+  py::object next() {
     if (forked())
       throw std::runtime_error(
           "fastloop.Loader: this iteration was started before the process forked, and its worker threads stayed "
@@ -133,8 +137,9 @@ class SplitLoader {
       batch = loader_->next();
     }
     stop_on_interrupt();  // a Ctrl-C that came while the batch was handed over
-    if (!batch) return std::nullopt;
-    return std::make_pair(std::move(batch->images), std::move(batch->labels));
+    if (!batch) return py::none();
+    if (args_.views) return py::make_tuple(py::cast(std::move(batch->views)), std::move(batch->labels));
+    return py::make_tuple(std::move(batch->images), std::move(batch->labels));
   }
 
   void stop() {
@@ -158,7 +163,9 @@ class SplitLoader {
     data_ = std::make_unique<DatasetSplits>(data_of(config));
     const bool train = args.split == "train";
     Dataset& split = train ? data_->train : data_->test;
-    split_size_resolve(split, args.transform, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
+    const bool views = args.views && !args.views->empty();
+    const std::string& first = views ? args.views->front() : args.transform;  // the split's size: view 0's
+    split_size_resolve(split, first, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
     if (split.size() == 0)
       throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
                        " split (an image folder without val/, shards without val-*.tar)");
@@ -218,7 +225,26 @@ class SplitLoader {
     if (args.shuffle) options.sampler.shuffle = *args.shuffle;
     if (args.drop_last) options.drop_last = *args.drop_last;
     if (!args.transform.empty()) options.augment.pipeline = std::make_shared<const Pipeline>(args.transform);
+    if (args.views) options.views = views_of(*args.views, config, split);
     return options;
+  }
+
+  /// Each view's pipeline, and its size as the split's is resolved (split_size.h) for encoded data.
+  static std::vector<LoaderView> views_of(const std::vector<std::string>& specs, const TrainConfig& config,
+                                          const Dataset& split) {
+    if (specs.empty()) throw InputError("fastloop.Loader: no views given (a list of transforms needs one at least)");
+    std::vector<LoaderView> views;
+    for (size_t v = 0; v < specs.size(); ++v) {
+      LoaderView view;
+      if (!specs[v].empty()) view.pipeline = std::make_shared<const Pipeline>(specs[v]);
+      if (split.encoded) {
+        const std::string name = "fastloop.Loader: transform[" + std::to_string(v) + "]";
+        const ImageSize size = transform_image_size(specs[v], config.data.image.size, {name, "image_size"});
+        view.height = size.height, view.width = size.width;
+      }
+      views.push_back(std::move(view));
+    }
+    return views;
   }
 
   /// Ctrl-C (or another signal whose handler raises): the workers stop, then KeyboardInterrupt is raised.
@@ -282,6 +308,9 @@ void loader_bind(py::module_& module) {
   // An instance method (PyInstanceMethod binds `self`), so a Python class can take it as its __next__.
   module.attr("_loader_iterator_next") = py::reinterpret_steal<py::object>(
       PyInstanceMethod_New(py::cpp_function(&iterator_next_guarded, py::name("__next__"), py::arg("self")).ptr()));
+  module.def(
+      "_view_seed", [](int64_t seed, int64_t view) { return static_cast<int64_t>(view_seed(static_cast<uint64_t>(seed), view)); },
+      py::arg("seed"), py::arg("view"), "the seed of view `view`'s draws in a loader with `seed` (views.h)");
   py::class_<SplitLoader>(module, "Loader", "fastloop's threaded loader over one split of a --data source")
       .def(py::init([](const py::dict& args) {
              SplitLoaderArgs parsed = SplitLoaderArgs::from_dict(args);
@@ -293,6 +322,8 @@ void loader_bind(py::module_& module) {
       .def_property_readonly("classes", &SplitLoader::classes)
       .def_property_readonly("num_classes", &SplitLoader::num_classes)
       .def_property_readonly("samples", &SplitLoader::samples)
+      .def_property_readonly("images_decoded", &SplitLoader::images_decoded,
+                             "images decoded since the epoch began: one per sample, whatever the number of views")
       .def("start", &SplitLoader::start, py::arg("epoch"), py::arg("taken") = 0, py::arg("order_world_size") = 0,
            "begin `epoch` at `taken` samples of its order (stops the one before); (first batch, end batch)")
       .def("position", &SplitLoader::position, "(taken, order_world_size) after the batches handed out")

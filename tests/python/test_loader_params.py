@@ -22,6 +22,7 @@ NOT_DEFAULT = dict(
     mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3), dtype=torch.bfloat16, channels_last=True,
     device=torch.device("cpu"), seed=7, shuffle=True, drop_last=True, rank=1, world_size=2, bad_image_policy="skip",
     transform="RandomHorizontalFlip(p=0.5), ToDtype(torch.float32, scale=True), Normalize(mean=[0.5], std=[0.5])",
+    views=2,  # left out where batch_transform is set (the two exclude each other), checked on its own
     batch_transform=None,  # set below: torchvision is imported lazily by the test that needs it
     shuffle_buffer=16, cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0,
 )
@@ -68,12 +69,16 @@ def test_every_parameter_survives_pickling():
 
     given = dict(NOT_DEFAULT, batch_transform=v2.MixUp(alpha=0.4, num_classes=10))
     assert sorted(given) == sorted(NAMES)
+    del given["views"]  # a TypeError beside batch_transform
+    views = fastloop.Loader(**dict(NOT_DEFAULT, batch_transform=None))
+    views_copy = pickle.loads(pickle.dumps(views))
+    assert views_copy._args == views._args and views_copy.views == 2 and "views=2" in repr(views)
     loader = fastloop.Loader(**given)
     copy = pickle.loads(pickle.dumps(loader))
     assert copy._args == loader._args
     assert repr(copy) == repr(loader)
     for name in NAMES:  # each shown, since none has its default
-        assert f"{name}=" in repr(loader) or name == "source", name
+        assert f"{name}=" in repr(loader) or name in ("source", "views"), name
     compared = 0
     for (images, labels), (images_copy, labels_copy) in zip(loader, copy):
         compared += 1

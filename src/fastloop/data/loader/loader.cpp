@@ -8,6 +8,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/device_data.h"
 #include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/views.h"
 
 #include <ATen/ATen.h>
 
@@ -18,6 +19,24 @@
 #include <string>
 
 namespace fastloop {
+namespace {
+
+// The host layout of each view's batches (one layout without views): the data set's size, or the view's own.
+std::vector<BatchLayout> view_layouts(const Dataset& dataset, const LoaderOptions& options) {
+  const BatchLayout layout{options.batch_size, dataset.channels(), dataset.height(), dataset.width(), options.dtype,
+                           options.channels_last};
+  if (options.views.empty()) return {layout};
+  std::vector<BatchLayout> layouts;
+  for (const LoaderView& view : options.views) {
+    TORCH_CHECK(view.height >= 0 && view.width >= 0 && (view.height > 0) == (view.width > 0),
+                "Loader: a view's size must be both > 0 or both 0 (the data set's), got ", view.height, " x ", view.width);
+    layouts.push_back(layout);
+    if (view.height > 0) layouts.back().height = view.height, layouts.back().width = view.width;
+  }
+  return layouts;
+}
+
+}  // namespace
 
 Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset), options_(std::move(options)) {
   TORCH_CHECK(options_.batch_size >= 1, "Loader: batch_size must be >= 1, got ", options_.batch_size);
@@ -26,19 +45,24 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   TORCH_CHECK(dataset_.size() > 0, "Loader: the dataset is empty");
   TORCH_CHECK(options_.dtype == at::kFloat || options_.dtype == at::kHalf || options_.dtype == at::kBFloat16,
               "Loader: dtype must be float32, float16 or bfloat16, got ", options_.dtype);
-  layout_ = {options_.batch_size, dataset_.channels(), dataset_.height(), dataset_.width(), options_.dtype,
-             options_.channels_last};
   if (options_.on_device && dataset_.encoded)
     throw InputError("--data-on-device needs a data set held in memory (IDX, CIFAR, synthetic); image folders and "
                      "shards are decoded by the loader's workers: drop --data-on-device");
-  if (options_.augment.pipeline && options_.on_device)
+  if ((options_.augment.pipeline || !options_.views.empty()) && options_.on_device)
     throw InputError("--data-on-device augments the data set on the device with the built-in crop and flip; a "
-                     "transform pipeline runs in the loader's workers: drop --data-on-device");
+                     "transform pipeline or several views run in the loader's workers: drop --data-on-device");
   if (options_.augment.pipeline) pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
+  for (const LoaderView& view : options_.views)
+    if (view.pipeline) pipeline_check_output(*view.pipeline);
+  layouts_ = view_layouts(dataset_, options_);
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);
   } else if (options_.pin_memory) {
-    ring_ = pinned_ring_make(options_.device, options_.prefetch, layout_);
+    for (const BatchLayout& view_layout : layouts_) {
+      auto ring = pinned_ring_make(options_.device, options_.prefetch, view_layout);
+      if (!ring) break;  // not CUDA
+      rings_.push_back(std::move(ring));
+    }
   }
 }
 
@@ -84,6 +108,7 @@ void Loader::start_epoch(int64_t epoch, const EpochPosition& start) {
   start_ = resolved;
   indices_ = sampler_epoch_indices(dataset_, epoch, options_.sampler, start_, &order_size_);
   skipped_ = 0;
+  decoded_ = 0;
   const auto count = static_cast<int64_t>(indices_.size());
   first_batch_ = start_.taken / step;
   end_ = first_batch_ + (options_.drop_last ? count / options_.batch_size
@@ -108,53 +133,84 @@ EpochPosition Loader::position() const {
 Batch Loader::assemble(int64_t batch) {
   const int64_t begin = (batch - first_batch_) * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
-  HostBatch host;
-  if (ring_) {
-    host = ring_->acquire(batch % ring_->slots());
-    host.images = host.images.narrow(0, 0, count);
-    host.labels = host.labels.narrow(0, 0, count);
-  } else {
-    host = host_acquire(count);
+  HostViews host = rings_.empty() ? host_acquire(count) : ring_acquire(batch, count);
+  std::vector<ViewTarget> targets;
+  for (size_t v = 0; v < host.images.size(); ++v)
+    targets.push_back({options_.views.empty() ? nullptr : options_.views[v].pipeline, host.images[v]});
+  const AssembleCounts counts = batch_views_assemble(dataset_, indices_.data() + begin, count, options_.augment,
+                                                     targets, options_.sampler.seed, epoch_, host.labels);
+  skipped_ += counts.skipped;
+  decoded_ += counts.decoded;
+  return {at::Tensor(), host.labels, batch, std::move(host.images)};
+}
+
+// Batch k's slot of every view's ring (it waits for the slot's previous copy), the first `count` samples of it.
+Loader::HostViews Loader::ring_acquire(int64_t batch, int64_t count) {
+  HostViews host;
+  for (const auto& ring : rings_) {
+    HostBatch slot = ring->acquire(batch % ring->slots());
+    host.images.push_back(slot.images.narrow(0, 0, count));
+    if (!host.labels.defined()) host.labels = slot.labels.narrow(0, 0, count);  // the first view's ring holds them
   }
-  skipped_ += batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
-                             host.images, host.labels);
-  return {host.images, host.labels, batch};
+  return host;
+}
+
+Loader::HostViews Loader::host_views_empty(int64_t count) const {
+  HostViews host;
+  for (const BatchLayout& layout : layouts_) {
+    HostBatch made = host_batch_empty(layout, count);
+    host.images.push_back(made.images);
+    if (!host.labels.defined()) host.labels = made.labels;
+  }
+  return host;
 }
 
 // CPU batches come from a few full-size buffers that are reused once nobody else holds them. A fresh batch
 // (77 MB for 128 x 3 x 224 x 224 float) costs its page faults every time: glibc serves blocks that size with
 // mmap in worker threads whatever mallopt says, and on image folders the faults were a fifth of the CPU.
-HostBatch Loader::host_acquire(int64_t count) {
+Loader::HostViews Loader::host_acquire(int64_t count) {
   const auto unshared = [](const at::Tensor& t) {  // no other handle and no view (a view is its own TensorImpl)
     return t.use_count() == 1 && t.storage().use_count() == 1;
   };
-  HostBatch host;
+  const auto all_unshared = [&](const HostViews& kept) {
+    return unshared(kept.labels) && std::all_of(kept.images.begin(), kept.images.end(), unshared);
+  };
+  HostViews host;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const HostBatch& kept : kept_) {
-      if (unshared(kept.images) && unshared(kept.labels)) {
+    for (const HostViews& kept : kept_) {
+      if (all_unshared(kept)) {
         host = kept;  // now shared: no other worker takes it
         break;
       }
     }
-    if (!host.images.defined() && static_cast<int64_t>(kept_.size()) < options_.prefetch + options_.workers + 2) {
-      kept_.push_back(host_batch_empty(layout_, options_.batch_size));
+    if (!host.labels.defined() && static_cast<int64_t>(kept_.size()) < options_.prefetch + options_.workers + 2) {
+      kept_.push_back(host_views_empty(options_.batch_size));
       host = kept_.back();
     }
   }
-  if (!host.images.defined()) return host_batch_empty(layout_, count);  // all in use: a consumer keeps batches
-  return {host.images.narrow(0, 0, count), host.labels.narrow(0, 0, count)};
+  if (!host.labels.defined()) return host_views_empty(count);  // all in use: a consumer keeps batches
+  for (at::Tensor& images : host.images) images = images.narrow(0, 0, count);
+  host.labels = host.labels.narrow(0, 0, count);
+  return host;
 }
 
+// The batch on options_.device (through the rings on CUDA: one copy per view), as one view's images or views.
 Batch Loader::deliver(Batch host) {
-  if (ring_) {
-    auto [images, labels] = ring_->copy_to_device(host.index % ring_->slots(), host.labels.size(0));
-    return {images, labels, host.index};
+  Batch out{at::Tensor(), host.labels, host.index, {}};
+  if (!rings_.empty()) {
+    for (const auto& ring : rings_) {
+      auto [images, labels] = ring->copy_to_device(host.index % ring->slots(), host.labels.size(0));
+      out.views.push_back(images);
+      if (out.views.size() == 1) out.labels = labels;
+    }
+  } else {
+    for (const at::Tensor& images : host.views)
+      out.views.push_back(options_.device.is_cpu() ? images : images.to(options_.device));
+    if (!options_.device.is_cpu()) out.labels = host.labels.to(options_.device);
   }
-  if (!options_.device.is_cpu()) {
-    return {host.images.to(options_.device), host.labels.to(options_.device), host.index};
-  }
-  return host;
+  if (options_.views.empty()) out.images = std::move(out.views[0]), out.views.clear();
+  return out;
 }
 
 void Loader::worker_loop() {

@@ -1,6 +1,8 @@
 // A threaded, prefetching loader over a Dataset (in-memory uint8, or encoded images decoded by the workers). Workers assemble whole batches
 // (augmentation fused in) in the requested dtype and layout, on CUDA into a ring of pinned buffers that
-// next() copies to the device; batches come out in sampler order whatever the number of workers.
+// next() copies to the device; batches come out in sampler order whatever the number of workers. With
+// LoaderOptions::views, each sample is decoded once and written into every view's batch (one buffer, and on
+// CUDA one pinned ring, per view).
 // With `on_device`, the DeviceData mode replaces the workers (see device_data.h).
 #pragma once
 
@@ -73,18 +75,30 @@ class Loader {
   /// Undecodable images skipped (and replaced) since start_epoch(): encoded data with skip_bad_images.
   int64_t bad_images_skipped() const { return skipped_.load(); }
 
+  /// Images decoded since start_epoch() (encoded data): one per sample whatever the number of views, plus the
+  /// bad images tried. 0 for data held in memory.
+  int64_t images_decoded() const { return decoded_.load(); }
+
  private:
+  /// Host buffers of one batch: an images buffer per view (one without views) and the labels.
+  struct HostViews {
+    std::vector<at::Tensor> images;
+    at::Tensor labels;
+  };
+
   Batch assemble(int64_t batch);
-  HostBatch host_acquire(int64_t count);
+  HostViews ring_acquire(int64_t batch, int64_t count);
+  HostViews host_acquire(int64_t count);
+  HostViews host_views_empty(int64_t count) const;
   Batch deliver(Batch host);
   void worker_loop();
 
   const Dataset& dataset_;
   LoaderOptions options_;
-  BatchLayout layout_;
-  std::unique_ptr<PinnedRing> ring_;      // CUDA + pin_memory only; slot = batch % slots
+  std::vector<BatchLayout> layouts_;      // per view; one without views
+  std::vector<std::unique_ptr<PinnedRing>> rings_;  // per view, CUDA + pin_memory only; slot = batch % slots
   std::unique_ptr<DeviceData> resident_;  // on_device only
-  std::vector<HostBatch> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
+  std::vector<HostViews> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
   int64_t epoch_ = 0;
   std::vector<int64_t> indices_;  // the samples of batches first_batch_, first_batch_ + 1, ...
   EpochPosition start_;          // where the epoch started (order_world_size resolved)
@@ -101,6 +115,7 @@ class Loader {
   std::map<int64_t, Batch> ready_;
   std::exception_ptr error_;
   std::atomic<int64_t> skipped_{0};
+  std::atomic<int64_t> decoded_{0};
   std::vector<std::thread> workers_;
 };
 

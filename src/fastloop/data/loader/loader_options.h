@@ -1,4 +1,4 @@
-// What a Loader is asked for (batch size, workers, augmentation, sampler, dtype, layout, device) and what
+// What a Loader is asked for (batch size, workers, augmentation, views, sampler, dtype, layout, device) and what
 // it hands back (Batch): shared by the threaded loader and the device-resident mode (device_data.h), which
 // the loader owns, so neither includes the other's header.
 #pragma once
@@ -10,8 +10,17 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace fastloop {
+
+/// One of several views of each sample (SimCLR, DINO; data/transforms/views.h): its transform pipeline (null:
+/// LoaderOptions::augment's) and the size of its images (0: the data set's).
+struct LoaderView {
+  std::shared_ptr<const Pipeline> pipeline;
+  int64_t height = 0, width = 0;  // pixels
+};
 
 struct LoaderOptions {
   int64_t batch_size = 128;
@@ -25,12 +34,14 @@ struct LoaderOptions {
   at::Device device = at::kCPU;  // where next() delivers batches
   bool pin_memory = true;      // CUDA device: pinned ring + non_blocking copy on a side stream
   bool on_device = false;      // device-resident mode: whole dataset on `device`, batched tensor ops, no workers
+  std::vector<LoaderView> views;  // several views per sample, each decoded once (Batch::views); empty: Batch::images
 };
 
 struct Batch {
   at::Tensor images;           // [B, C, H, W], LoaderOptions' dtype, layout and device
   at::Tensor labels;           // int64 [B]
   int64_t index = 0;           // batch number within the epoch
+  std::vector<at::Tensor> views;  // LoaderOptions::views: one [B, C, H_v, W_v] per view (images then undefined)
 };
 
 } // namespace fastloop

@@ -205,4 +205,21 @@ int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t c
   return skipped;
 }
 
+// Encoded samples go to image_augment.h's one-decode assembly; samples held in memory, which have nothing to
+// decode, through batch_assemble() once per view.
+AssembleCounts batch_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
+                                    const AugmentOptions& options, const std::vector<ViewTarget>& views,
+                                    uint64_t seed, int64_t epoch, at::Tensor& labels) {
+  TORCH_CHECK(!views.empty(), "batch_views_assemble: no views to fill");
+  if (dataset.encoded) return encoded_views_assemble(dataset, indices, count, options, views, seed, epoch, labels);
+  for (size_t v = 0; v < views.size(); ++v) {
+    AugmentOptions view_options = options;
+    if (views[v].pipeline) view_options.pipeline = views[v].pipeline;
+    at::Tensor images = views[v].images;
+    batch_assemble(dataset, indices, count, view_options, view_seed(seed, static_cast<int64_t>(v)), epoch, images,
+                   labels);
+  }
+  return {};
+}
+
 } // namespace fastloop

@@ -5,6 +5,7 @@
 
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/transforms/augment_options.h"
+#include "fastloop/data/transforms/views.h"
 
 #include <cstdint>
 #include <memory>
@@ -43,5 +44,12 @@ std::vector<float> normalize_lut(const Dataset& dataset);
 /// Returns the number of undecodable images skipped (encoded datasets with skip_bad_images; else 0).
 int64_t batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                     uint64_t seed, int64_t epoch, at::Tensor& images, at::Tensor& labels);
+
+/// batch_assemble() of each view of `views` from one read and decode per sample: view v through its pipeline
+/// with view_seed(seed, v)'s draws into views[v].images, the labels (shared by the views) into `labels`. One
+/// view gives batch_assemble()'s batch. In-memory samples, which need no decode, are written view by view.
+AssembleCounts batch_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
+                                    const AugmentOptions& options, const std::vector<ViewTarget>& views,
+                                    uint64_t seed, int64_t epoch, at::Tensor& labels);
 
 } // namespace fastloop

@@ -3,7 +3,8 @@
 // transforms run, and the result written through the output stage's value table into the batch. Random
 // draws come from (seed, epoch, index), so any number of loader workers makes the same batches. Each worker
 // thread keeps its decoder, resizer, file buffer, image and scratch across samples (thread_local: once grown,
-// the hot path allocates nothing but the sample's file name).
+// the hot path allocates nothing but the sample's file name). Several views (views.h) share one decode of
+// each sample, at the finest scale any of them needs, and each runs its own pipeline on it.
 #include "fastloop/data/transforms/image_augment.h"
 
 #include "fastloop/core/errors.h"
@@ -14,7 +15,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -24,9 +24,6 @@
 namespace fastloop {
 namespace {
 
-constexpr double kScaleMin = 0.08, kScaleMax = 1.0;           // of the image's area
-constexpr double kRatioMin = 3.0 / 4.0, kRatioMax = 4.0 / 3.0;  // width / height
-constexpr int kCropTries = 10;
 constexpr int64_t kSkipTries = 16;  // bad images in a row that --bad-image-policy skip steps over
 
 struct ImageWork {
@@ -37,6 +34,7 @@ struct ImageWork {
   TransformScratch scratch;
   std::string default_spec;     // the pipeline made from the AugmentOptions flags, for this thread
   std::shared_ptr<const Pipeline> default_pipeline;
+  int64_t decodes = 0;          // images this thread decoded (AssembleCounts::decoded)
 };
 
 ImageWork& image_work() {
@@ -82,50 +80,80 @@ void sample_write(const ImageU8& image, const T* table, T* out) {
   }
 }
 
-// The plan's box decoded at the smallest JPEG scale that covers its resize (other formats at full scale),
-// only the part the resize reads for `window` of its output, resized into work.image.
-void fused_decode(std::string_view bytes, const std::string& name, const ImageInfo& info, const ResizePlan& plan,
-                  const PixelRect& window, ImageWork& work) {
-  const CropBox box{plan.top, plan.left, plan.height, plan.width};
-  ImageScale scale;
-  if (info.format == ImageFormat::kJpeg)
-    scale = image_scale_at_least(std::max(static_cast<double>(plan.out_height) / box.height,
-                                          static_cast<double>(plan.out_width) / box.width));
-  const CropBox want = box_scaled(box, info.height, info.width, scale.apply(info.height), scale.apply(info.width));
-  const bool whole = window.top == 0 && window.left == 0 && window.height == plan.out_height && window.width == plan.out_width;
-  const PixelRect needed = whole ? want : work.resizer.source_rect(want, plan.out_height, plan.out_width, window);
-  const RgbImage part = work.decoder.decode_region(bytes, name, info, scale, needed);
-  work.image.reshape(window.height, window.width, 3);
-  work.resizer.resize(part, want, plan.out_height, plan.out_width, window, work.image.data(), window.width * 3);
+// A leading crop or resize that the decode takes over (bilinear, antialiased: the resizer's kernel): its plan,
+// the window of its output to compute (a CenterCrop right after a Resize, eval's), and the position of the
+// first transform left to run. False when the pipeline begins otherwise (the whole image is decoded).
+struct FusedHead {
+  ResizePlan plan;
+  PixelRect window;
+  size_t next = 1;
+};
+
+bool fused_head(const Pipeline& pipeline, const ImageInfo& info, uint64_t seed, int64_t epoch, int64_t index,
+                FusedHead& head) {
+  const ResizePlanTransform* first = pipeline.head();
+  if (!first) return false;
+  Draws draws = pipeline_draws(seed, epoch, index, 0);
+  head.plan = first->plan(info.height, info.width, draws);
+  if (!head.plan.exact || head.plan.interpolation != Interpolation::kBilinear || !head.plan.antialias) return false;
+  head.window = {0, 0, head.plan.out_height, head.plan.out_width};
+  head.next = 1;
+  if (const ResizePlanTransform* crop = pipeline.head_crop()) {
+    Draws crop_draws = pipeline_draws(seed, epoch, index, 1);
+    const ResizePlan c = crop->plan(head.plan.out_height, head.plan.out_width, crop_draws);
+    if (c.exact && c.height == c.out_height && c.width == c.out_width)
+      head.window = {c.top, c.left, c.height, c.width}, head.next = 2;
+  }
+  return true;
 }
 
-// Sample `index` through the pipeline's uint8 transforms into work.image. A leading crop or resize (bilinear,
-// antialiased: the resizer's kernel) is fused into the decode, with a CenterCrop after a Resize (eval's
-// Resize + CenterCrop) as the window of its output to compute; anything else decodes the whole image.
+// The smallest JPEG DCT scale that covers the plan's resize (other formats decode at full scale).
+ImageScale fused_scale(const ImageInfo& info, const ResizePlan& plan) {
+  if (info.format != ImageFormat::kJpeg) return {};
+  return image_scale_at_least(std::max(static_cast<double>(plan.out_height) / plan.height,
+                                       static_cast<double>(plan.out_width) / plan.width));
+}
+
+// The plan's box in the pixels of the image decoded at `scale`.
+CropBox fused_box(const ImageInfo& info, const ImageScale& scale, const ResizePlan& plan) {
+  return box_scaled({plan.top, plan.left, plan.height, plan.width}, info.height, info.width, scale.apply(info.height),
+                    scale.apply(info.width));
+}
+
+// head's resize of `want` (pixels of `decoded`'s scale; `decoded` holds the part it reads) into work.image.
+void fused_resize(const RgbImage& decoded, const CropBox& want, const FusedHead& head, ImageWork& work) {
+  work.image.reshape(head.window.height, head.window.width, 3);
+  work.resizer.resize(decoded, want, head.plan.out_height, head.plan.out_width, head.window, work.image.data(),
+                      head.window.width * 3);
+}
+
+// A whole decoded image as work.image, for a pipeline that begins with something else than a crop or resize.
+void image_copy(const RgbImage& whole, ImageWork& work) {
+  work.image.reshape(whole.height, whole.width, 3);
+  std::memcpy(work.image.data(), whole.data, static_cast<size_t>(work.image.bytes()));
+}
+
+// Sample `index` through the pipeline's uint8 transforms into work.image: a fused head decodes only the part
+// of the image its window reads, at the smallest scale that covers it; anything else decodes the whole image.
 void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
                   ImageWork& work) {
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
-  if (const ResizePlanTransform* head = pipeline.head()) {
-    Draws draws = pipeline_draws(seed, epoch, index, 0);
-    const ResizePlan plan = head->plan(info.height, info.width, draws);
-    if (plan.exact && plan.interpolation == Interpolation::kBilinear && plan.antialias) {
-      PixelRect window{0, 0, plan.out_height, plan.out_width};
-      size_t next = 1;
-      if (const ResizePlanTransform* crop = pipeline.head_crop()) {
-        Draws crop_draws = pipeline_draws(seed, epoch, index, 1);
-        const ResizePlan c = crop->plan(plan.out_height, plan.out_width, crop_draws);
-        if (c.exact && c.height == c.out_height && c.width == c.out_width) window = {c.top, c.left, c.height, c.width}, next = 2;
-      }
-      fused_decode(bytes, name, info, plan, window, work);
-      pipeline.run_u8(work.image, seed, epoch, index, work.scratch, next);
-      return;
-    }
+  ++work.decodes;
+  FusedHead head;
+  if (fused_head(pipeline, info, seed, epoch, index, head)) {
+    const ImageScale scale = fused_scale(info, head.plan);
+    const CropBox want = fused_box(info, scale, head.plan);
+    const PixelRect& window = head.window;
+    const bool whole = window.top == 0 && window.left == 0 && window.height == head.plan.out_height &&
+                       window.width == head.plan.out_width;
+    const PixelRect needed = whole ? want : work.resizer.source_rect(want, head.plan.out_height, head.plan.out_width, window);
+    fused_resize(work.decoder.decode_region(bytes, name, info, scale, needed), want, head, work);
+    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, head.next);
+    return;
   }
-  const RgbImage whole = work.decoder.decode(bytes, name, info, ImageScale{});
-  work.image.reshape(whole.height, whole.width, 3);
-  std::memcpy(work.image.data(), whole.data, static_cast<size_t>(work.image.bytes()));
+  image_copy(work.decoder.decode(bytes, name, info, ImageScale{}), work);
   pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
 }
 
@@ -140,44 +168,115 @@ const Pipeline& pipeline_of(const Dataset& dataset, const AugmentOptions& option
   return *work.default_pipeline;
 }
 
+// One view of encoded_views_write: its pipeline and seed, its output stage's value table in T, its batch.
+template <typename T>
+struct ViewOut {
+  const Pipeline* pipeline = nullptr;
+  uint64_t seed = 0;
+  std::vector<T> lut;
+  T* dst = nullptr;
+  int64_t height = 0, width = 0;  // pixels
+  int64_t plane() const { return 3 * height * width; }
+};
+
+// Sample `index` read and decoded once for every view: at the finest scale a view's fused head needs, the
+// whole image (a view's resize then reads its box of it; a view without one needs full scale).
+struct SharedDecode {
+  ImageInfo info;
+  ImageScale scale;
+  RgbImage image;
+};
+
+template <typename T>
+SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
+                          ImageWork& work) {
+  const std::string_view bytes = dataset.encoded->bytes(index, work.file);
+  const std::string name = dataset.encoded->name(index);
+  SharedDecode decoded;
+  decoded.info = work.decoder.info(bytes, name);
+  decoded.scale = {1, 8};
+  for (const ViewOut<T>& view : views) {
+    FusedHead head;
+    const ImageScale scale = fused_head(*view.pipeline, decoded.info, view.seed, epoch, index, head)
+                                 ? fused_scale(decoded.info, head.plan) : ImageScale{};
+    if (scale.num * decoded.scale.denom > decoded.scale.num * scale.denom) decoded.scale = scale;  // finer
+  }
+  ++work.decodes;
+  decoded.image = work.decoder.decode(bytes, name, decoded.info, decoded.scale);
+  return decoded;
+}
+
+// One view of a shared decode through its pipeline's uint8 transforms into work.image.
+void view_image(const SharedDecode& decoded, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
+                ImageWork& work) {
+  FusedHead head;
+  if (fused_head(pipeline, decoded.info, seed, epoch, index, head)) {
+    fused_resize(decoded.image, fused_box(decoded.info, decoded.scale, head.plan), head, work);
+    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, head.next);
+    return;
+  }
+  image_copy(decoded.image, work);  // at full scale: views_decode saw this view
+  pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
+}
+
+// work.image, sample `index`'s image of `view`, into row b of the view's batch, then its output erasing.
 template <typename T, bool kChannelsLast>
-int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
-                    uint64_t seed, int64_t epoch, T* dst, int64_t* dst_labels) {
-  const int64_t n = dataset.size(), H = dataset.image_height, W = dataset.image_width, plane = 3 * H * W;
+void view_write(const Dataset& dataset, int64_t index, const ViewOut<T>& view, int64_t epoch, int64_t b,
+                const ImageU8& image) {
+  const int64_t H = view.height, W = view.width;
+  if (image.height != H || image.width != W || image.channels != 3)
+    throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(image.channels) + " x " +
+                     std::to_string(image.height) + " x " + std::to_string(image.width) + " image (C x H x W), but the "
+                     "batch holds 3 x " + std::to_string(H) + " x " + std::to_string(W) + " (the image size given): end "
+                     "the transform with a crop or resize to a size (e.g. CenterCrop(" + std::to_string(H) + ")), which "
+                     "the batches then take, and 3 channels");
+  T* out = view.dst + b * view.plane();
+  sample_write<T, kChannelsLast>(image, view.lut.data(), out);
+  view.pipeline->erase_output(out, 3, H, W, kChannelsLast ? 1 : H * W, kChannelsLast ? W * 3 : W, kChannelsLast ? 3 : 1,
+                              view.seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
+}
+
+// Sample `index` into row b of every view's batch: one view decodes for itself, several share one decode.
+template <typename T, bool kChannelsLast>
+void sample_views_write(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
+                        int64_t b, ImageWork& work) {
+  if (views.size() == 1) {
+    sample_image(dataset, index, *views[0].pipeline, views[0].seed, epoch, work);
+    view_write<T, kChannelsLast>(dataset, index, views[0], epoch, b, work.image);
+    return;
+  }
+  const SharedDecode decoded = views_decode(dataset, index, views, epoch, work);
+  for (const ViewOut<T>& view : views) {
+    view_image(decoded, *view.pipeline, view.seed, epoch, index, work);
+    view_write<T, kChannelsLast>(dataset, index, view, epoch, b, work.image);
+  }
+}
+
+template <typename T, bool kChannelsLast>
+AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indices, int64_t count,
+                                   const std::vector<ViewOut<T>>& views, int64_t epoch, int64_t* dst_labels) {
+  const int64_t n = dataset.size();
   ImageWork& work = image_work();
-  const Pipeline& pipeline = pipeline_of(dataset, options, work);
-  pipeline_check_output(pipeline);
-  const std::vector<float> lut_f = pipeline.value_table(3);
-  std::vector<T> lut(lut_f.size());
-  for (size_t i = 0; i < lut.size(); ++i) lut[i] = static_cast<T>(lut_f[i]);  // same rounding as Tensor::to
-  int64_t skipped = 0;
+  const int64_t decodes_before = work.decodes;
+  AssembleCounts counts;
   for (int64_t b = 0; b < count; ++b) {
     int64_t index = indices[b];
     if (index < 0 || index >= n)
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
-        sample_image(dataset, index, pipeline, seed, epoch, work);
-        const ImageU8& image = work.image;
-        if (image.height != H || image.width != W || image.channels != 3)
-          throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(image.channels) +
-                           " x " + std::to_string(image.height) + " x " + std::to_string(image.width) +
-                           " image (C x H x W), but the batch holds 3 x " + std::to_string(H) + " x " + std::to_string(W) +
-                           " (the image size given): end the transform with a crop or resize to a size (e.g. CenterCrop(" +
-                           std::to_string(H) + ")), which the batches then take, and 3 channels");
-        sample_write<T, kChannelsLast>(image, lut.data(), dst + b * plane);
-        pipeline.erase_output(dst + b * plane, 3, H, W, kChannelsLast ? 1 : H * W, kChannelsLast ? W * 3 : W,
-                              kChannelsLast ? 3 : 1, seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
+        sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, work);
         break;
       } catch (const InputError&) {
         if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
-          std::fill(dst + b * plane, dst + (b + 1) * plane, T(0));
-          ++skipped;
+          for (const ViewOut<T>& view : views)
+            std::fill(view.dst + b * view.plane(), view.dst + (b + 1) * view.plane(), T(0));
+          ++counts.skipped;
           index = -1;
           break;
         }
         if (!dataset.skip_bad_images) throw;
-        if (++skipped, attempt + 1 >= kSkipTries)
+        if (++counts.skipped, attempt + 1 >= kSkipTries)
           throw InputError("--bad-image-policy skip: " + std::to_string(kSkipTries) + " images in a row from " +
                            dataset.encoded->name(indices[b]) + " on could not be decoded; check the data set");
         index = (index + 1) % n;  // the next sample stands in, deterministically
@@ -193,82 +292,37 @@ int64_t encoded_batch_write(const Dataset& dataset, const int64_t* indices, int6
                               " is not in [0, " + std::to_string(dataset.num_classes) + ")");
     dst_labels[b] = label;
   }
-  return skipped;
+  counts.decoded = work.decodes - decodes_before;
+  return counts;
 }
 
 template <typename T>
-int64_t encoded_batch_write_layout(bool channels_last, const Dataset& dataset, const int64_t* indices, int64_t count,
-                           const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
-                           at::Tensor& labels) {
-  T* dst = images.data_ptr<T>();
+AssembleCounts encoded_views_write_layout(bool channels_last, const Dataset& dataset, const int64_t* indices,
+                                          int64_t count, const AugmentOptions& options,
+                                          const std::vector<ViewTarget>& targets, uint64_t seed, int64_t epoch,
+                                          at::Tensor& labels) {
+  ImageWork& work = image_work();
+  std::vector<ViewOut<T>> views(targets.size());
+  for (size_t v = 0; v < targets.size(); ++v) {
+    ViewOut<T>& view = views[v];
+    view.pipeline = targets[v].pipeline ? targets[v].pipeline.get() : &pipeline_of(dataset, options, work);
+    pipeline_check_output(*view.pipeline);
+    view.seed = view_seed(seed, static_cast<int64_t>(v));
+    for (const float value : view.pipeline->value_table(3)) view.lut.push_back(static_cast<T>(value));  // Tensor::to's rounding
+    view.dst = targets[v].images.data_ptr<T>();
+    view.height = targets[v].images.size(2), view.width = targets[v].images.size(3);
+  }
   int64_t* dst_labels = labels.data_ptr<int64_t>();
-  return channels_last ? encoded_batch_write<T, true>(dataset, indices, count, options, seed, epoch, dst, dst_labels)
-                       : encoded_batch_write<T, false>(dataset, indices, count, options, seed, epoch, dst, dst_labels);
+  return channels_last ? encoded_views_write<T, true>(dataset, indices, count, views, epoch, dst_labels)
+                       : encoded_views_write<T, false>(dataset, indices, count, views, epoch, dst_labels);
 }
 
 }  // namespace
-
-CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, int64_t epoch, int64_t index) {
-  Draws draws = pipeline_draws(seed, epoch, index, 0);
-  const double area = static_cast<double>(height * width);
-  for (int t = 0; t < kCropTries; ++t) {
-    const auto [w, h] = box_sides_draw(draws, area, kScaleMin, kScaleMax, kRatioMin, kRatioMax);
-    if (0 < w && w <= width && 0 < h && h <= height) {
-      const int64_t top = draws.below(height - h + 1);
-      return {top, draws.below(width - w + 1), h, w};
-    }
-  }
-  const double in_ratio = static_cast<double>(width) / static_cast<double>(height);  // fallback: central crop
-  int64_t w = width, h = height;
-  if (in_ratio < kRatioMin) {
-    h = py_round(static_cast<double>(w) / kRatioMin);
-  } else if (in_ratio > kRatioMax) {
-    w = py_round(static_cast<double>(h) * kRatioMax);
-  }
-  return {(height - h) / 2, (width - w) / 2, h, w};
-}
-
-bool random_flip(uint64_t seed, int64_t epoch, int64_t index) {
-  return pipeline_draws(seed, epoch, index, 1).uniform(0.0, 1.0) < 0.5;  // RandomHorizontalFlip at position 1
-}
-
-std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options) {
-  const int64_t S = dataset.image_height;  // the built-in transforms make squares
-  std::string spec = options.crop ? "RandomResizedCrop(" + std::to_string(S) + ")"
-                                  : "Resize(" + std::to_string(S * 256 / 224) + "), CenterCrop(" + std::to_string(S) + ")";
-  if (options.flip) spec += ", RandomHorizontalFlip()";
-  auto floats = [](const std::vector<float>& values) {  // float32's shortest digits: 0.485, not 0.48500001...
-    std::string out = "(";
-    for (size_t i = 0; i < values.size(); ++i) {
-      char digits[32];
-      const auto end = std::to_chars(digits, digits + sizeof(digits), values[i]).ptr;
-      std::string text(digits, end);
-      if (text.find_first_of(".en") == std::string::npos) text += ".0";
-      out += (i ? ", " : "") + text;
-    }
-    return out + (values.size() == 1 ? ",)" : ")");
-  };
-  spec += ", ToTensor()";
-  if (!dataset.mean.empty()) spec += ", Normalize(mean=" + floats(dataset.mean) + ", std=" + floats(dataset.stddev) + ")";
-  if (options.erase > 0.0) spec += ", RandomErasing(p=" + float_repr(options.erase) + ")";
-  return spec;
-}
 
 void pipeline_check_output(const Pipeline& pipeline) {
   if (!pipeline.float_output())
     throw TransformTypeError("the transform " + pipeline.repr() + " ends with uint8 images; fastloop's batches are float: "
                              "end it with ToDtype(torch.float32, scale=True) or ToTensor() (and Normalize)");
-}
-
-EvalGeometry eval_geometry(int64_t height, int64_t width, int64_t size) {
-  const int64_t resize = size * 256 / 224;  // shorter side; 256 for 224
-  const int64_t shorter = std::min(height, width), longer = std::max(height, width);
-  const auto new_long = static_cast<int64_t>(static_cast<double>(resize) * static_cast<double>(longer) / static_cast<double>(shorter));
-  EvalGeometry g;
-  g.resized_height = width <= height ? new_long : resize;
-  g.resized_width = width <= height ? resize : new_long;
-  g.crop = {py_round((g.resized_height - size) / 2.0), py_round((g.resized_width - size) / 2.0), size, size};
-  return g;
 }
 
 void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height, int64_t out_width, at::Tensor& out) {
@@ -288,17 +342,35 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels) {
-  TORCH_CHECK(dataset.encoded && dataset.image_height > 0 && dataset.image_width > 0, "encoded_batch_assemble: the dataset is not encoded");
-  const bool nchw = images.is_contiguous();
-  switch (images.scalar_type()) {
+  return encoded_views_assemble(dataset, indices, count, options, {ViewTarget{nullptr, images}}, seed, epoch, labels)
+      .skipped;
+}
+
+AssembleCounts encoded_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
+                                      const AugmentOptions& options, const std::vector<ViewTarget>& views,
+                                      uint64_t seed, int64_t epoch, at::Tensor& labels) {
+  TORCH_CHECK(dataset.encoded && dataset.image_height > 0 && dataset.image_width > 0, "encoded_views_assemble: the dataset is not encoded");
+  TORCH_CHECK(!views.empty(), "encoded_views_assemble: no views to fill");
+  TORCH_CHECK(labels.scalar_type() == at::kLong && labels.numel() == count && labels.is_contiguous(),
+              "encoded_views_assemble: labels must be contiguous int64 [", count, "]");
+  const at::Tensor& first = views[0].images;
+  const bool nchw = first.is_contiguous();
+  for (const ViewTarget& view : views)
+    TORCH_CHECK(view.images.dim() == 4 && view.images.size(0) == count && view.images.size(1) == 3 &&
+                    view.images.scalar_type() == first.scalar_type() &&
+                    (nchw ? view.images.is_contiguous() : view.images.is_contiguous(at::MemoryFormat::ChannelsLast)),
+                "encoded_views_assemble: every view's images must be [", count, ", 3, H, W] of one dtype and memory "
+                "format, got ", view.images.sizes(), " ", view.images.scalar_type(), " beside ", first.sizes(), " ",
+                first.scalar_type());
+  switch (first.scalar_type()) {
     case at::kFloat:
-      return encoded_batch_write_layout<float>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return encoded_views_write_layout<float>(!nchw, dataset, indices, count, options, views, seed, epoch, labels);
     case at::kHalf:
-      return encoded_batch_write_layout<at::Half>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return encoded_views_write_layout<at::Half>(!nchw, dataset, indices, count, options, views, seed, epoch, labels);
     case at::kBFloat16:
-      return encoded_batch_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, seed, epoch, images, labels);
+      return encoded_views_write_layout<at::BFloat16>(!nchw, dataset, indices, count, options, views, seed, epoch, labels);
     default:
-      TORCH_CHECK(false, "encoded_batch_assemble: images must be float32, float16 or bfloat16, got ", images.scalar_type());
+      TORCH_CHECK(false, "encoded_views_assemble: images must be float32, float16 or bfloat16, got ", first.scalar_type());
   }
 }
 

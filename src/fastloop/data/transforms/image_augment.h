@@ -10,6 +10,8 @@
 #include "fastloop/data/transforms/augment_options.h"
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/codecs/image_decode.h"
+#include "fastloop/data/transforms/builtin_transforms.h"
+#include "fastloop/data/transforms/views.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -18,31 +20,9 @@
 
 namespace fastloop {
 
-/// A crop in pixels of the full-scale image (torchvision's top, left, height, width).
-using CropBox = PixelRect;
-
-/// torchvision.transforms.v2.RandomResizedCrop's parameters for an image of height x width, with the
-/// uniform draws taken from (seed, epoch, index) instead of torch's generator.
-CropBox random_resized_crop_box(int64_t height, int64_t width, uint64_t seed, int64_t epoch, int64_t index);
-
-/// Whether sample `index` of `epoch` is flipped (probability 1/2), from the same (seed, epoch, index): what
-/// RandomHorizontalFlip() draws second in a pipeline (pipeline_draws position 1).
-bool random_flip(uint64_t seed, int64_t epoch, int64_t index);
-
-/// The transform spec the built-in flags stand for on an encoded dataset (see above; options.erase adds
-/// RandomErasing(p=erase) after Normalize, the dataset's mean and std are Normalize's).
-std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options);
-
 /// TransformTypeError unless the pipeline ends with float images (the batches are float).
 class Pipeline;
 void pipeline_check_output(const Pipeline& pipeline);
-
-/// Resize(size * 256 / 224) then CenterCrop(size): the resized image's size and the crop within it.
-struct EvalGeometry {
-  int64_t resized_height = 0, resized_width = 0;
-  CropBox crop;  // in the resized image
-};
-EvalGeometry eval_geometry(int64_t height, int64_t width, int64_t size);
 
 /// `box` of `image` resized to out_height x out_width (antialiased bilinear, align_corners=False) into
 /// `out`, a uint8 [1, 3, out_height, out_width] tensor (reused when it has that shape). As
@@ -55,5 +35,13 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels);
+
+/// encoded_batch_assemble() of several views (views.h): each sample read and decoded once, at the finest JPEG
+/// DCT scale that any view's leading crop or resize needs (full scale when a view begins otherwise), then
+/// view v's pipeline with view_seed(seed, v)'s draws into views[v].images ([count, 3, H_v, W_v]). A single
+/// view decodes as encoded_batch_assemble() does: only the region its crop reads.
+AssembleCounts encoded_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
+                                      const AugmentOptions& options, const std::vector<ViewTarget>& views,
+                                      uint64_t seed, int64_t epoch, at::Tensor& labels);
 
 } // namespace fastloop
