@@ -1,9 +1,12 @@
 // Distributed data parallel with real processes on 127.0.0.1 (Gloo): 2 ranks x batch B equal 1 process
 // x batch 2B; one all-reduce per bucket per optimizer step with --accumulate; a killed rank ends the
-// others with a message naming it; rendezvous mistakes are input errors; two network namespaces.
+// others with a message naming it; rendezvous mistakes are input errors; two network namespaces; a group
+// stopped mid-epoch resumes on another number of ranks.
 #include "fastloop/core/errors.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/launch.h"
+#include "fastloop/train/checkpoint.h"
+#include "fastloop/train/loader_state.h"
 
 #include "test_support.h"
 
@@ -174,12 +177,58 @@ TEST(Dist, LaunchedTrainingWritesFilesOnRankZeroOnlyAndResumesWithTheSameWorldSi
 
   train[6] = "4", train[8] = "12";  // --epochs, --max-steps: continue to step 12
   train.push_back("--resume");
-  auto alone = run([&] { auto a = train; a.insert(a.begin(), FASTLOOP_CLI); return a; }());
-  EXPECT_EQ(alone.code, 2) << alone.output;
-  EXPECT_NE(alone.output.find("2 ranks"), std::string::npos) << alone.output;
   auto resumed = run(launch(2, train));
   ASSERT_EQ(resumed.code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("after 12 steps"), std::string::npos) << resumed.output;
+}
+
+// 2 ranks stopped mid-epoch (SIGTERM to the launcher, which forwards it) resume on 3 ranks and on 1: the epoch
+// goes on from the samples the 2 took together, its rest shared by the new ranks (each sample once, as
+// test_loader_state.cpp's EpochPosition tests show for the loader that position starts).
+TEST(Dist, AGroupStoppedMidEpochResumesOnAnotherNumberOfRanksWhereItStopped) {
+  const fastloop::test::TempDir tmp;
+  const auto dir = tmp.sub("ckpt"), alone_dir = tmp.sub("alone");
+  std::vector<std::string> train = {"train", "--data", "synthetic:1x12x12:2048", "--batch-size", "8", "--epochs", "1",
+                                    "--threads", "1", "--workers", "0", "--log-every", "1000", "--dist-timeout-s", "60",
+                                    "--device", "cpu", "--checkpoint-dir"};
+  auto first = train;
+  first.insert(first.end(), {dir, "--checkpoint-every", "1"});
+  const std::string log = tmp / "first.log";
+  const pid_t launcher = spawn(launch(2, first), {}, log);
+  for (int i = 0; i < 12000 && !fs::exists(dir + "/last.ckpt"); ++i)  // 2 minutes at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(launcher, SIGTERM);
+  EXPECT_NE(wait_exit(launcher), 0) << read_file(log);
+  ASSERT_NE(read_file(log).find("stopped at step"), std::string::npos) << read_file(log);
+
+  const auto saved = fastloop::Checkpoint::read(dir + "/last.ckpt");
+  const int64_t step = saved.position().step;
+  ASSERT_TRUE(step > 0 && step < 2048 / 16) << "stopped mid-epoch: " << step;
+  const auto state = fastloop::loader_state_from_json(saved.loader_state_json(), dir);
+  EXPECT_EQ(state.epoch, 0);
+  EXPECT_EQ(state.position.taken, step * 8 * 2) << "samples both ranks took";
+  EXPECT_EQ(state.position.order_world_size, 2);
+  EXPECT_EQ(state.world_size, 2);
+  fs::copy_file(dir + "/last.ckpt", alone_dir + "/last.ckpt");
+
+  const int64_t rest = 2048 - state.position.taken;
+  auto on = [&](int ranks, const std::string& at) {
+    auto resume = train;
+    resume.insert(resume.end(), {at, "--resume"});
+    if (ranks > 1) return run(launch(ranks, resume));
+    resume.insert(resume.begin(), FASTLOOP_CLI);
+    return run(resume);
+  };
+  for (const auto& [ranks, at] : std::vector<std::pair<int, std::string>>{{3, dir}, {1, alone_dir}}) {
+    const Result resumed = on(ranks, at);
+    ASSERT_EQ(resumed.code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("(written by 2 ranks, " + std::to_string(state.position.taken) +
+                                  " samples of the epoch taken: these " + std::to_string(ranks) + " share the rest)"),
+              std::string::npos) << resumed.output;
+    const int64_t per_rank = (rest + ranks - 1) / ranks;  // DistributedSampler's share; whole batches only
+    EXPECT_NE(resumed.output.find("after " + std::to_string(step + per_rank / 8) + " steps"), std::string::npos)
+        << ranks << " ranks take the " << rest << " samples left\n" << resumed.output;
+  }
 }
 
 /// Launches 2 ranks of a long training run, SIGKILLs `victim` once rank 0 has stepped, waits for the launcher.

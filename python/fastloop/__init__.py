@@ -29,7 +29,7 @@ except ImportError as error:  # a library that did not load: name the file, not 
 
 from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
-from ._run import evaluate, model_info, train  # noqa: E402
+from ._run import evaluate, loader_state, model_info, train  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "Files", "train", "evaluate", "model_info", "__version__"]
+__all__ = ["Loader", "Files", "train", "evaluate", "model_info", "loader_state", "__version__"]

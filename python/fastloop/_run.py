@@ -11,7 +11,7 @@ from . import _C
 from ._batch import contains_batch_transform
 from .transforms import compile_transform
 
-__all__ = ["train", "evaluate", "model_info"]
+__all__ = ["train", "evaluate", "model_info", "loader_state"]
 
 
 def _flatten(fields: Mapping[str, Any], prefix: str = "") -> List[Tuple[str, Any]]:
@@ -84,8 +84,12 @@ def train(
         ``test_accuracy`` (fraction), ``test_loss``, ``test_samples``, ``test_tta`` (the final evaluation's
         test-time augmentation), ``img_per_s``, ``train_seconds``,
         ``elapsed_seconds`` (data loading to the final evaluation),
-        ``steps``, ``epochs``, ``skipped_steps``, ``stopped``, ``checkpoint`` (path or None) and ``config``
-        (the resolved settings as JSON).
+        ``steps``, ``epochs``, ``skipped_steps``, ``stopped``, ``checkpoint`` (path or None), ``config``
+        (the resolved settings as JSON) and ``loader_state``: where the train loader ended, the dict
+        :meth:`fastloop.Loader.state_dict` gives (the checkpoint records the same, :func:`loader_state`).
+
+    Resuming: ``run={"checkpoint_dir": DIR, "resume": "auto"}`` continues from ``DIR/last.ckpt`` at the
+    batch after the last one it trained, mid-epoch too, on as many ranks or another number.
 
     Raises:
         TypeError: a transform fastloop does not run (a ``Lambda``, a user's own class, MixUp or CutMix,
@@ -103,6 +107,7 @@ def train(
     sys.stdout.flush()
     settings = _compile_settings(_flatten(fields))
     summary = _C.train(os.fspath(recipe) if recipe is not None else "", settings, model, quiet)
+    summary["loader_state"] = json.loads(summary["loader_state"])
     if summary["stopped"]:
         raise KeyboardInterrupt(f"fastloop.train stopped at step {summary['steps']}")
     return summary
@@ -143,3 +148,17 @@ def model_info(checkpoint: str) -> Dict[str, Any]:
     each output), ``channels``, ``height``, ``width``, ``image_files`` with ``resize`` (Resize of the shorter
     side, then CenterCrop), ``mean`` and ``std`` (in [0, 1] units), ``channels_last`` and ``autocast``."""
     return json.loads(_C.model_info(os.fspath(checkpoint)))
+
+
+def loader_state(checkpoint: str) -> Optional[Dict[str, Any]]:
+    r"""Where the train loader of the run that wrote `checkpoint` stood: the dict
+    :meth:`fastloop.Loader.state_dict` gives (``epoch``, ``position``, ``order_world_size``, ``world_size`` and
+    the data's identity), so a loop of your own continues the same epoch at the same sample::
+
+        loader = fastloop.Loader("synthetic:1x28x28:1024", batch_size=64, seed=0)  # the run's data settings
+        loader.load_state_dict(fastloop.loader_state("runs/last.ckpt"))
+
+    Returns None for a checkpoint written before checkpoints recorded it.
+    """
+    text = _C.checkpoint_loader_state(os.fspath(checkpoint))
+    return json.loads(text) if text else None

@@ -62,6 +62,7 @@ py::dict train_call(const std::string& recipe, const std::vector<std::pair<std::
   out["checkpoint"] = config.run.checkpoint_dir.empty() ? py::object(py::none())
                                                          : py::object(py::str(checkpoint_path_in(config.run.checkpoint_dir)));
   out["config"] = config_to_json(config);
+  out["loader_state"] = summary.loader_state;  // JSON: _run.py gives it as the dict Loader.state_dict() gives
   return out;
 }
 
@@ -91,6 +92,11 @@ std::string model_info_call(const std::string& checkpoint) {
   return model_info_to_json(model_info_from_json(saved.model_info_json(), checkpoint));
 }
 
+/// The checkpoint's train loader state as JSON (train/loader_state.h), or "" for a file that has none.
+std::string checkpoint_loader_state_call(const std::string& checkpoint) {
+  return Checkpoint::read(checkpoint).loader_state_json();
+}
+
 }  // namespace
 
 ConfigValue config_value_of(const py::handle& value, const std::string& key) {
@@ -105,6 +111,8 @@ ConfigValue config_value_of(const py::handle& value, const std::string& key) {
 void run_bind(py::module_& module) {
   module.def("model_info", &model_info_call, py::arg("checkpoint"),
              "the checkpoint's ModelInfo as JSON: class names and evaluation transform");
+  module.def("checkpoint_loader_state", &checkpoint_loader_state_call, py::arg("checkpoint"),
+             "the checkpoint's train loader state as JSON (Loader.state_dict()'s fields), or \"\" for none");
   module.def("train", &train_call, py::arg("recipe"), py::arg("fields"), py::arg("model"), py::arg("quiet"),
              "`fastloop train`: a recipe (or none), then fields by key, then the run; returns its summary");
   module.def(

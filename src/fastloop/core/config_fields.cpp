@@ -196,8 +196,9 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"run.checkpoint_every", "--checkpoint-every", "steps between checkpoints (0: each epoch end)",
        &c.run.checkpoint_every, {}},
       {"run.resume", "--resume",
-       "continue from the last checkpoint in --checkpoint-dir: on (given alone; the checkpoint must exist), auto "
-       "(when it exists, else start fresh: one command for the first start and every restart), off",
+       "continue from the last checkpoint in --checkpoint-dir, at the batch after the last one it trained (on "
+       "any number of ranks): on (given alone; the checkpoint must exist), auto (when it exists, else start "
+       "fresh: one command for the first start and every restart), off",
        &c.run.resume, {"off", "on", "auto"}, "on"},
       {"run.init_from", "--init-from", "start from these safetensors weights (PyTorch state_dict names)",
        &c.run.init_from, {}},
@@ -224,7 +225,7 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"dist.broadcast_buffers", "--broadcast-buffers",
        "distributed runs: rank 0's BatchNorm statistics to every rank before each forward", &c.dist.broadcast_buffers, {}},
       {"dist.world_size", "--world-size",
-       "ranks the run expects (0: from WORLD_SIZE / SLURM_NTASKS); checked against the environment and on --resume",
+       "ranks the run expects (0: from WORLD_SIZE / SLURM_NTASKS); checked against the environment",
        &c.dist.world_size, {}},
   };
 }

@@ -103,7 +103,8 @@ uint64_t load_u64(const char* in) {
 
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json, const GradScaler* scaler,
-                     const torch::nn::Module* ema, const std::string& model_info_json, const Lookahead* lookahead) {
+                     const torch::nn::Module* ema, const std::string& model_info_json, const Lookahead* lookahead,
+                     const std::string& loader_state_json) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -132,6 +133,7 @@ void checkpoint_save(const std::string& path, const torch::nn::Module& model, co
   archive.write("step", c10::IValue(position.step));
   archive.write("config", c10::IValue(config_json));
   if (!model_info_json.empty()) archive.write("model_info", c10::IValue(model_info_json));
+  if (!loader_state_json.empty()) archive.write("loader_state", c10::IValue(loader_state_json));
   rng_save(archive);
   std::ostringstream payload_stream;
   archive.save_to(payload_stream);
@@ -202,6 +204,7 @@ Checkpoint Checkpoint::read(const std::string& path) {
     out.archive_.read("config", value);
     out.config_json_ = value.toStringRef();
     if (out.archive_.try_read("model_info", value)) out.model_info_json_ = value.toStringRef();
+    if (out.archive_.try_read("loader_state", value)) out.loader_state_json_ = value.toStringRef();
     out.archive_.read("epoch", value);
     out.position_.epoch = value.toInt();
     out.archive_.read("batch", value);

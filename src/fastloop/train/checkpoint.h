@@ -28,10 +28,13 @@ std::string checkpoint_path_in(const std::string& dir);
 /// `model_info_json`: models/model_info.h's JSON (class names, evaluation transform); "" writes none.
 /// `ema`: the weights' moving average (--ema-decay), kept as a second model archive ("ema").
 /// `lookahead`: --lookahead-steps' slow weights and count ("lookahead"), so a resume continues bitwise.
+/// `loader_state_json`: the train loader's place (train/loader_state.h) as fastloop.Loader.state_dict()
+/// gives it ("loader_state"); "" writes none.
 void checkpoint_save(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer* optimizer,
                      const TrainPosition& position, const std::string& config_json,
                      const GradScaler* scaler = nullptr, const torch::nn::Module* ema = nullptr,
-                     const std::string& model_info_json = "", const Lookahead* lookahead = nullptr);
+                     const std::string& model_info_json = "", const Lookahead* lookahead = nullptr,
+                     const std::string& loader_state_json = "");
 
 /// A checkpoint read and verified, ready to restore into a model built from its config.
 class Checkpoint {
@@ -43,6 +46,9 @@ class Checkpoint {
   const TrainPosition& position() const { return position_; }
   /// models/model_info.h's JSON, or "" for a file written before checkpoints carried it.
   const std::string& model_info_json() const { return model_info_json_; }
+  /// The train loader's state as JSON (train/loader_state.h), or "" for a file written before checkpoints
+  /// carried it (its position is then `position().batch` of the ranks in its config).
+  const std::string& loader_state_json() const { return loader_state_json_; }
 
   /// Loads weights, and the optimizer, CPU RNG and GradScaler states when asked, from the checkpoint.
   void restore(torch::nn::Module& model, torch::optim::Optimizer* optimizer, bool rng = true,
@@ -63,6 +69,7 @@ class Checkpoint {
   torch::serialize::InputArchive archive_;
   std::string config_json_;
   std::string model_info_json_;
+  std::string loader_state_json_;
   TrainPosition position_;
 };
 

@@ -9,6 +9,7 @@
 #include "fastloop/train/progressive_resize.h"
 #include "fastloop/train/stepper.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fastloop {
@@ -18,8 +19,11 @@ struct RunLength {
   int64_t batches = 0, accumulate = 1, steps_per_epoch = 0, total_steps = 0;
   int64_t cycle_start(int64_t batch) const { return batch / accumulate * accumulate; }
   int64_t micro(int64_t batch) const { return batch - cycle_start(batch); }
-  /// A partial cycle at an epoch's end steps too, with the batches it has.
-  int64_t cycle_length(int64_t batch) const { return std::min(accumulate, batches - cycle_start(batch)); }
+  /// A partial cycle at an epoch's end steps too, with the batches it has (at least the one at hand: an epoch
+  /// resumed on another number of ranks may number one more).
+  int64_t cycle_length(int64_t batch) const {
+    return std::max<int64_t>(1, std::min(accumulate, batches - cycle_start(batch)));
+  }
 };
 
 /// The length of `config.run.epochs` epochs (capped by --max-steps) of `batches_per_epoch` batches.

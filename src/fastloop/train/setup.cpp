@@ -47,22 +47,54 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   return options;
 }
 
-/// --resume: model, optimizer, scaler, RNG and position from the run's checkpoint, written by as many ranks.
+/// Where the checkpoint's epoch goes on in its global order: its loader state's position, once the state is
+/// found to fit this run's data; for a file written before checkpoints carried one, its batch of the ranks
+/// that wrote it (`written`: its config).
+EpochPosition resume_start(const Checkpoint& saved, const TrainConfig& written, const TrainSetup& setup) {
+  if (saved.loader_state_json().empty()) {
+    const int64_t ranks = written.dist.world_size > 0 ? written.dist.world_size : setup.world_size();
+    return {saved.position().batch * written.data.batch_size * ranks, ranks};
+  }
+  const LoaderState state = loader_state_from_json(saved.loader_state_json(), setup.checkpoint);
+  const std::vector<std::string> differ = loader_identity_differences(state.identity, setup.loader_identity);
+  if (!differ.empty()) {
+    std::string list;
+    for (const auto& line : differ) list += (list.empty() ? "" : "; ") + line;
+    throw InputError(setup.checkpoint + ": its loader state does not fit this run's data: " + list +
+                     ". Resume with the --data, --seed and --batch-size it was written with, or train afresh with "
+                     "another --checkpoint-dir (this checkpoint is left as it is)");
+  }
+  if (setup.config.data.on_device && state.position.order_world_size != setup.world_size())
+    throw InputError(setup.checkpoint + " was written by " + std::to_string(state.position.order_world_size) +
+                     " ranks; --data-on-device resumes on as many (now " + std::to_string(setup.world_size()) +
+                     "): resume on that many, or without --data-on-device");
+  if (state.epoch != saved.position().epoch)
+    throw InputError(setup.checkpoint + ": its loader state is at epoch " + std::to_string(state.epoch) +
+                     ", its run at epoch " + std::to_string(saved.position().epoch) +
+                     "; this checkpoint is damaged: use an earlier one or train again");
+  return state.position;
+}
+
+/// --resume: model, optimizer, scaler, RNG and position from the run's checkpoint; on as many ranks as wrote
+/// it or another number, which share the rest of its epoch (each sample once).
 void resume(TrainSetup& setup) {
   auto saved = Checkpoint::read(setup.checkpoint);
+  TrainConfig written;
+  config_from_json(written, saved.config_json());
+  setup.loader_start = resume_start(saved, written, setup);  // checked before anything is restored
   saved.restore(*setup.model, setup.optimizer.get(), /*rng=*/true, &setup.scaler);
   setup.position = saved.position();
   if (setup.ema && saved.has_ema()) saved.restore_ema(setup.ema->module());
   if (setup.ema && !saved.has_ema()) setup.ema->set(*setup.model);  // --ema-decay added on resume: start here
   if (setup.lookahead && !saved.restore_lookahead(*setup.lookahead))
     setup.lookahead->set(*setup.model);  // --lookahead-steps added on resume: the slow weights start here
-  TrainConfig resumed;
-  config_from_json(resumed, saved.config_json());
-  if (resumed.dist.world_size > 0 && resumed.dist.world_size != setup.world_size())
-    throw InputError(setup.checkpoint + " was written by a run of " + std::to_string(resumed.dist.world_size) +
-                     " ranks; resume it with that many (now " + std::to_string(setup.world_size()) + ")");
-  std::printf("resumed from %s at epoch %lld, step %lld\n", setup.checkpoint.c_str(),
+  std::printf("resumed from %s at epoch %lld, step %lld", setup.checkpoint.c_str(),
               static_cast<long long>(setup.position.epoch + 1), static_cast<long long>(setup.position.step));
+  if (setup.loader_start.order_world_size != setup.world_size())
+    std::printf(" (written by %lld ranks, %lld samples of the epoch taken: these %lld share the rest)",
+                static_cast<long long>(setup.loader_start.order_world_size),
+                static_cast<long long>(setup.loader_start.taken), static_cast<long long>(setup.world_size()));
+  std::printf("\n");
 }
 
 }  // namespace
@@ -167,6 +199,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
   setup.train_loader.augment.alternate_flip = alternate;
   setup.eval = eval_options_for(config, setup);
+  setup.loader_identity = loader_identity_of(config, train, setup.train_loader);
   if (setup.resumed) resume(setup);
   else if (config.run.resume == "auto" && setup.main_rank())
     std::printf("--resume auto: no %s yet, starting fresh\n", setup.checkpoint.c_str());

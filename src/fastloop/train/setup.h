@@ -13,6 +13,7 @@
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/ema.h"
 #include "fastloop/train/evaluate.h"
+#include "fastloop/train/loader_state.h"
 #include "fastloop/train/lookahead.h"
 #include "fastloop/train/mixup.h"
 #include "fastloop/train/step.h"
@@ -45,6 +46,8 @@ struct TrainSetup {
   std::unique_ptr<Lookahead> lookahead;           // --lookahead-steps: the slow weights; null when off
   Mixup mixup{MixupOptions()};                    // --mixup / --cutmix (enabled() false when both are 0)
   TrainPosition position;                         // where --resume continues; zero otherwise
+  EpochPosition loader_start;                     // where --resume continues position.epoch's order; {} otherwise
+  LoaderIdentity loader_identity;                 // the train loader's, checked on --resume and saved with it
   bool resumed = false;                           // restored from `checkpoint` (--resume on, or auto that found it)
   std::string checkpoint;                         // the run's checkpoint file; empty without --checkpoint-dir
   ModelInfo info;                                 // class names and evaluation transform, for checkpoints
@@ -71,8 +74,8 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
 /// Validates `config`, applies its runtime settings (threads, cuDNN, TF32), builds the model for `train`'s
 /// channels and classes (seeded with config.run.seed), loads --init-from, whitens and freezes its stem
 /// (--whiten-stem: computed on a fresh run only, train/stem_whitening.h), sets its BatchNorms (--bn-momentum,
-/// --bn-weight-frozen), makes the optimizer, scaler and Lookahead, restores --resume's checkpoint (checking its
-/// world size), then wraps the model in DDP on `group`.
+/// --bn-weight-frozen), makes the optimizer, scaler and Lookahead, restores --resume's checkpoint (checking that
+/// its loader state fits this run's data: train/loader_state.h), then wraps the model in DDP on `group`.
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group);
 

@@ -11,21 +11,20 @@
 #include "fastloop/data/transforms/split_size.h"
 #include "fastloop/dist/dist_env.h"
 #include "fastloop/dist/process_group.h"
-#include "fastloop/train/best_checkpoints.h"
 #include "fastloop/train/budget_calibrate.h"
 #include "fastloop/train/cycle.h"
 #include "fastloop/train/faults.h"
+#include "fastloop/train/loader_state.h"
 #include "fastloop/train/profile.h"
+#include "fastloop/train/run_checkpoint.h"
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/tensorboard_log.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 namespace fastloop {
 
@@ -51,63 +50,6 @@ void transforms_validate(const TrainConfig& config) {
   for (const std::string* spec : {&config.data.transform, &config.data.eval_transform})
     if (!spec->empty()) pipeline_check_output(Pipeline(*spec));
 }
-
-/// The run's checkpoint: written by the main rank alone, with the config and world size it ran with; the
-/// last one written is named by the messages of runs that cannot go on.
-class RunCheckpoint {
- public:
-  explicit RunCheckpoint(const TrainSetup& setup)
-      : setup_(setup),
-        best_(setup.config.run.checkpoint_dir, setup.main_rank() ? setup.config.run.keep_best : 0,
-              setup.resumed) {
-    TrainConfig saved = setup.config;
-    saved.dist.world_size = setup.world_size();  // positions count per-rank batches
-    config_json_ = config_to_json(saved);
-    if (setup.resumed) last_ = {setup.checkpoint, setup.position.step};
-    if (setup.checkpoint.empty() || !setup.main_rank() || setup.resumed) return;
-    std::error_code error;  // made now, not found missing at the first save
-    std::filesystem::create_directories(setup.config.run.checkpoint_dir, error);
-    if (error)
-      throw InputError("--checkpoint-dir " + setup.config.run.checkpoint_dir + ": cannot create it: " +
-                       error.message() + "; give a writable folder");
-  }
-  /// --checkpoint-every N: a save after every Nth optimizer step.
-  void step_done() {
-    const int64_t every = setup_.config.run.checkpoint_every;
-    if (every > 0 && setup_.position.step % every == 0) save();
-  }
-  void save() {
-    if (setup_.checkpoint.empty() || !setup_.main_rank()) return;
-    save_to(setup_.checkpoint);
-    last_ = {setup_.checkpoint, setup_.position.step};
-  }
-  /// --keep-best: after an epoch's evaluation (before the position moves on to the next epoch).
-  void offer_best(double accuracy) {
-    best_.offer(accuracy, setup_.position.epoch, [this](const std::string& path) { save_to(path); });
-  }
-  const SavedCheckpoint& last() const { return last_; }
-  /// --time-budget: the plan (and its re-plans) recorded beside the config, which then holds the run's
-  /// --epochs and --max-steps as planned.
-  void record_budget(const std::string& budget_json) {
-    TrainConfig saved = setup_.config;
-    saved.dist.world_size = setup_.world_size();
-    auto json = nlohmann::ordered_json::parse(config_to_json(saved));
-    json["budget"] = nlohmann::ordered_json::parse(budget_json);
-    config_json_ = json.dump();
-  }
-
- private:
-  void save_to(const std::string& path) const {
-    checkpoint_save(path, *setup_.model, setup_.optimizer.get(), setup_.position, config_json_, &setup_.scaler,
-                    setup_.ema ? &setup_.ema->module() : nullptr, model_info_to_json(setup_.info),
-                    setup_.lookahead.get());
-  }
-
-  const TrainSetup& setup_;
-  std::string config_json_;
-  SavedCheckpoint last_;
-  BestCheckpoints best_;
-};
 
 /// What a run tells its user: the progress display, --metrics lines, --tensorboard events and the control's
 /// report callback.
@@ -236,6 +178,19 @@ struct RunParts {
   }
 };
 
+/// A resume on another number of ranks than wrote the checkpoint: the rest of the epoch has another number of
+/// batches here, so the run's steps (and its schedule) are those done, the rest's and the later epochs'.
+void elastic_length(RunParts& run) {
+  const TrainPosition& position = run.setup.position;
+  RunLength& length = run.length;
+  const int64_t rest = (run.loader.end_batch() - run.loader.next_batch() + length.accumulate - 1) / length.accumulate;
+  int64_t total = position.step + rest + (run.setup.config.run.epochs - position.epoch - 1) * length.steps_per_epoch;
+  if (run.setup.config.run.max_steps > 0) total = std::min(total, run.setup.config.run.max_steps);
+  if (total == length.total_steps) return;
+  length.total_steps = total;
+  run.cycles.replan(position.step, total);
+}
+
 /// Waits for the next batch in slices, so that a stop request (Ctrl-C) also ends a wait that does not end by
 /// itself (a remote store that stopped answering): the workers are stopped, which cancels their fetches, and
 /// the run stops as after a step. Only at a cycle's start and with one process: ranks agree on stopping after
@@ -259,7 +214,12 @@ bool stop_while_waiting(RunParts& run, const TrainPosition& position) {
 Tally epoch_steps(RunParts& run) {
   TrainSetup& setup = run.setup;
   TrainPosition& position = setup.position;
-  run.loader.start_epoch(position.epoch, position.batch);
+  // A resumed epoch starts at its checkpoint's place, numbered as the loader numbers it; any other at its start.
+  run.loader.start_epoch(position.epoch, setup.loader_start);
+  position.batch = setup.loader_start.taken / (setup.train_loader.batch_size * setup.world_size());
+  if (setup.loader_start.order_world_size != 0 && setup.loader_start.order_world_size != setup.world_size())
+    elastic_length(run);
+  setup.loader_start = {};
   Tally interval(setup.device), epoch(setup.device);
   for (;;) {
     run.profiler.step_begins(position.step);  // --profile: from the wait for the step's first batch
@@ -343,7 +303,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   if (data.test.size() == 0 && setup.main_rank()) no_test_split_report(config.data.source);
   RunLength length = run_length(setup.config, loader.batches_per_epoch(), data.train.size());
   TrainCycle cycles(setup, length, setup.main_rank());
-  RunCheckpoint checkpoint(setup);
+  RunCheckpoint checkpoint(setup, loader);
   StepProfiler profiler(setup.main_rank() ? config.run.profile : "", config.run.profile_steps, device,
                         length.total_steps);
   RunLog log(setup, control);
@@ -367,6 +327,7 @@ TrainSummary train(const TrainConfig& config, const TrainControl& control) {
   profiler.finish();
   summary_fill(summary, setup, run.train_seconds, run.images_trained);
   summary.budget = budget.json();
+  summary.loader_state = loader_state_to_json(checkpoint.loader_state());
   summary.elapsed_seconds = seconds_since(started);
   expect_accuracy(config, summary);
   return summary;

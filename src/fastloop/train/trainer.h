@@ -40,6 +40,7 @@ struct TrainSummary {
   double elapsed_seconds = 0.0;  // from the start of train() (data loading) to the end of the final evaluation
   double img_per_s = 0.0; // training images per second, whole run, all ranks together
   std::string budget;     // --time-budget: {"plan", "replans", "replayable"} as JSON; empty without a budget
+  std::string loader_state;  // where the train loader ended, as its checkpoint records it (train/loader_state.h)
   // Distributed runs (DistributedDataParallel's counters, this rank):
   int64_t world_size = 1;
   int64_t rank = 0;
