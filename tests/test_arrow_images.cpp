@@ -125,7 +125,8 @@ const std::vector<int64_t> kGroupSizes = {5, 3, 7, 4, 6};
 // A split of kGroupSizes whose reader counts its reads of each group.
 struct Groups {
   std::vector<std::atomic<int>> reads = std::vector<std::atomic<int>>(kGroupSizes.size());
-  std::unique_ptr<ArrowGroupImages> make(int64_t shuffle_buffer, int64_t keep_ahead, int64_t failing = -1) {
+  std::unique_ptr<ArrowGroupImages> make(int64_t shuffle_buffer, int64_t keep_ahead, int64_t failing = -1,
+                                         int64_t cache_bytes = 0) {
     std::vector<ArrowGroup> groups;
     std::vector<int64_t> labels;
     for (size_t g = 0; g < kGroupSizes.size(); ++g) {
@@ -137,7 +138,7 @@ struct Groups {
       if (g == failing) throw InputError("f.parquet, row group " + std::to_string(g) + ": cannot be read (bad page)");
       return ArrowBinaryColumn(binary_array(group_values(g, kGroupSizes[static_cast<size_t>(g)])), "z", "g");
     };
-    return std::make_unique<ArrowGroupImages>(groups, labels, reader, shuffle_buffer, keep_ahead);
+    return std::make_unique<ArrowGroupImages>(groups, labels, reader, shuffle_buffer, keep_ahead, cache_bytes);
   }
 };
 
@@ -191,6 +192,23 @@ TEST(ArrowGroupImages, ASampleAskedAgainOrOutsideThePlanIsReadAgain) {
   EXPECT_EQ(images->bytes(0, scratch), "0:0");  // a retry: the group is read again
   EXPECT_EQ(images->bytes(24, scratch), "4:5");  // not planned
   EXPECT_EQ(groups.reads[0].load(), 2);
+}
+
+TEST(ArrowGroupImages, LaterPlansReadTheGroupsKeptInTheCacheFromMemory) {
+  std::vector<int64_t> order(25);
+  std::iota(order.begin(), order.end(), 0);
+  for (int64_t cache_bytes : {int64_t{1} << 20, int64_t{40}}) {  // all groups (~100 bytes); the last ~40 bytes
+    Groups groups;
+    auto images = groups.make(1, 0, -1, cache_bytes);
+    std::string scratch;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      images->reads_planned(order, 0);
+      for (int64_t i : order) EXPECT_EQ(images->bytes(i, scratch), expected(i));
+    }
+    const int reads = std::accumulate(groups.reads.begin(), groups.reads.end(), 0);
+    if (cache_bytes > 100) EXPECT_EQ(reads, 5) << "each group read once, then from memory";
+    else EXPECT_GT(reads, 5) << "a bound below the groups' bytes reads again";
+  }
 }
 
 TEST(ArrowGroupImages, AReadersErrorReachesTheWorkerThatWaits) {

@@ -69,6 +69,14 @@ void ArrowBinaryColumn::check_values() const {
     throw InputError(name_ + ": the Arrow binary column has offsets but no data buffer");
 }
 
+int64_t ArrowBinaryColumn::data_size() const {
+  if (array_.length == 0) return 0;
+  const void* offsets = array_.buffers[1];
+  const int64_t first = array_.offset, last = array_.offset + array_.length;
+  return large_ ? offset_at<int64_t>(offsets, last) - offset_at<int64_t>(offsets, first)
+                : offset_at<int32_t>(offsets, last) - offset_at<int32_t>(offsets, first);
+}
+
 std::string_view ArrowBinaryColumn::value(int64_t i) const {
   const int64_t at = array_.offset + i;
   const void* offsets = array_.buffers[1];

@@ -26,6 +26,8 @@ class ArrowBinaryColumn {
   ArrowBinaryColumn& operator=(const ArrowBinaryColumn&) = delete;
 
   int64_t size() const { return array_.length; }
+  /// Bytes of all its values together.
+  int64_t data_size() const;
   /// The bytes of row `i` (in [0, size())), a view into the producer's buffer, valid while this lives.
   std::string_view value(int64_t i) const;
   const std::string& name() const { return name_; }

@@ -61,12 +61,14 @@ std::string_view ArrowTableImages::bytes(int64_t i, std::string& scratch) const 
 }
 
 ArrowGroupImages::ArrowGroupImages(std::vector<ArrowGroup> groups, std::vector<int64_t> labels,
-                                   ArrowGroupReader reader, int64_t shuffle_buffer, int64_t keep_ahead)
+                                   ArrowGroupReader reader, int64_t shuffle_buffer, int64_t keep_ahead,
+                                   int64_t cache_bytes)
     : groups_(std::move(groups)),
       starts_(run_starts<ArrowGroup>(groups_, [](const ArrowGroup& g) { return g.rows; })),
       labels_(std::move(labels)),
       reader_(std::move(reader)),
-      shuffle_buffer_(shuffle_buffer) {
+      shuffle_buffer_(shuffle_buffer),
+      cache_bytes_(cache_bytes) {
   if (static_cast<int64_t>(labels_.size()) != starts_.back())
     throw InputError("Parquet: " + std::to_string(labels_.size()) + " labels for " + std::to_string(starts_.back()) +
                      " rows; give one label per row");
@@ -172,6 +174,20 @@ void ArrowGroupImages::keep(int64_t group, const ArrowBinaryColumn& column) cons
       kept_.emplace(first + r, std::string(column.value(r)));
 }
 
+// Keeps `column` among the groups last read, dropping the oldest beyond cache_bytes_. With mutex_ held.
+void ArrowGroupImages::cache(int64_t group, std::shared_ptr<const ArrowBinaryColumn> column) const {
+  if (column->data_size() > cache_bytes_ || cached_.count(group)) return;
+  cached_bytes_ += column->data_size();
+  cached_.emplace(group, std::move(column));
+  cache_order_.push_back(group);
+  while (cached_bytes_ > cache_bytes_) {
+    const auto oldest = cached_.find(cache_order_.front());
+    cached_bytes_ -= oldest->second->data_size();
+    cached_.erase(oldest);
+    cache_order_.pop_front();
+  }
+}
+
 void ArrowGroupImages::read_loop() const {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -181,13 +197,19 @@ void ArrowGroupImages::read_loop() const {
     const int64_t g = asked ? asked_.front() : order_.front();
     (asked ? asked_ : order_).pop_front();
     if (state_[static_cast<size_t>(g)] != kUnread) continue;  // asked meanwhile, and read or being read
+    if (const auto hit = cached_.find(g); hit != cached_.end()) {
+      keep(g, *hit->second);
+      state_[static_cast<size_t>(g)] = kRead;
+      changed_.notify_all();
+      continue;
+    }
     state_[static_cast<size_t>(g)] = kReading;
     const int64_t generation = generation_;
     lock.unlock();
-    std::optional<ArrowBinaryColumn> column;
+    std::shared_ptr<const ArrowBinaryColumn> column;
     std::string error;
     try {
-      column.emplace(reader_(g));
+      column = std::make_shared<const ArrowBinaryColumn>(reader_(g));
       const ArrowGroup& group = groups_[static_cast<size_t>(g)];
       if (column->size() != group.rows)
         error = group.name + ": " + std::to_string(column->size()) + " images read where its metadata counts " +
@@ -198,8 +220,12 @@ void ArrowGroupImages::read_loop() const {
     lock.lock();
     if (generation == generation_) {  // else a new plan came: this read is not its
       ++groups_read_;
-      if (!error.empty()) failed_[g] = error;
-      else keep(g, *column);
+      if (!error.empty()) {
+        failed_[g] = error;
+      } else {
+        keep(g, *column);
+        cache(g, column);
+      }
       state_[static_cast<size_t>(g)] = kRead;
     }
     changed_.notify_all();

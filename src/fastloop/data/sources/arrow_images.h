@@ -7,7 +7,8 @@
 //    says the order it will read in (reads_planned); the reader thread reads the groups in their order of
 //    first use, ahead of the workers, or at once when a worker waits for one, and keeps the bytes of the
 //    samples still to come (a copy each) until a worker takes them: memory stays near the shuffle buffer's
-//    samples plus the groups read ahead, however long a sample waits in the buffer.
+//    samples plus the groups read ahead, however long a sample waits in the buffer. The groups last read stay
+//    in memory up to `cache_bytes` (a small set's later epochs read nothing, as shards read the page cache).
 #pragma once
 
 #include "fastloop/data/sources/arrow_column.h"
@@ -64,8 +65,10 @@ class ArrowGroupImages : public EncodedImages {
   /// Samples are the groups' rows in order, sample i of class `labels[i]`. A shuffling sampler takes
   /// shard_order.h's order over the groups with a `shuffle_buffer`-sample buffer; another reads in file
   /// order. `keep_ahead`: samples read ahead of the workers and kept (0: the shuffle buffer + 4 groups' rows).
+  /// `cache_bytes`: image bytes of the groups last read kept for later reads (0: none).
+  static constexpr int64_t kCacheBytes = int64_t{256} << 20;
   ArrowGroupImages(std::vector<ArrowGroup> groups, std::vector<int64_t> labels, ArrowGroupReader reader,
-                   int64_t shuffle_buffer, int64_t keep_ahead = 0);
+                   int64_t shuffle_buffer, int64_t keep_ahead = 0, int64_t cache_bytes = kCacheBytes);
   /// Joins the reader thread (after the group it reads, if any).
   ~ArrowGroupImages() override;
 
@@ -86,6 +89,7 @@ class ArrowGroupImages : public EncodedImages {
   void read_loop() const;
   bool has_work() const;  // with mutex_ held
   void keep(int64_t group, const ArrowBinaryColumn& column) const;  // with mutex_ held
+  void cache(int64_t group, std::shared_ptr<const ArrowBinaryColumn> column) const;  // with mutex_ held
 
   std::vector<ArrowGroup> groups_;
   std::vector<int64_t> starts_;  // the first sample of each group, and the total
@@ -93,6 +97,7 @@ class ArrowGroupImages : public EncodedImages {
   ArrowGroupReader reader_;
   int64_t shuffle_buffer_;
   int64_t keep_ahead_;
+  int64_t cache_bytes_;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;       // a group was kept or failed; work came; stop
@@ -104,6 +109,9 @@ class ArrowGroupImages : public EncodedImages {
   mutable std::vector<char> state_;     // group -> kUnread, kReading or kRead in this plan
   mutable int64_t generation_ = 0;      // plans made: a read begun for an older plan is dropped
   mutable int64_t groups_read_ = 0;
+  mutable std::unordered_map<int64_t, std::shared_ptr<const ArrowBinaryColumn>> cached_;  // group -> its column
+  mutable std::deque<int64_t> cache_order_;  // cached_'s groups, oldest first
+  mutable int64_t cached_bytes_ = 0;
   mutable bool cancelled_ = false, stopping_ = false;
   mutable std::thread thread_;          // started with the first plan
 };
