@@ -44,7 +44,9 @@ import torch
 CHAIN_MEAN_LEVELS = 0.1  # mean |difference| over the image's values [0.028]
 CHAIN_SHARE_DIFFERENT = 0.03  # values that differ at all [0.0138]
 CHAIN_SHARE_OFF_BY_MORE_THAN_ONE = 0.01  # values off by > 1 level [0.0052]
-CHAIN_MAX_LEVELS_BILINEAR = 2  # the largest difference of a chain without a nearest warp [2]
+CHAIN_MAX_LEVELS_BILINEAR = 2  # the largest difference of a chain without a nearest warp [2], nor a stretch of
+# the levels after it: AutoContrast / Equalize multiply a warp's 1-level difference by 255 / (the channel's range)
+# (RandAugment's ShearX then AutoContrast on a dark photo: 6 levels on 0.007% of the values, measured under AVX2)
 ONE_WARP_SHARE_OFF_BY_ONE = 0.01  # one bilinear warp: values off by 1 level [0.0052]
 
 
@@ -92,13 +94,14 @@ def warp_matches(actual: torch.Tensor, expected: torch.Tensor, nearest: bool, ex
 
 
 def chain_matches(actual: torch.Tensor, expected: torch.Tensor, has_nearest_warp: bool,
-                  exact: Optional[bool] = None) -> bool:
+                  exact: Optional[bool] = None, stretches_levels: bool = False) -> bool:
     """A chain of operations with at least one warp (or of colour operations, `exact` then
-    torch_blends_are_fastloops()) against torchvision's replay (see the module's rule)."""
+    torch_blends_are_fastloops()) against torchvision's replay (see the module's rule). `stretches_levels`: the
+    chain has AutoContrast or Equalize, which scale a difference, so only the shares bound it."""
     s = difference_stats(actual, expected)
     if torch_kernels_are_fastloops() if exact is None else exact:
         return s["max"] == 0
-    if not has_nearest_warp and s["max"] > CHAIN_MAX_LEVELS_BILINEAR:
+    if not has_nearest_warp and not stretches_levels and s["max"] > CHAIN_MAX_LEVELS_BILINEAR:
         return False
     return (s["mean"] <= CHAIN_MEAN_LEVELS and s["different"] <= CHAIN_SHARE_DIFFERENT
             and s["off_by_more_than_one"] <= CHAIN_SHARE_OFF_BY_MORE_THAN_ONE)
@@ -111,7 +114,7 @@ def assert_warp_matches(actual: torch.Tensor, expected: torch.Tensor, nearest: b
 
 
 def assert_chain_matches(actual: torch.Tensor, expected: torch.Tensor, has_nearest_warp: bool,
-                         what: object = "", exact: Optional[bool] = None) -> None:
+                         what: object = "", exact: Optional[bool] = None, stretches_levels: bool = False) -> None:
     """chain_matches, failing with the difference's statistics, the capability and `what`."""
-    assert chain_matches(actual, expected, has_nearest_warp, exact), (what, torch.backends.cpu.get_cpu_capability(),
-                                                                      difference_stats(actual, expected))
+    assert chain_matches(actual, expected, has_nearest_warp, exact, stretches_levels), (
+        what, torch.backends.cpu.get_cpu_capability(), difference_stats(actual, expected))

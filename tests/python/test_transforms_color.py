@@ -243,7 +243,8 @@ def test_auto_augment_replays_torchvision_with_its_draws(spec, make, photos, gre
             assert_chain_matches(actual, expected, False, (index, ops), exact=torch_blends_are_fastloops())
             continue
         nearest = T.InterpolationMode(transform.interpolation) == T.InterpolationMode.NEAREST  # 'nearest' or the enum
-        assert_chain_matches(actual, expected, nearest, (index, ops))
+        stretches = any(name in ("AutoContrast", "Equalize") for name, _ in ops)
+        assert_chain_matches(actual, expected, nearest, (index, ops), stretches_levels=stretches)
         checked_warps += 1
     assert checked_warps > 0
 
