@@ -20,14 +20,14 @@ class Files:
     def __len__(self) -> int: ...
 
 class Loader:
-    source: Union[str, Files]
+    source: Union[str, Files, Any]
     split: str
     batch_size: int
     rank: int
     world_size: int
     def __init__(
         self,
-        source: Union[str, Files],
+        source: Union[str, Files, Any],
         split: str = "train",
         batch_size: int = 128,
         workers: Optional[int] = None,
@@ -49,6 +49,8 @@ class Loader:
         views: Optional[int] = None,
         batch_transform: Any = None,
         shuffle_buffer: int = 2048,
+        image_column: str = "image",
+        label_column: str = "label",
         cache_dir: Optional[str] = None,
         cache_size: int = 10737418240,
         timeout: float = 60.0,
