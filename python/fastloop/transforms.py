@@ -21,9 +21,10 @@ operation equals torchvision's bytes (the tests assert equality there). Elsewher
 AutoAugment, RandAugment, TrivialAugmentWide and AugMix — differ where a float32 result falls within a few
 ulps of a rounding boundary: a bilinear warp by at most 1 level on at most 1% of the values (measured: 0.52%),
 a nearest warp only where a sample point falls on the middle between two pixels (a shear whose sample points
-do so row after row: up to 31 levels on 0.5% of the values); and without AVX2 the colour blends (brightness,
-contrast, saturation, sharpness), which fastloop fuses as ATen's AVX2 and AVX-512 kernels do, by 1 level
-(2 after a later contrast). Every other operation keeps its tested bound on every CPU (flips, pads,
+do so row after row: up to 31 levels on 0.5% of the values), differences that AutoContrast or Equalize after
+the warp stretch with the channel's levels (6 levels on 0.007% of the values); and without AVX2 the colour
+blends (brightness, contrast, saturation, sharpness), which fastloop fuses as ATen's AVX2 and AVX-512 kernels
+do, by 1 level (2 after a later contrast). Every other operation keeps its tested bound on every CPU (flips, pads,
 crops, resizes, posterize, solarize, equalize: equal bytes; GaussianBlur: 1 level). The bounds and their
 measurements: ``tests/python/kernel_parity.py``.
 """
