@@ -194,8 +194,10 @@ def test_color_jitter_replays_torchvision_with_its_draws(photos):
             expected = image
             for fn in d["fn_idx"]:
                 expected = kernels[int(fn)](expected, d[names[int(fn)]][0])
+            order = [int(fn) for fn in d["fn_idx"]]  # hue (3) through HSV: a 1-level difference before it, near
+            stretches = order.index(3) > 0  # grey, turns the hue and comes back larger (3 levels, real photos)
             assert_chain_matches(_apply(spec, image, index), expected, False, (tuple(image.shape), d),
-                                 exact=torch_blends_are_fastloops())
+                                 exact=torch_blends_are_fastloops(), stretches_levels=stretches)
 
 
 @pytest.mark.parametrize(
