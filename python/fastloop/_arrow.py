@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import _C
+from . import _C, _parquet_cache
 from ._files import Files
 
 __all__ = ["ParquetSplit", "DatasetSplit", "arrow_split", "is_arrow_source", "is_dataset"]
@@ -208,9 +208,10 @@ class ParquetSplit:
     resident = False
 
     def __init__(self, pattern: str, image_column: str = "image", label_column: str = "label",
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, cache_dir: Optional[str] = None, cache_size: int = 10 << 30) -> None:
         _pyarrow()
-        self.timeout = timeout
+        self.timeout, self.cache_dir, self.cache_size = timeout, cache_dir, cache_size
+        self._local: Dict[int, str] = {}  # file -> its copy in cache_dir
         self.paths = _expand(pattern)
         self.image_column, self.label_column = image_column, label_column
         self._files: Dict[int, Any] = {}
@@ -243,17 +244,27 @@ class ParquetSplit:
         self.labels = labels
         self.classes = _classes(labels, names)
 
-    def _file(self, f: int) -> Any:
-        """File f opened (memory-mapped) in this process (a forked child opens its own)."""
+    def _file(self, f: int, whole: bool = False) -> Any:
+        """File f opened (memory-mapped) in this process (a forked child opens its own). A remote file is read by
+        ranges, or from its copy in ``cache_dir``; `whole` (a row group is read): fetched into it first."""
         if self._pid != os.getpid():
             self._files, self._pid = {}, os.getpid()
+        path = self.paths[f]
+        if _remote(path) and self.cache_dir and (f not in self._files or whole and f not in self._local):
+            copy = _parquet_cache.cached_copy(path, self.cache_dir)
+            if copy is None and whole:
+                copy = _parquet_cache.fetch_into_cache(_C._RemoteFile(path, self.timeout), path, self.cache_dir,
+                                                       self.cache_size)
+            if copy is not None:
+                self._files.pop(f, None)
+                self._local[f] = copy
         if f not in self._files:
-            path = self.paths[f]
-            source = RemoteFile(path, self.timeout) if _remote(path) else path  # a fetch names its URL itself
+            local = self._local.get(f, None if _remote(path) else path)
+            source = local if local is not None else RemoteFile(path, self.timeout)  # a fetch names its URL itself
             try:
-                self._files[f] = _pyarrow().parquet.ParquetFile(source, memory_map=not _remote(path))
+                self._files[f] = _pyarrow().parquet.ParquetFile(source, memory_map=local is not None)
             except Exception as e:
-                raise ValueError(f"{self.paths[f]}: not a readable Parquet file ({e}); replace it, or leave it out "
+                raise ValueError(f"{path}: not a readable Parquet file ({e}); replace it, or leave it out "
                                  "of the pattern") from None
         return self._files[f]
 
@@ -261,18 +272,19 @@ class ParquetSplit:
         """Row group `group`'s image bytes as an ``(arrow_schema, arrow_array)`` capsule pair."""
         f, g = self.groups[group]
         where = self.group_names[group]
+        parquet = self._file(f, whole=True)
         try:
-            table = self._file(f).read_row_group(g, columns=[self.image_column])
+            table = parquet.read_row_group(g, columns=[self.image_column])
         except Exception as e:
             raise ValueError(f"{where}: cannot be read ({e}); the file is damaged") from None
         folder = None if _remote(self.paths[f]) else os.path.dirname(self.paths[f])
         return _image_bytes(table.column(0).combine_chunks(), where, folder).__arrow_c_array__()
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_files"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_files", "_local")}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state, _files={})
+        self.__dict__.update(state, _files={}, _local={})
 
 
 def _dataset_labels(dataset: Any, table: Any, label_column: str) -> Tuple[List[int], List[str]]:
@@ -316,24 +328,27 @@ def _dataset_files(dataset: Any, image_column: str, label_column: str) -> Option
     table = dataset.data.table if hasattr(dataset.data, "table") else dataset.data
     if image_column not in table.column_names or label_column not in table.column_names:
         return None
-    column = table.column(image_column).combine_chunks()
+    column = table.column(image_column)  # chunk by chunk: a set of bytes is not copied to be looked at
     pa = _pyarrow()
-    names = [column.type.field(i).name for i in range(column.type.num_fields)] if pa.types.is_struct(column.type) else []
+    if not pa.types.is_struct(column.type):
+        return None
+    names = [column.type.field(i).name for i in range(column.type.num_fields)]
     if "bytes" not in names or "path" not in names:
         return None
-    fields = column.flatten()
-    if fields[names.index("bytes")].null_count != len(column) or fields[names.index("path")].null_count:
+    chunks = [chunk.flatten() for chunk in column.chunks]
+    if any(c[names.index("bytes")].null_count != len(c[0]) or c[names.index("path")].null_count for c in chunks):
         return None
     labels, classes = _dataset_labels(dataset, table, label_column)
-    paths = fields[names.index("path")].to_pylist()
+    paths = [p for c in chunks for p in c[names.index("path")].to_pylist()]
     rows = dataset._indices.column(0).to_pylist() if dataset._indices is not None else range(len(paths))
     return Files([paths[r] for r in rows], [labels[r] for r in rows], classes)
 
 
-def arrow_split(source: Any, split: str, image_column: str, label_column: str, timeout: float = 60.0) -> Any:
+def arrow_split(source: Any, split: str, image_column: str, label_column: str, timeout: float = 60.0,
+                cache_dir: Optional[str] = None, cache_size: int = 10 << 30) -> Any:
     """The Arrow split a Loader's `source` names: ``parquet:...`` text or a ``datasets.Dataset`` (a
     :class:`fastloop.Files` for one whose image cells name local files)."""
     if is_dataset(source):
         files = _dataset_files(source, image_column, label_column)
         return files if files is not None else DatasetSplit(source, image_column, label_column)
-    return ParquetSplit(parquet_patterns(source, split), image_column, label_column, timeout)
+    return ParquetSplit(parquet_patterns(source, split), image_column, label_column, timeout, cache_dir, cache_size)

@@ -147,13 +147,15 @@ PARAMETERS: List[Parameter] = [
     Parameter("label_column", str, "label", None, doc=(
         "Parquet and ``datasets.Dataset``: the column of class indices (``ClassLabel``) or class names.")),
     Parameter("cache_dir", Optional[str], None, "data.cache", to_binding=str, doc=(
-        "remote shards (``shards:s3://...``, ``http(s)://``): a folder that keeps each fetched shard, so later "
+        "remote shards (``shards:s3://...``, ``http(s)://``) and Parquet files: a folder that keeps each fetched "
+        "shard (Parquet file, fetched whole when its first row group is read), so later "
         "epochs read it from disk; processes (ranks) may share it. None: no cache, every epoch fetches.")),
     Parameter("cache_size", int, 10737418240, "data.cache_size", to_binding=_mebibytes, doc=(
         "bytes ``cache_dir`` may hold (whole MiB); the least recently used shards are removed beyond it.")),
     Parameter("timeout", float, 60.0, "data.timeout", to_binding=float, doc=(
-        "remote shards and Parquet files: seconds without a byte from the store, across retries (a 5xx or a dropped connection "
-        "is retried with backoff and resumed where it stopped), before the iteration raises ``RuntimeError``. "
+        "remote shards and Parquet files: seconds without a byte from the store, across retries (a 5xx or a "
+        "dropped connection is retried with backoff and resumed where it stopped), before the iteration raises "
+        "``RuntimeError``. "
         "Unlike ``torch.utils.data.DataLoader``'s, it never waits forever.")),
 ]
 
@@ -229,7 +231,7 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
         out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []
     elif _arrow.is_arrow_source(source):  # read with pyarrow here, handed over through Arrow's C interface
         split = _arrow.arrow_split(source, args["split"], args["image_column"], args["label_column"],
-                                   args["timeout"])
+                                   args["timeout"], args["cache_dir"], args["cache_size"])
         if isinstance(split, Files):  # a datasets.Dataset of local image files: read as those files
             out["data.source"] = "files"
             out["files"], out["labels"], out["classes"] = split.paths, split.labels, split.classes

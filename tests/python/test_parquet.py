@@ -274,7 +274,8 @@ def test_fastloop_pack_writes_parquet_as_the_shards_the_cli_reads(parquet_set, c
     assert (tmp_path / "out/classes.txt").read_text() == "ant\nbee\ncat\n"
     assert (tmp_path / "out/shards.idx").exists()
     kwargs = dict(split="val", batch_size=5, workers=1, image_size=32)
-    assert_same(epochs(fastloop.Loader(f"shards:{tmp_path}/out", **kwargs), 1), epochs(fastloop.Loader(source, **kwargs), 1))
+    assert_same(epochs(fastloop.Loader(f"shards:{tmp_path}/out", **kwargs), 1),
+                epochs(fastloop.Loader(source, **kwargs), 1))
     train = fastloop.Loader(f"shards:{tmp_path}/out", batch_size=4, workers=1, drop_last=False, **IMAGES)
     assert Counter(y for _, labels in epochs(train, 1) for y in labels.tolist()) == Counter({0: 12, 1: 12, 2: 12})
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
@@ -337,3 +338,29 @@ def test_parquet_in_s3_signed_and_through_dropped_transfers(parquet_set, tmp_pat
     finally:
         proxy.close()
         s3.close()
+
+
+def test_a_cache_folder_keeps_remote_files_for_later_loaders(parquet_set, tmp_path):
+    """With cache_dir, each file is fetched whole when its first row group is read; a later Loader over the same
+    URLs (another run) reads the copies and sends no request at all; the batches stay the same."""
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests/tools"))
+    import remote_store
+
+    http = remote_store.HttpFiles(parquet_set)
+    proxy = remote_store.FaultProxy(int(http.url.rsplit(":", 1)[1]))
+    try:
+        source = f"parquet:{proxy.url}/train-{{00000,00001}}.parquet"
+        make = lambda **kw: fastloop.Loader(source, batch_size=4, workers=2, shuffle_buffer=8, **IMAGES, **kw)  # noqa
+        want = epochs(make(), 1)
+        assert_same(epochs(make(cache_dir=str(tmp_path / "cache")), 1), want)
+        assert len(list((tmp_path / "cache").glob("parquet-*-train-0000?.parquet"))) == 2
+        before = proxy.requests
+        assert_same(epochs(make(cache_dir=str(tmp_path / "cache")), 2)[:len(want)], want)
+        assert proxy.requests == before, "the second run read its files from the cache"
+    finally:
+        proxy.close()
+        http.close()
