@@ -125,6 +125,10 @@ void ArrowGroupImages::reads_cancelled(bool cancelled) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     cancelled_ = cancelled;
+    if (cancelled) {  // the plan is abandoned: nothing more is read for it, and its kept bytes go
+      ++generation_;
+      order_.clear(), asked_.clear(), kept_.clear(), failed_.clear();
+    }
   }
   changed_.notify_all();
 }
@@ -227,6 +231,8 @@ void ArrowGroupImages::read_loop() const {
         cache(g, column);
       }
       state_[static_cast<size_t>(g)] = kRead;
+    } else if (state_[static_cast<size_t>(g)] == kReading) {  // abandoned: read again when asked
+      state_[static_cast<size_t>(g)] = kUnread;
     }
     changed_.notify_all();
     lock.unlock();

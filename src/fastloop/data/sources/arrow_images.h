@@ -69,7 +69,8 @@ class ArrowGroupImages : public EncodedImages {
   static constexpr int64_t kCacheBytes = int64_t{256} << 20;
   ArrowGroupImages(std::vector<ArrowGroup> groups, std::vector<int64_t> labels, ArrowGroupReader reader,
                    int64_t shuffle_buffer, int64_t keep_ahead = 0, int64_t cache_bytes = kCacheBytes);
-  /// Joins the reader thread (after the group it reads, if any).
+  /// Joins the reader thread (after the group it reads, if any). reads_cancelled(true) abandons the plan: the
+  /// reader reads nothing more until the next reads_planned.
   ~ArrowGroupImages() override;
 
   int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
