@@ -74,7 +74,7 @@ def loader_threads() -> int:
     for task in pathlib.Path("/proc/self/task").iterdir():
         try:
             count += (task / "comm").read_text().strip() == "fastloop-loader"
-        except FileNotFoundError:  # a thread that just ended
+        except (FileNotFoundError, ProcessLookupError):  # a thread that just ended (ENOENT, or ESRCH mid-read)
             pass
     return count
 
