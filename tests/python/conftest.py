@@ -5,6 +5,7 @@ import os
 import pathlib
 import signal
 import subprocess
+import threading
 import time
 from typing import Callable, Iterator, List
 
@@ -101,6 +102,30 @@ def sigint_raises_keyboard_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, found)
+
+
+@contextlib.contextmanager
+def ctrl_c_once_training(metrics: pathlib.Path) -> Iterator[threading.Event]:
+    """Inside the block, one SIGINT to this process (raised as KeyboardInterrupt) once the run's `metrics` file
+    holds its first record, when fastloop's handler is in place; yields the event set as it is sent."""
+    started, ended = threading.Event(), threading.Event()
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not started.is_set() and not ended.is_set():
+            if metrics.exists() and metrics.stat().st_size > 0:
+                started.set()
+                os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+
+    sender = threading.Thread(target=interrupt)
+    with sigint_raises_keyboard_interrupt():
+        sender.start()
+        try:
+            yield started
+        finally:
+            ended.set()  # a run that ended first: the sender stops waiting
+            sender.join()
 
 
 def fork_and_wait(child: Callable[[], int], timeout: float = 60.0) -> int:

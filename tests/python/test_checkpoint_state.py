@@ -1,16 +1,11 @@
 """The loader state in fastloop.train()'s checkpoints and summary is fastloop.Loader.state_dict()'s: a run stopped
 mid-epoch hands a Loader of the same data the batches after the last one it trained on."""
 
-import os
-import signal
-import threading
-import time
-
 import pytest
 import torch
 
 import fastloop
-from conftest import sigint_raises_keyboard_interrupt
+from conftest import ctrl_c_once_training
 
 DATA = {"data.source": "synthetic:1x12x12:4096", "data.batch_size": 32, "run.seed": 3}
 
@@ -18,23 +13,10 @@ DATA = {"data.source": "synthetic:1x12x12:4096", "data.batch_size": 32, "run.see
 def _stopped_after_a_few_steps(tmp_path) -> str:
     """A fastloop.train() run stopped by Ctrl-C once it logged a step (mid-epoch: 128 batches an epoch)."""
     checkpoints, metrics = tmp_path / "ckpt", tmp_path / "metrics.jsonl"
-    started = threading.Event()
-
-    def interrupt_once_training() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not started.is_set():
-            if metrics.exists() and metrics.stat().st_size > 0:
-                started.set()
-                os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.01)
-
-    sender = threading.Thread(target=interrupt_once_training)
-    with sigint_raises_keyboard_interrupt(), pytest.raises(KeyboardInterrupt, match="stopped at step"):
-        sender.start()
+    with ctrl_c_once_training(metrics), pytest.raises(KeyboardInterrupt, match="stopped at step"):
         fastloop.train(quiet=True, epochs=2, log_every=1, time_budget="off", **DATA, **{
             "model.name": "small_cnn", "run.threads": 1, "run.checkpoint_dir": str(checkpoints),
             "run.metrics": str(metrics)})
-    sender.join()
     return str(checkpoints / "last.ckpt")
 
 

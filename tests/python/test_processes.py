@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import fastloop
-from conftest import fork_and_wait, loader_threads_left, sigint_raises_keyboard_interrupt
+from conftest import ctrl_c_once_training, fork_and_wait, loader_threads_left
 
 TRIALS = int(os.environ.get("FASTLOOP_FORK_TRIALS", "10"))
 SOURCE = "synthetic:3x32x32:2048"
@@ -192,23 +192,10 @@ def test_train_in_a_child_forked_during_a_run_in_another_thread_raises_instead_o
 
 def test_ctrl_c_in_train_stops_the_run_keeps_a_whole_checkpoint_and_raises(tmp_path):
     checkpoints, metrics = tmp_path / "ckpt", tmp_path / "metrics.jsonl"
-    started = threading.Event()
-
-    def interrupt_once_training() -> None:  # after the first step is logged: fastloop's handler is in place
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not started.is_set():
-            if metrics.exists() and metrics.stat().st_size > 0:
-                started.set()
-                os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.01)
-
-    sender = threading.Thread(target=interrupt_once_training)
-    with sigint_raises_keyboard_interrupt(), pytest.raises(KeyboardInterrupt, match="stopped at step"):
-        sender.start()
+    with ctrl_c_once_training(metrics) as started, pytest.raises(KeyboardInterrupt, match="stopped at step"):
         fastloop.train(quiet=True, epochs=10_000, log_every=1, **{
             "data.source": "synthetic:3x32x32:4096", "model.name": "small_cnn", "data.batch_size": 32,
             "run.checkpoint_dir": str(checkpoints), "run.metrics": str(metrics)})
-    sender.join()
     assert started.is_set()
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_DFL  # the handler found is back
     for line in metrics.read_text().splitlines():  # every record whole
