@@ -6,18 +6,18 @@
 // With `on_device`, the DeviceData mode replaces the workers (see device_data.h).
 #pragma once
 
-#include "fastloop/data/transforms/augment.h"
-#include "fastloop/data/sources/dataset.h"
+#include "fastloop/core/condition_variable.h"
 #include "fastloop/data/loader/device_copy.h"
 #include "fastloop/data/loader/loader_options.h"
 #include "fastloop/data/loader/sampler.h"
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/transforms/augment.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <map>

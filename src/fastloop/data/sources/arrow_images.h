@@ -11,10 +11,10 @@
 //    in memory up to `cache_bytes` (a small set's later epochs read nothing, as shards read the page cache).
 #pragma once
 
+#include "fastloop/core/condition_variable.h"
 #include "fastloop/data/sources/arrow_column.h"
 #include "fastloop/data/sources/encoded_images.h"
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>

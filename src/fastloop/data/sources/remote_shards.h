@@ -11,6 +11,7 @@
 // the memory bound still owes are fetched alone with a Range request.
 #pragma once
 
+#include "fastloop/core/condition_variable.h"
 #include "fastloop/data/sources/encoded_images.h"
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/remote_url.h"
@@ -19,7 +20,6 @@
 #include "fastloop/data/sources/shard_order.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
