@@ -52,7 +52,8 @@ void rot90_u8(const ImageU8& image, int k, ImageU8& out) {
   }
 }
 
-// _compute_affine_output_size_tensor: the rotated corners in float32, truncated to 1e-4, ceil - floor.
+}  // namespace
+
 std::pair<int64_t, int64_t> affine_expanded_size(const std::array<double, 6>& matrix, int64_t w, int64_t h) {
   const float half_w = static_cast<float>(0.5 * static_cast<double>(w));
   const float half_h = static_cast<float>(0.5 * static_cast<double>(h));
@@ -78,7 +79,6 @@ std::pair<int64_t, int64_t> affine_expanded_size(const std::array<double, 6>& ma
   return {size[0], size[1]};  // w, h
 }
 
-}  // namespace
 
 std::array<double, 6> inverse_affine_matrix(std::array<double, 2> center, double angle, std::array<double, 2> translate,
                                             double scale, std::array<double, 2> shear) {

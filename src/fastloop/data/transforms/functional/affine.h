@@ -9,6 +9,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace fastloop {
@@ -24,5 +25,9 @@ void affine_u8(ImageU8& image, double angle, std::array<double, 2> translate, do
 /// canvas as torchvision does).
 void rotate_u8(ImageU8& image, double angle, Interpolation interpolation, bool expand,
                std::optional<std::array<double, 2>> center, const std::vector<double>& fill, TransformScratch& scratch);
+
+/// torchvision's _compute_affine_output_size(matrix, w, h): expand's canvas for the inverse affine `matrix`,
+/// the turned corners in float32 truncated to 1e-4, ceil - floor; {width, height}.
+std::pair<int64_t, int64_t> affine_expanded_size(const std::array<double, 6>& matrix, int64_t w, int64_t h);
 
 } // namespace fastloop
