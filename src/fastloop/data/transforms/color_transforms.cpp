@@ -23,6 +23,7 @@ class RandomApplyKernel final : public Transform {
   using Kernel = std::function<void(ImageU8&, TransformScratch&)>;
   RandomApplyKernel(std::string repr, double p, Kernel kernel)
       : repr_(std::move(repr)), p_(p), kernel_(std::move(kernel)) {}
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override { return repr_; }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     if (applies(draws)) kernel_(image, scratch);
@@ -74,6 +75,7 @@ class ColorJitter final : public Transform {
  public:
   explicit ColorJitter(std::array<FactorRange, 4> ranges) : ranges_(ranges) {}
 
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override {
     static const char* const kNames[] = {"brightness", "contrast", "saturation", "hue"};
     std::string text = "ColorJitter(";
@@ -128,6 +130,7 @@ class ColorJitter final : public Transform {
 class Grayscale final : public Transform {
  public:
   explicit Grayscale(int64_t num_output_channels) : num_output_channels_(num_output_channels) {}
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override {
     return "Grayscale(num_output_channels=" + std::to_string(num_output_channels_) + ")";
   }

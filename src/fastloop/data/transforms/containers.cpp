@@ -40,12 +40,27 @@ ImageSize children_output_size(const std::vector<TransformPtr>& children, ImageS
   return size;
 }
 
+// kNone when a child cannot take targets, else kMoves when one moves them, else kPixels.
+TargetSupport children_support(const std::vector<TransformPtr>& children) {
+  TargetSupport support = TargetSupport::kPixels;
+  for (const auto& child : children) {
+    const TargetSupport s = child->target_support();
+    if (s == TargetSupport::kNone) return s;
+    if (s == TargetSupport::kMoves) support = s;
+  }
+  return support;
+}
+
 class Compose : public Transform {
  public:
   explicit Compose(std::vector<TransformPtr> children) : children_(std::move(children)) {}
   std::string repr() const override { return "Compose(" + children_repr(children_) + ")"; }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     for (const auto& child : children_) child->apply(image, draws, scratch);
+  }
+  TargetSupport target_support() const override { return children_support(children_); }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    for (const auto& child : children_) child->apply_targets(image, targets, draws, scratch);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     TransformDraw out;
@@ -68,6 +83,11 @@ class RandomApply : public Transform {
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     if (draws.uniform(0.0, 1.0) >= p_) return;
     for (const auto& child : children_) child->apply(image, draws, scratch);
+  }
+  TargetSupport target_support() const override { return children_support(children_); }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    if (draws.uniform(0.0, 1.0) >= p_) return;
+    for (const auto& child : children_) child->apply_targets(image, targets, draws, scratch);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const bool applied = draws.uniform(0.0, 1.0) < p_;
@@ -95,6 +115,10 @@ class RandomChoice : public Transform {
   }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     children_[pick(draws)]->apply(image, draws, scratch);
+  }
+  TargetSupport target_support() const override { return children_support(children_); }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    children_[pick(draws)]->apply_targets(image, targets, draws, scratch);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const size_t index = pick(draws);
@@ -138,6 +162,12 @@ class RandomOrder : public Transform {
     size_t order[kMaxOrdered];
     permute(draws, order);
     for (size_t i = 0; i < children_.size(); ++i) children_[order[i]]->apply(image, draws, scratch);
+  }
+  TargetSupport target_support() const override { return children_support(children_); }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    size_t order[kMaxOrdered];
+    permute(draws, order);
+    for (size_t i = 0; i < children_.size(); ++i) children_[order[i]]->apply_targets(image, targets, draws, scratch);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     size_t order[kMaxOrdered];

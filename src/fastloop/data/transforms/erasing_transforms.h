@@ -19,6 +19,7 @@ class RandomErasingTransform : public Transform {
   RandomErasingTransform(double p, std::pair<double, double> scale, std::pair<double, double> ratio,
                          std::vector<double> value, bool random, bool inplace)
       : p_(p), scale_(scale), ratio_(ratio), value_(std::move(value)), random_(random), inplace_(inplace) {}
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override;
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override;
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override;

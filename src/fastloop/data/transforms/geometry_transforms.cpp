@@ -3,6 +3,7 @@
 // the warps and the blur in warp_transforms.cpp. Each class checks its arguments as torchvision's
 // constructor does and draws its parameters in the order of torchvision's make_params.
 #include "fastloop/data/transforms/families.h"
+#include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/functional/flip.h"
 #include "fastloop/data/transforms/geometry_args.h"
@@ -20,17 +21,30 @@ class GeoRandomFlip : public Transform {
       : vertical_(vertical), p_(geo_probability(args, "p")), repr_(geo_repr(args, {"p"})) {}
   std::string repr() const override { return repr_; }
   void apply(ImageU8& image, Draws& draws, TransformScratch&) const override {
+    if (flips(draws)) flip(image);
+  }
+  TransformDraw draw(int64_t, int64_t, Draws& draws) const override { return {{"flip", {flips(draws) ? 1.0 : 0.0}}}; }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch&) const override {
     if (!flips(draws)) return;
+    for (ImageU8& mask : targets.masks) flip(mask);
+    if (vertical_) {
+      boxes_flip_vertical(targets.boxes, image.height);
+    } else {
+      boxes_flip_horizontal(targets.boxes, image.width);
+    }
+    flip(image);
+  }
+
+ private:
+  bool flips(Draws& draws) const { return draws.uniform(0.0, 1.0) < p_; }
+  void flip(ImageU8& image) const {
     if (vertical_) {
       vertical_flip_u8(image);
     } else {
       horizontal_flip_u8(image);
     }
   }
-  TransformDraw draw(int64_t, int64_t, Draws& draws) const override { return {{"flip", {flips(draws) ? 1.0 : 0.0}}}; }
-
- private:
-  bool flips(Draws& draws) const { return draws.uniform(0.0, 1.0) < p_; }
   bool vertical_;
   double p_;
   std::string repr_;
@@ -43,6 +57,26 @@ void geo_pad_fill(const std::optional<std::vector<double>>& fill, PaddingMode mo
                      "' is not supported if fill is not scalar");
   }
   pad_fill_bytes(fill ? *fill : std::vector<double>{}, channels, out);
+}
+
+// pad (then crop, for RandomCrop) of a sample's targets: masks with their fill, boxes shifted and clamped
+// (torchvision pads boxes in constant mode only).
+void geo_pad_crop_targets(const std::string& transform, SampleTargets& targets, int64_t height, int64_t width,
+                          const Padding& padding, PaddingMode mode, const std::optional<std::vector<double>>& fill,
+                          int64_t top, int64_t left, int64_t out_height, int64_t out_width, TransformScratch& scratch) {
+  if (targets.has_boxes && mode != PaddingMode::kConstant && (padding.left || padding.top || padding.right || padding.bottom))
+    throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
+                     "' is not supported with bounding boxes (use padding_mode='constant')");
+  uint8_t mask_bytes[4];
+  pad_fill_bytes(mask_fill(fill, transform).value_or(std::vector<double>{}), 1, mask_bytes);
+  for (ImageU8& mask : targets.masks) {
+    pad_crop_u8(mask, padding, mode, mask_bytes, top, left, out_height, out_width, scratch.spare, scratch);
+    std::swap(mask, scratch.spare);
+  }
+  boxes_pad(targets.boxes, height, width, padding.left, padding.top, padding.right, padding.bottom);
+  const int64_t padded_height = height + padding.top + padding.bottom, padded_width = width + padding.left + padding.right;
+  if (top != 0 || left != 0 || out_height != padded_height || out_width != padded_width)
+    boxes_crop(targets.boxes, top, left, out_height, out_width);
 }
 
 class GeoPad : public Transform {
@@ -67,6 +101,13 @@ class GeoPad : public Transform {
   ImageSize output_size(ImageSize in) const override {
     if (!in.known()) return {};
     return {in.height + padding_.top + padding_.bottom, in.width + padding_.left + padding_.right};
+  }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const int64_t height = image.height, width = image.width;
+    apply(image, draws, scratch);
+    geo_pad_crop_targets("Pad", targets, height, width, padding_, mode_, fill_, 0, 0, image.height, image.width,
+                         scratch);
   }
 
  private:
@@ -106,6 +147,19 @@ class GeoRandomCrop : public Transform {
     std::swap(image, scratch.spare);
   }
   ImageSize output_size(ImageSize) const override { return {size_[0], size_[1]}; }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const Params p = params(image.height, image.width, draws);
+    if (!p.needs_pad && !p.needs_crop) return;
+    const int64_t height = image.height, width = image.width;
+    uint8_t fill[4];
+    geo_pad_fill(fill_, mode_, image.channels, fill);
+    pad_crop_u8(image, p.needs_pad ? p.padding : Padding{}, mode_, fill, p.top, p.left, size_[0], size_[1],
+                scratch.spare, scratch);
+    std::swap(image, scratch.spare);
+    geo_pad_crop_targets("RandomCrop", targets, height, width, p.needs_pad ? p.padding : Padding{}, mode_, fill_, p.top,
+                         p.left, size_[0], size_[1], scratch);
+  }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const Params p = params(height, width, draws);
     return {{"top", {double(p.top)}},

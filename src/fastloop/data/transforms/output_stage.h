@@ -23,6 +23,7 @@ class ConvertTransform : public Transform {
  public:
   ConvertTransform(std::string name, StageDtype dtype, bool scale, bool divide)
       : name_(std::move(name)), dtype_(dtype), scale_(scale), divide_(divide) {}
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override;
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     (void)image, (void)draws, (void)scratch;  // uint8 in, the same uint8 out: the value table does the rest
@@ -43,6 +44,7 @@ class NormalizeTransform : public Transform {
  public:
   NormalizeTransform(std::vector<double> mean, std::vector<double> std, bool inplace)
       : mean_(std::move(mean)), std_(std::move(std)), inplace_(inplace) {}
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override;
   /// torchvision's normalize_image on a uint8 image: TypeError (the pipeline refuses this before running).
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override;

@@ -129,6 +129,22 @@ void Pipeline::run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t inde
   }
 }
 
+void Pipeline::run_targets(ImageU8& image, SampleTargets& targets, uint64_t seed, int64_t epoch, int64_t index,
+                           TransformScratch& scratch) const {
+  for (size_t k = 0; k < uint8_end_; ++k) {
+    Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
+    transforms_[k]->apply_targets(image, targets, draws, scratch);
+  }
+}
+
+void Pipeline::check_targets() const {
+  for (const auto& transform : transforms_) {
+    if (transform->target_support() == TargetSupport::kNone)
+      throw TransformTypeError(transform->repr() + " cannot move bounding boxes and masks (torchvision: \"Inputs of "
+                               "type BoundingBoxes are not supported\"); put it in an image-only pipeline");
+  }
+}
+
 float Pipeline::output_value(double v, int64_t channel, size_t first_step) const {
   StageDtype dtype = StageDtype::kUInt8;
   for (size_t s = 0; s < first_step; ++s)

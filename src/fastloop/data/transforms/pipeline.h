@@ -46,6 +46,14 @@ class Pipeline {
               size_t first = 0) const;
   size_t uint8_end() const { return uint8_end_; }
 
+  /// run_u8 on a sample with boxes and masks (targets.h): each transform's apply_targets(), with the same
+  /// draws, so the image comes out as run_u8 makes it. Call check_targets() once first.
+  void run_targets(ImageU8& image, SampleTargets& targets, uint64_t seed, int64_t epoch, int64_t index,
+                   TransformScratch& scratch) const;
+  /// A TransformTypeError naming the first transform that cannot move boxes and masks (AutoAugment's family,
+  /// as in torchvision), if any.
+  void check_targets() const;
+
   /// The first transform when it only crops or resizes (RandomResizedCrop, Resize, CenterCrop), so a loader
   /// can decode just the region it reads; nullptr otherwise.
   const ResizePlanTransform* head() const { return head_; }

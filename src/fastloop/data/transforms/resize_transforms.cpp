@@ -4,6 +4,7 @@
 #include "fastloop/data/transforms/resize_transforms.h"
 
 #include "fastloop/data/transforms/families.h"
+#include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/functional/resize.h"
 #include "fastloop/data/transforms/spec.h"
@@ -70,6 +71,15 @@ void plan_apply(const ResizePlan& plan, ImageU8& image, TransformScratch& scratc
   std::swap(image, scratch.spare);
 }
 
+// A plan on an image and its masks (resampled with nearest, no antialias: torchvision's resize_mask); the
+// caller moves the boxes, as each transform's box kernel does.
+void plan_apply_targets(const ResizePlan& plan, ImageU8& image, SampleTargets& targets, TransformScratch& scratch) {
+  ResizePlan mask_plan = plan;
+  mask_plan.interpolation = Interpolation::kNearest, mask_plan.antialias = false;
+  for (ImageU8& mask : targets.masks) plan_apply(mask_plan, mask, scratch);
+  plan_apply(plan, image, scratch);
+}
+
 class RandomResizedCrop : public ResizePlanTransform {
  public:
   RandomResizedCrop(std::pair<int64_t, int64_t> size, std::pair<double, double> scale, std::pair<double, double> ratio,
@@ -109,6 +119,14 @@ class RandomResizedCrop : public ResizePlanTransform {
     plan_apply(plan(image.height, image.width, draws), image, scratch);
   }
   ImageSize output_size(ImageSize) const override { return {size_.first, size_.second}; }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  // resized_crop_bounding_boxes: crop (clamped), then resize.
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const ResizePlan p = plan(image.height, image.width, draws);
+    plan_apply_targets(p, image, targets, scratch);
+    boxes_crop(targets.boxes, p.top, p.left, p.height, p.width);
+    boxes_resize(targets.boxes, p.height, p.width, p.out_height, p.out_width);
+  }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const ResizePlan p = plan(height, width, draws);
     return {{"top", {static_cast<double>(p.top)}}, {"left", {static_cast<double>(p.left)}},
@@ -150,6 +168,12 @@ class Resize : public ResizePlanTransform {
     const auto [height, width] = resize_output_size(in.height, in.width, size_, max_size_);
     return {height, width};
   }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const ResizePlan p = plan(image.height, image.width, draws);
+    plan_apply_targets(p, image, targets, scratch);
+    boxes_resize(targets.boxes, p.height, p.width, p.out_height, p.out_width);  // not clamped, as torchvision's
+  }
 
  private:
   std::vector<int64_t> size_;  // empty: None; one value: the shorter side
@@ -180,6 +204,15 @@ class CenterCrop : public ResizePlanTransform {
     plan_apply(plan(image.height, image.width, draws), image, scratch);
   }
   ImageSize output_size(ImageSize) const override { return {size_.first, size_.second}; }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  // center_crop_bounding_boxes: crop at int(round((side - crop) / 2)), which for a crop larger than the image by
+  // an odd number of pixels is one pixel off the image's padding (torchvision's own difference, kept).
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const int64_t height = image.height, width = image.width;
+    plan_apply_targets(plan(height, width, draws), image, targets, scratch);
+    boxes_crop(targets.boxes, py_round(static_cast<double>(height - size_.first) / 2.0),
+               py_round(static_cast<double>(width - size_.second) / 2.0), size_.first, size_.second);
+  }
 
  private:
   std::pair<int64_t, int64_t> size_;

@@ -8,6 +8,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/image_u8.h"
+#include "fastloop/data/transforms/targets.h"
 
 #include <functional>
 #include <memory>
@@ -143,6 +144,15 @@ class Transform {
   /// The size apply() makes of an image of size `in` ({0, 0}: unknown), when it is the same for every image
   /// and draw; {0, 0} otherwise. The default keeps the size: transforms that change it say how.
   virtual ImageSize output_size(ImageSize in) const { return in; }
+  /// How apply_targets() treats a sample's boxes and masks (targets.h). The default: it cannot, and a
+  /// pipeline over samples with targets refuses the transform (TypeError).
+  virtual TargetSupport target_support() const { return TargetSupport::kNone; }
+  /// The transform on an image and its targets, with exactly apply()'s draws. The default, right for kPixels
+  /// transforms: apply() on the image, the targets untouched.
+  virtual void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const {
+    (void)targets;
+    apply(image, draws, scratch);
+  }
 };
 using TransformPtr = std::shared_ptr<const Transform>;
 

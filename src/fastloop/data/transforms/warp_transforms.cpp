@@ -2,13 +2,16 @@
 // the constructor's checks, make_params' draws in torchvision's order (uniform_ -> Draws::uniform, randint ->
 // Draws::below), and the kernels of functional/affine.h, perspective.h and blur.h. Registered by
 // transforms_register_geometry (geometry_transforms.cpp).
+#include "fastloop/data/transforms/functional/affine.h"
 #include "fastloop/data/transforms/functional/blur.h"
+#include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/functional/perspective.h"
 #include "fastloop/data/transforms/functional/warp.h"
 #include "fastloop/data/transforms/geometry_args.h"
 #include "fastloop/data/transforms/spec.h"
 
 #include <memory>
+#include <tuple>
 
 namespace fastloop {
 namespace {
@@ -35,6 +38,12 @@ struct WarpOptions {
       : interpolation(geo_interpolation(args, "interpolation", true)),
         fill(geo_fill(args, "fill")),
         center(has_center ? geo_center(args) : std::nullopt) {}
+  // The masks' fill (one channel).
+  WarpFill mask_fill_of(const std::string& transform) const { return warp_fill_make(mask_fill(fill, transform), 1); }
+  // The centre the box kernels turn about: `center`, or the canvas's.
+  std::array<double, 2> box_center(int64_t height, int64_t width) const {
+    return center.value_or(std::array<double, 2>{static_cast<double>(width) * 0.5, static_cast<double>(height) * 0.5});
+  }
 };
 
 class GeoRandomRotation : public Transform {
@@ -51,6 +60,31 @@ class GeoRandomRotation : public Transform {
   }
   TransformDraw draw(int64_t, int64_t, Draws& draws) const override { return {{"angle", {angle(draws)}}}; }
   ImageSize output_size(ImageSize in) const override { return expand_ ? ImageSize{} : in; }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  // rotate_bounding_boxes: the corners turned by -angle about the centre; with expand, shifted by the turned
+  // canvas's top-left corner onto the expanded canvas.
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const double a = angle(draws);
+    const int64_t height = image.height, width = image.width;
+    const WarpFill fill = warp_.mask_fill_of("RandomRotation");
+    for (ImageU8& mask : targets.masks)
+      rotate_warp_u8(mask, a, Interpolation::kNearest, expand_, warp_.center, fill, scratch);
+    rotate_warp_u8(image, a, warp_.interpolation, expand_, warp_.center, warp_fill_make(warp_.fill, image.channels),
+                   scratch);
+    const std::array<double, 2> center = warp_.box_center(height, width);
+    const auto m = forward_affine_matrix(center, -a, {0.0, 0.0}, 1.0, {0.0, 0.0});
+    double shift_x = 0.0, shift_y = 0.0;
+    int64_t out_height = height, out_width = width;
+    if (expand_) {
+      const double w = static_cast<double>(width), h = static_cast<double>(height);
+      shift_x = std::min({m[2], m[1] * h + m[2], m[0] * w + m[1] * h + m[2], m[0] * w + m[2]});
+      shift_y = std::min({m[5], m[4] * h + m[5], m[3] * w + m[4] * h + m[5], m[3] * w + m[5]});
+      // torchvision sizes the boxes' canvas about the absolute centre: it can differ by a pixel from the image's
+      std::tie(out_width, out_height) =
+          affine_expanded_size(inverse_affine_matrix(center, -a, {0.0, 0.0}, 1.0, {0.0, 0.0}), width, height);
+    }
+    boxes_affine(targets.boxes, m, shift_x, shift_y, out_height, out_width);
+  }
 
  private:
   double angle(Draws& draws) const { return draws.uniform(degrees_[0], degrees_[1]); }
@@ -92,6 +126,18 @@ class GeoRandomAffine : public Transform {
             {"translate", {p.translate[0], p.translate[1]}},
             {"scale", {p.scale}},
             {"shear", {p.shear[0], p.shear[1]}}};
+  }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    const Params p = params(image.height, image.width, draws);
+    const WarpFill fill = warp_.mask_fill_of("RandomAffine");
+    for (ImageU8& mask : targets.masks)
+      affine_warp_u8(mask, p.angle, p.translate, p.scale, p.shear, Interpolation::kNearest, fill, warp_.center, scratch);
+    boxes_affine(targets.boxes,
+                 forward_affine_matrix(warp_.box_center(image.height, image.width), p.angle, p.translate, p.scale, p.shear),
+                 0.0, 0.0, image.height, image.width);
+    affine_warp_u8(image, p.angle, p.translate, p.scale, p.shear, warp_.interpolation,
+                   warp_fill_make(warp_.fill, image.channels), warp_.center, scratch);
   }
 
  private:
@@ -150,6 +196,17 @@ class GeoRandomPerspective : public Transform {
     const auto k = perspective_coefficients(start, end);
     return {{"applied", {1.0}}, {"endpoints", ends}, {"coefficients", std::vector<double>(k.begin(), k.end())}};
   }
+  TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
+    if (draws.uniform(0.0, 1.0) >= p_) return;
+    QuadPoints start, end;
+    points(image.height, image.width, draws, start, end);
+    const auto coefficients = perspective_coefficients(start, end);
+    const WarpFill fill = warp_.mask_fill_of("RandomPerspective");
+    for (ImageU8& mask : targets.masks) perspective_u8(mask, coefficients, Interpolation::kNearest, fill, scratch);
+    boxes_perspective(targets.boxes, coefficients, image.height, image.width);
+    perspective_u8(image, coefficients, warp_.interpolation, warp_fill_make(warp_.fill, image.channels), scratch);
+  }
 
  private:
   // make_params: the corners' offsets, each x then y, top-left, top-right, bottom-right, bottom-left.
@@ -189,6 +246,7 @@ class GeoGaussianBlur : public Transform {
     repr_ = "GaussianBlur(kernel_size=" + value_repr(value_ints({kernel_[0], kernel_[1]})) +
             ", sigma=" + value_repr(value_floats(sigma_)) + ")";
   }
+  TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override { return repr_; }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     const double s = sigma(draws);
