@@ -42,7 +42,7 @@ case "$target" in
   transform_spec) sources=(fuzz/transform_spec_fuzzer.cpp src/fastloop/data/transforms/functional/*.cpp
     src/fastloop/data/loader/sampler.cpp); max_len=4096; torch=1
     for f in src/fastloop/data/transforms/*.cpp; do
-      case "$f" in */augment.cpp | */image_augment.cpp | */random_erasing.cpp) ;; *) sources+=("$f") ;; esac
+      case "$f" in */augment.cpp | */image_augment.cpp | */random_erasing.cpp | */target_batch.cpp) ;; *) sources+=("$f") ;; esac
     done ;;
   # csv: `--data csv:TRAIN.csv` listings (RFC 4180 fields, the path/label columns and label kinds).
   csv) sources=(fuzz/csv_fuzzer.cpp src/fastloop/data/sources/csv_files.cpp src/fastloop/data/sources/image_files.cpp)

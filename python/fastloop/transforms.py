@@ -78,6 +78,9 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "ToImage": (),
     "ToDtype": ("dtype", "scale"),
     "ConvertImageDtype": ("dtype",),
+    "SanitizeBoundingBoxes": ("min_size", "min_area", "labels_getter"),
+    "ClampBoundingBoxes": ("clamping_mode",),
+    "ConvertBoundingBoxFormat": ("format",),
 }
 _CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 

@@ -14,5 +14,6 @@ void transforms_register_erasing(TransformRegistry& registry);      // RandomEra
 void transforms_register_geometry(TransformRegistry& registry);     // RandomCrop, Pad, flips, RandomRotation, RandomAffine, RandomPerspective, GaussianBlur
 void transforms_register_color(TransformRegistry& registry);        // ColorJitter, Grayscale, ..., RandomEqualize
 void transforms_register_auto(TransformRegistry& registry);         // AutoAugment, RandAugment, TrivialAugmentWide, AugMix
+void transforms_register_boxes(TransformRegistry& registry);        // SanitizeBoundingBoxes, ClampBoundingBoxes, ConvertBoundingBoxFormat
 
 } // namespace fastloop

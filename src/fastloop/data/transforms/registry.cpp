@@ -15,6 +15,7 @@ const TransformRegistry& transform_registry() {
     transforms_register_geometry(built);
     transforms_register_color(built);
     transforms_register_auto(built);
+    transforms_register_boxes(built);
     return built;
   }();
   return registry;
