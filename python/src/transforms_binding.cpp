@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace fastloop::python {
 namespace {
@@ -43,6 +44,48 @@ at::Tensor transform_apply(const std::string& spec, const at::Tensor& input, uin
     pipeline.run_u8(image, seed, 0, index, scratch);
   }
   return tensor_from_image(image);
+}
+
+// The uint8 part of `spec` on an image and its targets: boxes float64 [N, 4] XYXY (or None), masks uint8 [M, H, W]
+// (or None; instance masks when `instance_masks`, one per box), labels int64 [N]. Returns (image, boxes in the
+// pipeline's output format or None, the format's name, labels, each kept box's input index, masks or None).
+py::tuple transform_apply_targets(const std::string& spec, const at::Tensor& input, const std::optional<at::Tensor>& boxes,
+                                  const std::optional<at::Tensor>& masks, bool instance_masks, const at::Tensor& labels,
+                                  uint64_t seed, int64_t index) {
+  const Pipeline pipeline(spec);
+  pipeline.check_targets();
+  ImageU8 image = image_from_tensor(input);
+  SampleTargets targets;
+  if (boxes) {
+    const at::Tensor b = boxes->to(at::kDouble).contiguous().view({-1});
+    targets.has_boxes = true;
+    targets.boxes.assign(b.data_ptr<double>(), b.data_ptr<double>() + b.numel());
+    const at::Tensor l = labels.to(at::kLong).contiguous();
+    targets.labels.assign(l.data_ptr<int64_t>(), l.data_ptr<int64_t>() + l.numel());
+    for (int64_t i = 0; i < targets.box_count(); ++i) targets.kept.push_back(i);
+  }
+  if (masks) {
+    for (int64_t m = 0; m < masks->size(0); ++m) targets.masks.push_back(image_from_tensor((*masks)[m].unsqueeze(0)));
+    targets.instance_masks = instance_masks;
+  }
+  {
+    py::gil_scoped_release release;
+    TransformScratch scratch;
+    pipeline.run_targets(image, targets, seed, 0, index, scratch);
+  }
+  py::object out_boxes = py::none(), out_masks = py::none();
+  if (targets.has_boxes) {
+    std::vector<double> written;
+    boxes_to_format(targets.boxes, targets.format, written);
+    out_boxes = py::cast(at::tensor(written, at::kDouble).view({-1, 4}));
+  }
+  if (masks) {
+    std::vector<at::Tensor> planes;
+    for (const ImageU8& mask : targets.masks) planes.push_back(tensor_from_image(mask)[0]);
+    out_masks = py::cast(planes.empty() ? at::empty({0, image.height, image.width}, at::kByte) : at::stack(planes));
+  }
+  return py::make_tuple(tensor_from_image(image), out_boxes, box_format_name(targets.format),
+                        at::tensor(targets.labels, at::kLong), at::tensor(targets.kept, at::kLong), out_masks);
 }
 
 // The whole pipeline, output stage included, as the loader writes a sample: float32 [C, H, W].
@@ -120,6 +163,11 @@ void transforms_bind(py::module_& module) {
              py::arg("index") = 0,
              "Runs the uint8 part of the pipeline `spec` on one uint8 [C, H, W] image (C = 1, 3 or 4) with the "
              "draws of (seed, epoch 0, index); returns the uint8 [C, H', W'] result.");
+  module.def("_transform_apply_targets", &transform_apply_targets, py::arg("spec"), py::arg("image"), py::arg("boxes"),
+             py::arg("masks"), py::arg("instance_masks"), py::arg("labels"), py::arg("seed"), py::arg("index") = 0,
+             "Runs the uint8 part of `spec` on an image with its boxes (float64 [N, 4] XYXY or None), masks (uint8 "
+             "[M, H, W] or None) and labels, as a detection loader's worker does; returns (image, boxes, format, "
+             "labels, kept, masks).");
   module.def("_transform_output", &transform_output, py::arg("spec"), py::arg("image"), py::arg("seed"),
              py::arg("index") = 0,
              "Runs all of the pipeline `spec` on one uint8 [C, H, W] image, the output stage (conversion, Normalize, "
