@@ -51,13 +51,17 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   if ((options_.augment.pipeline || !options_.views.empty()) && options_.on_device)
     throw InputError("--data-on-device augments the data set on the device with the built-in crop and flip; a "
                      "transform pipeline or several views run in the loader's workers: drop --data-on-device");
-  if (options_.augment.pipeline) pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
+  if (dataset_.targets) {
+    targets_check();
+  } else if (options_.augment.pipeline) {
+    pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
+  }
   for (const LoaderView& view : options_.views)
     if (view.pipeline) pipeline_check_output(*view.pipeline);
   layouts_ = view_layouts(dataset_, options_);
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);
-  } else if (options_.pin_memory) {
+  } else if (options_.pin_memory && !dataset_.targets) {  // samples of their own sizes: copied one by one
     for (const BatchLayout& view_layout : layouts_) {
       auto ring = pinned_ring_make(options_.device, options_.prefetch, view_layout);
       if (!ring) break;  // not CUDA
@@ -67,6 +71,14 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
 }
 
 Loader::~Loader() { stop(); }
+
+// Data with targets: one pipeline (the given one, or ToImage()'s uint8 images as decoded) that moves them.
+void Loader::targets_check() {
+  if (!options_.views.empty())
+    throw InputError("Loader: several views of a data set with boxes and masks are not supported; give one transform");
+  if (!options_.augment.pipeline) options_.augment.pipeline = std::make_shared<Pipeline>("ToImage()");
+  options_.augment.pipeline->check_targets();
+}
 
 int64_t loader_batches_per_epoch(int64_t dataset_size, const LoaderOptions& options) {
   const int64_t world = options.sampler.world_size;
@@ -133,6 +145,7 @@ EpochPosition Loader::position() const {
 Batch Loader::assemble(int64_t batch) {
   const int64_t begin = (batch - first_batch_) * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
+  if (dataset_.targets) return assemble_targets(batch, begin, count);
   HostViews host = rings_.empty() ? host_acquire(count) : ring_acquire(batch, count);
   std::vector<ViewTarget> targets;
   for (size_t v = 0; v < host.images.size(); ++v)
@@ -141,7 +154,24 @@ Batch Loader::assemble(int64_t batch) {
                                                      targets, options_.sampler.seed, epoch_, host.labels);
   skipped_ += counts.skipped;
   decoded_ += counts.decoded;
-  return {at::Tensor(), host.labels, batch, std::move(host.images)};
+  return {at::Tensor(), host.labels, batch, std::move(host.images), {}};
+}
+
+// A batch of samples with targets: a list of samples, their images stacked when their sizes agree.
+Batch Loader::assemble_targets(int64_t batch, int64_t begin, int64_t count) {
+  Batch out;
+  out.index = batch;
+  target_batch_assemble(dataset_, indices_.data() + begin, count, *options_.augment.pipeline, options_.sampler.seed,
+                        epoch_, out.samples);
+  decoded_ += count;
+  std::vector<at::Tensor> images;
+  for (const TargetSample& sample : out.samples) {
+    if (!images.empty() && !sample.image.sizes().equals(images.front().sizes())) return out;
+    images.push_back(sample.image);
+  }
+  out.images = at::stack(images);
+  for (size_t i = 0; i < out.samples.size(); ++i) out.samples[i].image = out.images[static_cast<int64_t>(i)];
+  return out;
 }
 
 // Batch k's slot of every view's ring (it waits for the slot's previous copy), the first `count` samples of it.
@@ -197,7 +227,18 @@ Loader::HostViews Loader::host_acquire(int64_t count) {
 
 // The batch on options_.device (through the rings on CUDA: one copy per view), as one view's images or views.
 Batch Loader::deliver(Batch host) {
-  Batch out{at::Tensor(), host.labels, host.index, {}};
+  if (dataset_.targets) {
+    if (options_.device.is_cpu()) return host;
+    const auto moved = [&](const at::Tensor& t) { return t.defined() ? t.to(options_.device) : t; };
+    host.images = moved(host.images);
+    for (size_t i = 0; i < host.samples.size(); ++i) {
+      TargetSample& s = host.samples[i];
+      s.image = host.images.defined() ? host.images[static_cast<int64_t>(i)] : moved(s.image);
+      s.boxes = moved(s.boxes), s.labels = moved(s.labels), s.kept = moved(s.kept), s.masks = moved(s.masks);
+    }
+    return host;
+  }
+  Batch out{at::Tensor(), host.labels, host.index, {}, {}};
   if (!rings_.empty()) {
     for (const auto& ring : rings_) {
       auto [images, labels] = ring->copy_to_device(host.index % ring->slots(), host.labels.size(0));

@@ -87,6 +87,8 @@ class Loader {
   };
 
   Batch assemble(int64_t batch);
+  Batch assemble_targets(int64_t batch, int64_t begin, int64_t count);
+  void targets_check();
   HostViews ring_acquire(int64_t batch, int64_t count);
   HostViews host_acquire(int64_t count);
   HostViews host_views_empty(int64_t count) const;

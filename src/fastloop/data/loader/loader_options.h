@@ -5,6 +5,7 @@
 
 #include "fastloop/data/loader/sampler.h"
 #include "fastloop/data/transforms/augment_options.h"
+#include "fastloop/data/transforms/target_batch.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -42,6 +43,9 @@ struct Batch {
   at::Tensor labels;           // int64 [B]
   int64_t index = 0;           // batch number within the epoch
   std::vector<at::Tensor> views;  // LoaderOptions::views: one [B, C, H_v, W_v] per view (images then undefined)
+  /// Data with targets (Dataset::targets): each sample's image and targets; `images` stacks the images when
+  /// their sizes agree (undefined otherwise), `labels` is undefined.
+  std::vector<TargetSample> samples;
 };
 
 } // namespace fastloop

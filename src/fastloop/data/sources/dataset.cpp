@@ -29,6 +29,19 @@ class EncodedSlice final : public EncodedImages {
   int64_t begin_, count_;
 };
 
+// The targets of samples [begin, ...) of another TargetSource, renumbered from 0.
+class TargetSlice final : public TargetSource {
+ public:
+  TargetSlice(std::shared_ptr<const TargetSource> all, int64_t begin) : all_(std::move(all)), begin_(begin) {}
+  void sample_targets(int64_t index, int64_t height, int64_t width, SampleTargets& targets) const override {
+    all_->sample_targets(begin_ + index, height, width, targets);
+  }
+
+ private:
+  std::shared_ptr<const TargetSource> all_;
+  int64_t begin_;
+};
+
 }  // namespace
 
 Dataset dataset_slice(const Dataset& dataset, int64_t begin, int64_t count) {
@@ -37,6 +50,7 @@ Dataset dataset_slice(const Dataset& dataset, int64_t begin, int64_t count) {
   Dataset slice = dataset;
   if (dataset.encoded) {
     slice.encoded = std::make_shared<EncodedSlice>(dataset.encoded, begin, count);
+    if (dataset.targets) slice.targets = std::make_shared<TargetSlice>(dataset.targets, begin);
   } else {
     slice.images = dataset.images.narrow(0, begin, count);
     slice.labels = dataset.labels.narrow(0, begin, count);

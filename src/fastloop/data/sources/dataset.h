@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/target_source.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -27,6 +28,8 @@ struct Dataset {
   std::vector<std::string> classes;  // name of each class index (data/sources/class_names.h); at least num_classes
   std::vector<float> mean;     // per channel, in [0, 1] units (pixel / 255)
   std::vector<float> stddev;   // per channel, in [0, 1] units
+  // Last, so the positional initializers of the fields above stay as they were.
+  std::shared_ptr<const TargetSource> targets;  // encoded detection / segmentation: each sample's boxes and masks
 
   int64_t size() const { return encoded ? encoded->size() : images.defined() ? images.size(0) : 0; }
   int64_t channels() const { return encoded ? 3 : images.size(1); }
