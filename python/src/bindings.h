@@ -29,6 +29,9 @@ ArrowSource arrow_source_of(const py::handle& split);
 /// _C._pattern_expand: brace patterns as shards: sources expand them, for Parquet file sets.
 void arrow_bind(py::module_& module);
 
+/// _C.CocoAnnotations: a COCO annotation file read once, the targets of each image; _C._image_decode.
+void coco_bind(py::module_& module);
+
 /// _C.Loader: one split of a --data source, iterated batch by batch.
 void loader_bind(py::module_& module);
 
