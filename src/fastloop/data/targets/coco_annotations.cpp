@@ -65,7 +65,7 @@ void CocoAnnotations::labels(int64_t i, std::vector<int64_t>& out) const {
 void CocoAnnotations::masks(int64_t i, int64_t height, int64_t width, uint8_t* out) const {
   const int64_t n = annotation_count(i);
   if (n == 0) return;
-  if (height <= 0 || width <= 0 || height * width > int64_t{UINT32_MAX})
+  if (height <= 0 || width <= 0 || height * width > int64_t{INT32_MAX})  // maskApi.c computes positions in int
     throw InputError(path_ + ": image id " + std::to_string(images_[static_cast<size_t>(i)].id) + ": cannot make masks of " +
                      std::to_string(height) + " x " + std::to_string(width) + " pixels");
   const size_t plane = static_cast<size_t>(height * width);

@@ -11,11 +11,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 namespace fastloop {
 namespace {
 
 constexpr double kScale = 5;  // rleFrPoly's upsampling of the polygon
+
+// maskApi.c's (int) cast of a double as x86-64 performs it (cvttsd2si): toward zero, and INT_MIN for NaN or a value
+// out of range, which C leaves undefined. It happens: an edge between two equal points has slope 0 / 0 = NaN, and
+// pycocotools (on x86-64) then places that point at y = INT_MIN, clamped to row 0 when it becomes a boundary point.
+int to_int(double v) {
+  if (!(v >= -2147483648.0 && v < 2147483648.0)) return std::numeric_limits<int>::min();
+  return static_cast<int>(v);
+}
 
 // The column-major positions [begin, end) set to 1 in the row-major mask.
 void fill_run(uint8_t* mask, int64_t height, int64_t width, int64_t begin, int64_t end) {
@@ -30,7 +39,7 @@ void fill_run(uint8_t* mask, int64_t height, int64_t width, int64_t begin, int64
 // boundary where the upsampled x moves, downsampled, when it falls on a pixel column inside the canvas.
 void boundary_step(int u, int v, int pu, int pv, int64_t height, int64_t width, std::vector<uint32_t>& out) {
   if (u == pu) return;
-  double xd = static_cast<double>(u < pu ? u : u - 1);
+  double xd = static_cast<double>(u < pu ? u : u - 1);  // u - 1: INT_MIN - 1 cannot occur, u > pu there
   xd = (xd + .5) / kScale - .5;
   if (std::floor(xd) != xd || xd < 0 || xd > static_cast<double>(width - 1)) return;
   double yd = static_cast<double>(v < pv ? v : pv);
@@ -38,7 +47,7 @@ void boundary_step(int u, int v, int pu, int pv, int64_t height, int64_t width, 
   if (yd < 0) yd = 0;
   else if (yd > static_cast<double>(height)) yd = static_cast<double>(height);
   yd = std::ceil(yd);
-  out.push_back(static_cast<uint32_t>(static_cast<int>(xd) * static_cast<int>(height) + static_cast<int>(yd)));
+  out.push_back(static_cast<uint32_t>(to_int(xd) * static_cast<int>(height) + to_int(yd)));
 }
 
 } // namespace
@@ -46,8 +55,8 @@ void boundary_step(int u, int v, int pu, int pv, int64_t height, int64_t width, 
 void coco_polygon_boundary(const double* xy, int64_t points, int64_t height, int64_t width, std::vector<uint32_t>& out) {
   out.clear();
   if (points <= 0) return;  // rleFrPoly finds no point: an empty mask
-  auto x_at = [&](int64_t j) { return static_cast<int>(kScale * xy[(j % points) * 2 + 0] + .5); };
-  auto y_at = [&](int64_t j) { return static_cast<int>(kScale * xy[(j % points) * 2 + 1] + .5); };
+  auto x_at = [&](int64_t j) { return to_int(kScale * xy[(j % points) * 2 + 0] + .5); };
+  auto y_at = [&](int64_t j) { return to_int(kScale * xy[(j % points) * 2 + 1] + .5); };
   bool first = true;
   int pu = 0, pv = 0;
   auto visit = [&](int u, int v) {
@@ -63,12 +72,12 @@ void coco_polygon_boundary(const double* xy, int64_t points, int64_t height, int
     if (dx >= dy) {
       for (int d = 0; d <= dx; ++d) {
         const int t = flip ? dx - d : d;
-        visit(t + xs, static_cast<int>(ys + s * t + .5));
+        visit(t + xs, to_int(ys + s * t + .5));
       }
     } else {
       for (int d = 0; d <= dy; ++d) {
         const int t = flip ? dy - d : d;
-        visit(static_cast<int>(xs + s * t + .5), t + ys);
+        visit(to_int(xs + s * t + .5), t + ys);
       }
     }
   }
