@@ -56,7 +56,8 @@ case "$target" in
     src/fastloop/data/sources/shard_order.cpp src/fastloop/data/sources/class_names.cpp); max_len=4096 ;;
   # coco_json: COCO annotation files (simdjson, linked as the library links it) and their masks.
   coco_json) sources=(fuzz/coco_json_fuzzer.cpp src/fastloop/data/targets/coco_annotations.cpp
-    src/fastloop/data/targets/coco_annotations_read.cpp src/fastloop/data/targets/coco_mask.cpp); max_len=8192
+    src/fastloop/data/targets/coco_annotations_read.cpp src/fastloop/data/targets/coco_mask.cpp
+    src/fastloop/data/targets/json_chunks.cpp); max_len=8192
     libs=(-DSIMDJSON_THREADS_ENABLED=1 -lsimdjson) ;;
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/sources/cifar.cpp); max_len=10000; torch=1 ;;
