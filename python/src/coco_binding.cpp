@@ -123,6 +123,13 @@ at::Tensor image_decode(const std::string& path) {
 
 } // namespace
 
+std::shared_ptr<const CocoAnnotations> coco_annotations_of(const py::handle& object) {
+  if (!py::isinstance<CocoFile>(object))
+    throw py::type_error("expected a fastloop._C.CocoAnnotations (fastloop.CocoDetection's _C), got " +
+                         std::string(py::str(py::type::of(object))));
+  return object.cast<const CocoFile&>().annotations;
+}
+
 void coco_bind(py::module_& module) {
   py::class_<CocoFile>(module, "CocoAnnotations",
                        "A COCO instances annotation file read once (simdjson): images sorted by id, each with its "
