@@ -203,3 +203,36 @@ def test_polygon_masks_equal_pycocotools_byte_for_byte(tmp_path):
             assert torch.equal(mask.as_subclass(torch.Tensor), torch.from_numpy(expected[ann_id])), ann_id
             checked += 1
     assert checked == len(expected)
+
+
+def test_rle_masks_equal_pycocotools_byte_for_byte(tmp_path):
+    """Random masks as compressed RLE (pycocotools' encode) and as uncompressed runs, on canvases from 1 x 1 up:
+    each decodes to pycocotools' mask.decode of the same object."""
+    rng = np.random.default_rng(1)
+    images, annotations, expected = [], [], {}
+    for image_id in range(1, 31):
+        h, w = int(rng.integers(1, 50)), int(rng.integers(1, 50))
+        images.append({"id": image_id, "file_name": f"{image_id}.png", "height": h, "width": w})
+        for k in range(int(rng.integers(1, 6))):
+            m = np.asfortranarray((rng.random((h, w)) < rng.uniform(0, 1)).astype(np.uint8))
+            if k % 2:
+                segmentation = {"counts": _runs(m.flatten(order="F")), "size": [h, w]}
+                rle = pycocotools_mask.frPyObjects(segmentation, h, w)
+            else:
+                rle = pycocotools_mask.encode(m)
+                segmentation = {"counts": rle["counts"].decode(), "size": [h, w]}
+            ann_id = image_id * 100 + k
+            annotations.append({"id": ann_id, "image_id": image_id, "category_id": 1, "bbox": [0, 0, 1, 1],
+                                "iscrowd": 1, "segmentation": segmentation})
+            expected[ann_id] = pycocotools_mask.decode(rle)
+            assert np.array_equal(expected[ann_id], m)
+    ann = tmp_path / "rles.json"
+    ann.write_text(json.dumps({"images": images, "annotations": annotations}))
+    dataset = fastloop.CocoDetection(tmp_path, ann, target_keys=["masks", "segmentation"])
+    for i, image in enumerate(images):
+        target = dataset.target(i, canvas_size=(image["height"], image["width"]))
+        ids = [a["id"] for a in annotations if a["image_id"] == image["id"]]
+        want = [a["segmentation"] for a in annotations if a["image_id"] == image["id"]]
+        assert target["segmentation"] == want
+        for mask, ann_id in zip(target["masks"], ids):
+            assert torch.equal(mask.as_subclass(torch.Tensor), torch.from_numpy(expected[ann_id])), ann_id
