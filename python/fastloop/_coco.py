@@ -48,7 +48,10 @@ class CocoDetection:
     A sample is ``(image, target)``: ``image`` a ``tv_tensors.Image`` uint8 ``[3, H, W]`` (RGB), ``target`` a dict
     with ``boxes`` a ``tv_tensors.BoundingBoxes`` (XYXY, float32, ``canvas_size=(H, W)``), ``labels`` an int64
     tensor of the category ids, ``masks`` a ``tv_tensors.Mask`` uint8 ``[N, H, W]``; an image without annotations
-    gives ``{"image_id": id}`` alone, as torchvision.
+    gives ``{"image_id": id}`` alone, as torchvision. Two differences, both where torchvision has no useful answer:
+    boxes are float32 even when all of an image's numbers are integers in the file (torchvision then makes int64
+    boxes), and an annotation whose ``image_id`` or ``category_id`` names nothing in the file is a ``ValueError``
+    when constructed (pycocotools keeps it; torchvision never reads it).
 
     Raises:
         ValueError: the annotation file is malformed (the message names the file and the element), or a target
