@@ -1,6 +1,7 @@
-// CocoAnnotations::read: simdjson's On-Demand API over the file a few MiB of list elements at a time (json_chunks.h;
-// no DOM: each value is copied into CocoAnnotations' arrays as it is met), then the images sorted by id and the annotations grouped by image
-// (a stable counting sort: the file's order within an image, as pycocotools' imgToAnns). Every error names the
+// CocoAnnotations::read: simdjson's On-Demand API over the file a few MiB of list elements at a time
+// (json_chunks.h; no DOM: each value is copied into CocoAnnotations' arrays as it is met), then the images sorted by
+// id and the annotations grouped by image (a stable counting sort: the file's order within an image, as
+// pycocotools' imgToAnns). Every error names the
 // file and the element ("annotations[17].bbox"), with the annotation's id once it is known.
 #include "fastloop/core/errors.h"
 #include "fastloop/data/targets/coco_annotations.h"
@@ -10,7 +11,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -19,6 +19,8 @@
 namespace fastloop {
 
 namespace od = simdjson::ondemand;
+
+namespace {
 
 // Where a value is in the file ("annotations[17].segmentation[0][5]"), spelled out only for an error message: a
 // chain of stack frames, so reading a number costs no string.
@@ -34,6 +36,8 @@ struct Where {
     return head.empty() ? std::string(key) : head + "." + key;
   }
 };
+
+} // namespace
 
 class CocoReader {
  public:
