@@ -101,6 +101,26 @@ _fastloop_c_library(fastloop::webp libwebp webp webp/decode.h libwebp.so.7)
 _fastloop_c_library(fastloop::webpdemux libwebpdemux webpdemux webp/demux.h libwebpdemux.so.2)
 _fastloop_c_library(fastloop::tiff libtiff-4 tiff tiffio.h libtiff.so.6)
 
+# --- simdjson (COCO annotation files: data/targets/coco_annotations_read.cpp and fuzz/coco_json_fuzzer.cpp): Debian's
+# libsimdjson-dev, else prepared/simdjson/{include,lib}. Only its header folder and library file are kept
+# (FASTLOOP_SIMDJSON_INCLUDE_DIR, FASTLOOP_SIMDJSON_LIBRARY), not a target: a target's usage requirements
+# (SIMDJSON_THREADS_ENABLED, as simdjson.pc says) would change every file's command line and the PCH, and only
+# the one file that includes simdjson.h needs them (CMakeLists.txt sets them on it).
+if(NOT FASTLOOP_USE_PREPARED)
+  find_path(FASTLOOP_SIMDJSON_INCLUDE_DIR simdjson.h)
+  find_library(FASTLOOP_SIMDJSON_LIBRARY NAMES simdjson)
+endif()
+if(FASTLOOP_USE_PREPARED OR NOT FASTLOOP_SIMDJSON_INCLUDE_DIR OR NOT FASTLOOP_SIMDJSON_LIBRARY)
+  file(GLOB _fastloop_simdjson_so "${FASTLOOP_PREPARED_DIR}/simdjson/lib/libsimdjson.so.*")
+  if(NOT EXISTS "${FASTLOOP_PREPARED_DIR}/simdjson/include/simdjson.h" OR NOT _fastloop_simdjson_so)
+    _fastloop_prepared_missing("simdjson (simdjson.h, libsimdjson.so.N)")
+  endif()
+  list(GET _fastloop_simdjson_so 0 _fastloop_simdjson_so)
+  set(FASTLOOP_SIMDJSON_INCLUDE_DIR "${FASTLOOP_PREPARED_DIR}/simdjson/include" CACHE PATH "simdjson.h's folder" FORCE)
+  set(FASTLOOP_SIMDJSON_LIBRARY "${_fastloop_simdjson_so}" CACHE FILEPATH "libsimdjson" FORCE)
+  message(STATUS "fastloop: simdjson from ${FASTLOOP_PREPARED_DIR}/simdjson")
+endif()
+
 # --- gloo headers (ProcessGroupGloo): with FASTLOOP_USE_PREPARED, the prepared copy answers the
 # find_path(FASTLOOP_GLOO_INCLUDE_DIR ...) made where gloo is used.
 if(FASTLOOP_USE_PREPARED AND EXISTS "${FASTLOOP_PREPARED_DIR}/gloo/include/gloo/config.h")

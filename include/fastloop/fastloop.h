@@ -11,6 +11,7 @@
 //   registered by name (models/registry.h, run/train_main.h); checkpoints (train/checkpoint.h).
 // - Data: a --data source's splits (data/sources/source.h) and the threaded Loader (data/loader/loader.h),
 //   with the options `fastloop train` and evaluation use (train/setup.h, train/evaluate.h, train/perf_auto.h);
+//   COCO detection targets (data/targets/coco_annotations.h) and images (data/sources/coco_images.h);
 //   torchvision-named transform pipelines, parsed and compiled (data/transforms/spec.h, transform.h, pipeline.h).
 // - Trained models: evaluation, prediction and export as calls (run/eval_run.h, run/predict_run.h,
 //   run/export_run.h), a checkpoint's ModelInfo (models/model_info.h), TorchScript models (models/torchscript.h).
@@ -20,11 +21,14 @@
 #include "fastloop/core/config.h"
 #include "fastloop/core/config_set.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/image_decode.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/arrow_images.h"
+#include "fastloop/data/sources/coco_images.h"
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/targets/coco_annotations.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/registry.h"
 #include "fastloop/data/transforms/spec.h"

@@ -1,6 +1,6 @@
-# Type stub of the public names of `import fastloop` (docstrings in _loader.py and _run.py).
+# Type stub of the public names of `import fastloop` (docstrings in _loader.py, _run.py and _coco.py).
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 
@@ -18,6 +18,22 @@ class Files:
         classes: Optional[Sequence[str]] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
+
+class CocoDetection:
+    root: str
+    annFile: str
+    target_keys: Set[str]
+    ids: List[int]
+    def __init__(
+        self,
+        root: Union[str, "os.PathLike[str]"],
+        annFile: Union[str, "os.PathLike[str]"],
+        target_keys: Union[None, str, Sequence[str]] = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Tuple[Any, Dict[str, Any]]: ...
+    def image_path(self, index: int) -> str: ...
+    def target(self, index: int, canvas_size: Tuple[int, int]) -> Dict[str, Any]: ...
 
 class Loader:
     source: Union[str, Files, Any]

@@ -29,6 +29,12 @@ ArrowSource arrow_source_of(const py::handle& split);
 /// _C._pattern_expand: brace patterns as shards: sources expand them, for Parquet file sets.
 void arrow_bind(py::module_& module);
 
+/// _C.CocoAnnotations: a COCO annotation file read once, the targets of each image; _C._image_decode.
+void coco_bind(py::module_& module);
+/// The C++ annotations a _C.CocoAnnotations holds (fastloop.CocoDetection's `_C`), for a Loader to share with its
+/// CocoImages; a TypeError for any other object.
+std::shared_ptr<const CocoAnnotations> coco_annotations_of(const py::handle& object);
+
 /// _C.Loader: one split of a --data source, iterated batch by batch.
 void loader_bind(py::module_& module);
 

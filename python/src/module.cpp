@@ -38,4 +38,5 @@ PYBIND11_MODULE(_C, module) {
   fp::run_bind(module);
   fp::transforms_bind(module);
   fp::arrow_bind(module);
+  fp::coco_bind(module);
 }

@@ -46,7 +46,8 @@ s_prepared() {
   local need=(googletest/CMakeLists.txt cli11/include/CLI/CLI.hpp nlohmann_json/include/nlohmann/json.hpp
               tomlplusplus/include/toml++/toml.h gloo/include/gloo/config.h zlib/include/zlib.h
               turbojpeg/include/turbojpeg.h jpeg/include/jpeglib.h spng/include/spng.h webp/include/webp/decode.h
-              webpdemux/include/webp/demux.h tiff/include/tiffio.h fashion-mnist/train-images-idx3-ubyte.gz)
+              webpdemux/include/webp/demux.h tiff/include/tiffio.h simdjson/include/simdjson.h
+              fashion-mnist/train-images-idx3-ubyte.gz)
   local f bad=0
   for f in "${need[@]}"; do
     [ -e "$PREPARED/$f" ] || { echo "missing prepared/$f"; bad=1; }
@@ -96,7 +97,7 @@ s_prepared_fallback() {
   local what missing=()
   for what in "zlib headers from $PREPARED" "CLI11::CLI11 from $PREPARED" "nlohmann_json::nlohmann_json from $PREPARED" \
               "tomlplusplus::tomlplusplus from $PREPARED" "libturbojpeg from $PREPARED" "libjpeg from $PREPARED" "spng from $PREPARED" \
-              "libwebp from $PREPARED" "libwebpdemux from $PREPARED" "libtiff-4 from $PREPARED" \
+              "libwebp from $PREPARED" "libwebpdemux from $PREPARED" "libtiff-4 from $PREPARED" "simdjson from $PREPARED" \
               "GoogleTest built from $PREPARED"; do
     grep -qF "$what" <<< "$out" || missing+=("$what")
   done

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # `scripts/device_check.sh --prepare` (sourced): copies into prepared/ (git-ignored, carried to the GPU
 # machine) what the GPU image lacks: GoogleTest sources, CLI11, nlohmann-json, toml++, gloo and zlib
-# headers, Debian's libz.so.1, libturbojpeg, libjpeg, libspng, libwebp, libwebpdemux and libtiff (headers and the
+# headers, Debian's libz.so.1, libturbojpeg, libjpeg, libspng, libwebp, libwebpdemux, libtiff and libsimdjson (headers and the
 # shared libraries; libtiff's own dependencies beside it, cmake/Prepared.cmake says why), and the
 # Fashion-MNIST files. About 45 MB.
 # Needs: PREPARED.
@@ -9,7 +9,7 @@
 prepare_sources=(/usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp
                  /usr/include/toml++/toml.h /usr/include/gloo/config.h /usr/include/zlib.h /usr/include/turbojpeg.h
                  /usr/include/jpeglib.h /usr/include/spng.h /usr/include/webp/demux.h
-                 /usr/include/x86_64-linux-gnu/tiffio.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
+                 /usr/include/x86_64-linux-gnu/tiffio.h /usr/include/simdjson.h /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz)
 
 # libtiff's dependencies that a bare image may lack (libc, libm, libz, libstdc++ and libgcc_s it has);
 # libjpeg and libwebp are copied for their own sake too.
@@ -33,7 +33,7 @@ prepare() {
            "$p/gloo/include" "$p/zlib/include" "$p/zlib/lib" "$p/turbojpeg/include" "$p/turbojpeg/lib" \
            "$p/jpeg/include" "$p/jpeg/lib" \
            "$p/spng/include" "$p/spng/lib" "$p/webp/include/webp" "$p/webp/lib" "$p/webpdemux/include/webp" \
-           "$p/webpdemux/lib" "$p/tiff/include" "$p/tiff/lib" "$p/fashion-mnist"
+           "$p/webpdemux/lib" "$p/tiff/include" "$p/tiff/lib" "$p/simdjson/include" "$p/simdjson/lib" "$p/fashion-mnist"
   # GoogleTest: the top-level CMakeLists and googletest/ (gmock is not used; BUILD_GMOCK=OFF).
   cp -a /usr/src/googletest/CMakeLists.txt /usr/src/googletest/googletest "$p/googletest/"
   cp -a /usr/include/CLI "$p/cli11/include/"
@@ -66,12 +66,17 @@ prepare() {
   cp -L "$(library_file libtiff.so.6)" "$p/tiff/lib/libtiff.so.6"
   local dep
   for dep in $(tiff_needs); do cp -L "$(library_file "$dep")" "$p/tiff/lib/$dep"; done
+  # simdjson (COCO annotation files): its one header and the library its soname names (libsimdjson.so.14 on Debian 12).
+  cp -a /usr/include/simdjson.h "$p/simdjson/include/"
+  local simdjson_so
+  simdjson_so="$(ldconfig -p | awk '$1 ~ /^libsimdjson\.so\.[0-9]+$/ && /x86-64/ {print $1; exit}')"
+  cp -L "$(library_file "$simdjson_so")" "$p/simdjson/lib/$simdjson_so"
   cp -a /usr/share/datasets/fashion-mnist/*-ubyte.gz "$p/fashion-mnist/"
   {
     echo "# prepared/ for scripts/device_check.sh (git-ignored; carried to the GPU machine)"
     echo "# made $(date -u +%FT%TZ) on $(. /etc/os-release; echo "$PRETTY_NAME")"
     for pkg in googletest libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgloo-dev zlib1g-dev zlib1g \
-               libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev dataset-fashion-mnist; do
+               libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev libsimdjson-dev dataset-fashion-mnist; do
       echo "$pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)"
     done
   } > "$p/MANIFEST"
