@@ -25,6 +25,7 @@
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/arrow_images.h"
 #include "fastloop/data/sources/coco_images.h"
+#include "fastloop/data/sources/coco_targets.h"
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"

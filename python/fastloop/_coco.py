@@ -119,6 +119,37 @@ class CocoDetection:
             target[key] = self._C.native(index, key)
         return target
 
+    def _fastloop_loader_args(self) -> Dict[str, Any]:
+        """What ``fastloop.Loader(dataset)`` hands its C++ side: the annotations read once (shared, not read
+        again), the image root, and whether the workers make masks."""
+        return {"data.source": "coco", "coco": self._C, "coco_root": self.root,
+                "coco_masks": "masks" in self.target_keys}
+
+    def _fastloop_target(self, index: int, canvas_size: Tuple[int, int], boxes: Optional[torch.Tensor], fmt: str,
+                         labels: Optional[torch.Tensor], kept: Optional[torch.Tensor],
+                         masks: Optional[torch.Tensor]) -> Dict[str, Any]:
+        """The target dict of a Loader's sample: what ``target()`` gives, with the boxes, labels and masks the
+        transform made (``kept``: the boxes left by SanitizeBoundingBoxes, by their index in the file's order;
+        the file's own keys are given whole, as torchvision's SanitizeBoundingBoxes leaves them)."""
+        from torchvision import tv_tensors
+
+        image_id = self.ids[index]
+        if boxes is None:
+            return {"image_id": image_id}
+        keys = self.target_keys
+        target: Dict[str, Any] = {}
+        if "image_id" in keys:
+            target["image_id"] = image_id
+        if "boxes" in keys:
+            target["boxes"] = tv_tensors.BoundingBoxes(boxes, format=fmt, canvas_size=tuple(canvas_size))
+        if "masks" in keys:
+            target["masks"] = tv_tensors.Mask(masks)
+        if "labels" in keys:
+            target["labels"] = labels
+        for key in keys - {"image_id", "boxes", "masks", "labels"}:
+            target[key] = self._C.native(index, key)
+        return target
+
     def __repr__(self) -> str:
         return (f"fastloop.CocoDetection(root={self.root!r}, annFile={self.annFile!r}, "
                 f"target_keys={sorted(self.target_keys)!r}): {len(self)} images")

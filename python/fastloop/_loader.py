@@ -410,6 +410,9 @@ class _LoaderIterator:
             self._loader._impl.stop()
             self._loader._progress = None  # state_dict: the next epoch's start
             raise StopIteration
+        source = self._loader._args["source"]
+        if hasattr(source, "_fastloop_target"):  # (images or None, samples) -> torchvision's batch of targets
+            batch = _targets_batch(source, batch)
         spec = self._loader._args.get("batch_transform")
         if spec is not None:
             args = self._loader._args
@@ -424,6 +427,20 @@ class _LoaderIterator:
     def __del__(self) -> None:
         if getattr(self, "_loader", None) is not None and self._running():
             self._loader._impl.stop()
+
+
+def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple]]) -> Tuple[Any, Any]:
+    """A batch of a data set with targets as detection and segmentation code consumes it: ``(images, targets)``,
+    images one tensor when their sizes agree (else a list), targets a list of the source's target dicts; a
+    segmentation source's class maps (tensors) stacked like the images."""
+    images, samples = batch
+    targets = [source._fastloop_target(index, tuple(image.shape[-2:]), boxes, fmt, labels, kept, masks)
+               for index, image, boxes, fmt, labels, kept, masks in samples]
+    if images is None:
+        return [sample[1] for sample in samples], targets
+    if targets and all(isinstance(t, torch.Tensor) for t in targets):
+        return images, torch.stack(targets)
+    return images, targets
 
 
 def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool,

@@ -44,9 +44,11 @@ def _source_name(source: Union[str, Files, Any]) -> str:
         return "files"
     if _arrow.is_arrow_source(source):  # its split travels beside it (binding_args)
         return "arrow"
+    if hasattr(source, "_fastloop_loader_args"):  # a data set with targets (fastloop.CocoDetection, ...)
+        return source._fastloop_loader_args()["data.source"]
     if not isinstance(source, str):
-        raise TypeError(f"fastloop.Loader: source must be a --data string, a fastloop.Files or a datasets.Dataset, "
-                        f"not {type(source).__name__}")
+        raise TypeError(f"fastloop.Loader: source must be a --data string, a fastloop.Files, a datasets.Dataset "
+                        f"or a fastloop.CocoDetection, not {type(source).__name__}")
     return source
 
 
@@ -237,4 +239,6 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
             out["files"], out["labels"], out["classes"] = split.paths, split.labels, split.classes
         else:
             out["arrow"] = split
+    elif hasattr(source, "_fastloop_loader_args"):  # its C++ annotations, shared, and how to read them
+        out.update(source._fastloop_loader_args())
     return out

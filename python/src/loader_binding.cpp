@@ -35,6 +35,10 @@ struct SplitLoaderArgs {
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
   std::shared_ptr<const ArrowSource> arrow;  // source "arrow": Parquet files or a datasets.Dataset (_arrow.py)
+  // source "coco": fastloop.CocoDetection's annotations (shared, read once), its image root, whether masks are made
+  std::shared_ptr<const CocoAnnotations> coco;
+  std::string coco_root;
+  bool coco_masks = false;
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.
@@ -46,6 +50,10 @@ struct SplitLoaderArgs {
         a.arrow = std::make_shared<const ArrowSource>(arrow_source_of(value));
         continue;
       }
+      if (name == "coco") {
+        a.coco = coco_annotations_of(value);
+        continue;
+      }
       auto take = [&](const char* argument, auto& field) {
         if (name != argument) return false;
         field = value.cast<std::remove_reference_t<decltype(field)>>();
@@ -54,7 +62,8 @@ struct SplitLoaderArgs {
       if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
           take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
-          take("classes", a.classes) || take("views", a.views))
+          take("classes", a.classes) || take("views", a.views) || take("coco_root", a.coco_root) ||
+          take("coco_masks", a.coco_masks))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -138,8 +147,20 @@ class SplitLoader {
     }
     stop_on_interrupt();  // a Ctrl-C that came while the batch was handed over
     if (!batch) return py::none();
+    if (!batch->samples.empty()) return targets_batch(*batch);
     if (args_.views) return py::make_tuple(py::cast(std::move(batch->views)), std::move(batch->labels));
     return py::make_tuple(std::move(batch->images), std::move(batch->labels));
+  }
+
+  /// A batch with targets: (images stacked or None, [(index, image, boxes, format, labels, kept, masks), ...]),
+  /// made into torchvision's target dicts by the Python package (fastloop/_targets.py).
+  static py::tuple targets_batch(const Batch& batch) {
+    const auto or_none = [](const at::Tensor& t) { return t.defined() ? py::cast(t) : py::none(); };
+    py::list samples;
+    for (const TargetSample& s : batch.samples)
+      samples.append(py::make_tuple(s.index, s.image, or_none(s.boxes), box_format_name(s.format), or_none(s.labels),
+                                    or_none(s.kept), or_none(s.masks)));
+    return py::make_tuple(or_none(batch.images), samples);
   }
 
   void stop() {
@@ -165,7 +186,8 @@ class SplitLoader {
     Dataset& split = train ? data_->train : data_->test;
     const bool views = args.views && !args.views->empty();
     const std::string& first = views ? args.views->front() : args.transform;  // the split's size: view 0's
-    split_size_resolve(split, first, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
+    if (!split.targets)  // samples with targets keep the sizes the pipeline gives them
+      split_size_resolve(split, first, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
     if (split.size() == 0)
       throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
                        " split (an image folder without val/, shards without val-*.tar)");
@@ -181,6 +203,13 @@ class SplitLoader {
     const SplitLoaderArgs& args = args_;
     if (config.data.source == "files")
       return files_load(args.files, args.labels, args.classes, data_options_of(config.data));
+    if (config.data.source == "coco") {  // one split of images with targets, as both splits (as fastloop.Files)
+      DatasetSplits splits = encoded_load(std::make_shared<CocoImages>(args.coco_root, args.coco), {},
+                                          data_options_of(config.data));
+      splits.train.targets = std::make_shared<CocoTargets>(args.coco, args.coco_masks);
+      splits.test.targets = splits.train.targets;
+      return splits;
+    }
     if (config.data.source == "arrow")
       return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,
                           data_options_of(config.data));

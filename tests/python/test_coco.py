@@ -236,3 +236,49 @@ def test_rle_masks_equal_pycocotools_byte_for_byte(tmp_path):
         assert target["segmentation"] == want
         for mask, ann_id in zip(target["masks"], ids):
             assert torch.equal(mask.as_subclass(torch.Tensor), torch.from_numpy(expected[ann_id])), ann_id
+
+
+LOADER_KEYS = ["image_id", "boxes", "labels", "masks", "iscrowd"]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_loader_gives_torchvisions_targets_through_the_transform(coco, workers):
+    import torchvision.transforms.v2 as T
+    from torchvision import tv_tensors
+
+    root, ann_file = coco
+    transform = T.Compose([T.RandomHorizontalFlip(p=1), T.Resize((32, 40)), T.ClampBoundingBoxes(),
+                           T.ToDtype(torch.float32, scale=True)])
+    dataset = fastloop.CocoDetection(root, ann_file, target_keys=LOADER_KEYS)
+    loader = fastloop.Loader(dataset, transform=transform, batch_size=3, shuffle=False, drop_last=False,
+                             workers=workers)
+    got = [(image, target) for images, targets in loader for image, target in zip(images, targets)]
+    reference = _reference(root, ann_file, LOADER_KEYS)
+    assert len(got) == len(reference) == len(dataset)
+    for index, (image, target) in enumerate(got):
+        pil, raw = reference[index]
+        want_image, want = transform(tv_tensors.Image(torchvision.transforms.v2.functional.pil_to_tensor(pil)), raw)
+        assert image.shape == want_image.shape == (3, 32, 40)
+        assert (image - want_image).abs().max() <= 3 / 255  # JPEG decoders a level or two apart, then resized
+        assert set(target) == set(want), index
+        assert target["image_id"] == want["image_id"]
+        if "boxes" not in want:  # an image without annotations: torchvision's {"image_id": id}
+            continue
+        assert isinstance(target["boxes"], tv_tensors.BoundingBoxes) and target["boxes"].canvas_size == (32, 40)
+        torch.testing.assert_close(target["boxes"], want["boxes"], atol=1e-4, rtol=0)
+        assert torch.equal(target["labels"], want["labels"])
+        assert torch.equal(target["masks"], want["masks"])
+        assert target["iscrowd"] == want["iscrowd"]
+
+
+def test_a_loader_gives_a_list_of_images_of_their_own_sizes(coco):
+    root, ann_file = coco
+    dataset = fastloop.CocoDetection(root, ann_file)
+    images, targets = next(iter(fastloop.Loader(dataset, batch_size=4, shuffle=False, workers=1)))
+    assert isinstance(images, list) and len(images) == len(targets) == 4
+    for index, (image, target) in enumerate(zip(images, targets)):
+        want_image, want = dataset[index]
+        assert image.dtype == torch.uint8 and image.shape == want_image.shape
+        assert target["image_id"] == want["image_id"]
+        if "boxes" in want:
+            torch.testing.assert_close(target["boxes"], want["boxes"], atol=0, rtol=0)
