@@ -1,8 +1,7 @@
 // The transforms of transforms.v2 that act on bounding boxes alone: SanitizeBoundingBoxes (drops degenerate
 // and out-of-canvas boxes with their labels and instance masks), ClampBoundingBoxes and
-// ConvertBoundingBoxFormat. On a sample without boxes torchvision raises (Sanitize: "No bounding box was
-// found in the sample"); fastloop does the same when the pipeline runs on targets, and refuses them for
-// images alone (nothing to act on).
+// ConvertBoundingBoxFormat. On a sample without boxes the last two pass and SanitizeBoundingBoxes raises, as
+// torchvision's ("No bounding boxes were found in the sample"); on images alone (no targets) they are refused.
 #include "fastloop/data/transforms/families.h"
 #include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/spec.h"
@@ -25,7 +24,7 @@ class BoxTransform : public Transform {
 
  protected:
   void require_boxes(const SampleTargets& targets) const {
-    if (!targets.has_boxes) throw InputError(repr_ + ": No bounding box was found in the sample");
+    if (!targets.has_boxes) throw InputError(repr_ + ": No bounding boxes were found in the sample");
   }
 
  private:
@@ -57,8 +56,7 @@ class ClampBoundingBoxes final : public BoxTransform {
   ClampBoundingBoxes(const TransformArgs& args, bool clamps)
       : BoxTransform("ClampBoundingBoxes(clamping_mode=" + value_repr(args.get("clamping_mode")) + ")"), clamps_(clamps) {}
   void apply_targets(ImageU8& image, SampleTargets& targets, Draws&, TransformScratch&) const override {
-    require_boxes(targets);
-    if (clamps_) boxes_clamp(targets.boxes, image.height, image.width);
+    if (clamps_) boxes_clamp(targets.boxes, image.height, image.width);  // a sample without boxes passes
   }
 
  private:
@@ -71,8 +69,7 @@ class ConvertBoundingBoxFormat final : public BoxTransform {
       : BoxTransform(std::string("ConvertBoundingBoxFormat(format=BoundingBoxFormat.") + box_format_name(format) + ")"),
         format_(format) {}
   void apply_targets(ImageU8&, SampleTargets& targets, Draws&, TransformScratch&) const override {
-    require_boxes(targets);
-    targets.format = format_;  // boxes stay XYXY inside; written in this format at the end
+    targets.format = format_;  // a sample without boxes passes  // boxes stay XYXY inside; written in this format at the end
   }
 
  private:
