@@ -4,8 +4,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace fastloop {
 namespace {
@@ -24,28 +26,55 @@ TargetWork& target_work() {
   return work;
 }
 
-// The uint8 image through the output stage's value table (and a RandomErasing after it) as a [C, H, W] tensor.
-at::Tensor image_output(const ImageU8& image, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index) {
+// The image through a value table into a [C, H, W] tensor of T.
+template <typename T>
+void image_write(const ImageU8& image, const std::vector<float>& table, T* out) {
   const int64_t C = image.channels, H = image.height, W = image.width;
-  if (!pipeline.float_output()) {
-    at::Tensor out = at::empty({C, H, W}, at::kByte);
-    uint8_t* o = out.data_ptr<uint8_t>();
-    for (int64_t y = 0; y < H; ++y)
-      for (int64_t x = 0; x < W; ++x)
-        for (int64_t c = 0; c < C; ++c) o[(c * H + y) * W + x] = image.row(y)[x * C + c];
-    return out;
-  }
-  const std::vector<float> table = pipeline.value_table(C);
-  at::Tensor out = at::empty({C, H, W}, at::kFloat);
-  float* o = out.data_ptr<float>();
   for (int64_t y = 0; y < H; ++y)
     for (int64_t x = 0; x < W; ++x)
-      for (int64_t c = 0; c < C; ++c) o[(c * H + y) * W + x] = table[static_cast<size_t>(c * 256 + image.row(y)[x * C + c])];
-  pipeline.erase_output(o, C, H, W, H * W, W, 1, seed, epoch, index, [](float* at, float v) { *at = v; });
-  const StageDtype dtype = pipeline.dtype();
-  if (dtype == StageDtype::kFloat16) return out.to(at::kHalf);
-  if (dtype == StageDtype::kBFloat16) return out.to(at::kBFloat16);
-  if (dtype == StageDtype::kFloat64) return out.to(at::kDouble);
+      for (int64_t c = 0; c < C; ++c)
+        out[(c * H + y) * W + x] = static_cast<T>(table[static_cast<size_t>(c * 256 + image.row(y)[x * C + c])]);
+}
+
+// The uint8 image through the output stage's value table (and a RandomErasing after it) as a [C, H, W] tensor
+// of the pipeline's dtype. Written by plain loops: an ATen op large enough to run in parallel would wake, from
+// this worker thread, an OpenMP team that spins on the cores the other workers need.
+at::Tensor image_output(const ImageU8& image, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index) {
+  const int64_t C = image.channels, H = image.height, W = image.width;
+  const std::vector<float> table = pipeline.value_table(C);  // uint8: v itself
+  const auto erase = [&](auto* o) {
+    using T = std::remove_pointer_t<decltype(o)>;
+    pipeline.erase_output(o, C, H, W, H * W, W, 1, seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
+  };
+  switch (pipeline.dtype()) {
+    case StageDtype::kUInt8: {
+      at::Tensor out = at::empty({C, H, W}, at::kByte);
+      image_write(image, table, out.data_ptr<uint8_t>());
+      return out;
+    }
+    case StageDtype::kFloat16: {
+      at::Tensor out = at::empty({C, H, W}, at::kHalf);
+      image_write(image, table, out.data_ptr<at::Half>());
+      erase(out.data_ptr<at::Half>());
+      return out;
+    }
+    case StageDtype::kBFloat16: {
+      at::Tensor out = at::empty({C, H, W}, at::kBFloat16);
+      image_write(image, table, out.data_ptr<at::BFloat16>());
+      erase(out.data_ptr<at::BFloat16>());
+      return out;
+    }
+    case StageDtype::kFloat64: {
+      at::Tensor out = at::empty({C, H, W}, at::kDouble);
+      image_write(image, table, out.data_ptr<double>());
+      erase(out.data_ptr<double>());
+      return out;
+    }
+    case StageDtype::kFloat32: break;
+  }
+  at::Tensor out = at::empty({C, H, W}, at::kFloat);
+  image_write(image, table, out.data_ptr<float>());
+  erase(out.data_ptr<float>());
   return out;
 }
 
@@ -54,7 +83,8 @@ void targets_output(const SampleTargets& targets, int64_t height, int64_t width,
   if (targets.has_boxes) {
     std::vector<double> written;
     boxes_to_format(targets.boxes, targets.format, written);
-    out.boxes = at::tensor(written, at::kDouble).to(at::kFloat).view({-1, 4});
+    out.boxes = at::empty({static_cast<int64_t>(written.size() / 4), 4}, at::kFloat);
+    std::copy(written.begin(), written.end(), out.boxes.data_ptr<float>());  // no ATen op: see image_output
     out.format = targets.format;
     out.labels = at::tensor(targets.labels, at::kLong);
     out.kept = at::tensor(targets.kept, at::kLong);
