@@ -28,9 +28,10 @@ except ImportError as error:  # a library that did not load: name the file, not 
     raise ImportError(_install.load_error(error)) from error
 
 from ._coco import CocoDetection  # noqa: E402
+from ._targets import pad_targets  # noqa: E402
 from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
 from ._run import evaluate, loader_state, model_info, train  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "Files", "CocoDetection", "train", "evaluate", "model_info", "loader_state", "__version__"]
+__all__ = ["Loader", "Files", "CocoDetection", "pad_targets", "train", "evaluate", "model_info", "loader_state", "__version__"]

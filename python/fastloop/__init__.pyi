@@ -35,6 +35,10 @@ class CocoDetection:
     def image_path(self, index: int) -> str: ...
     def target(self, index: int, canvas_size: Tuple[int, int]) -> Dict[str, Any]: ...
 
+def pad_targets(
+    targets: Sequence[Dict[str, Any]], max_boxes: Optional[int] = None, keys: Sequence[str] = ("boxes", "labels")
+) -> Dict[str, torch.Tensor]: ...
+
 class Loader:
     source: Union[str, Files, Any]
     split: str

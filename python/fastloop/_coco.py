@@ -119,6 +119,10 @@ class CocoDetection:
             target[key] = self._C.native(index, key)
         return target
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles as its arguments: a copy in another process reads the annotation file again."""
+        return (type(self), (self.root, self.annFile, sorted(self.target_keys)))
+
     def _fastloop_loader_args(self) -> Dict[str, Any]:
         """What ``fastloop.Loader(dataset)`` hands its C++ side: the annotations read once (shared, not read
         again), the image root, and whether the workers make masks."""

@@ -74,6 +74,10 @@ class Loader:
             raise TypeError(f"fastloop.Loader: batch_transform={type(batch_transform).__name__}(...) with several "
                             "views: MixUp and CutMix mix the labels of a batch, which views for self-supervised "
                             "learning do not use; drop batch_transform, or mix each view in the loop")
+        if batch_transform is not None and hasattr(given["source"], "_fastloop_target"):
+            raise TypeError(f"fastloop.Loader: batch_transform={type(batch_transform).__name__}(...) mixes the "
+                            "labels of classification batches; a data set with boxes and masks has targets it "
+                            "cannot mix: drop batch_transform")
         if batch_transform is not None:  # kept as its spec (a tuple): it pickles
             batch_transform = compile_batch_transform(batch_transform)
         given["batch_transform"] = batch_transform

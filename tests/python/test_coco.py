@@ -282,3 +282,39 @@ def test_a_loader_gives_a_list_of_images_of_their_own_sizes(coco):
         assert target["image_id"] == want["image_id"]
         if "boxes" in want:
             torch.testing.assert_close(target["boxes"], want["boxes"], atol=0, rtol=0)
+
+
+def test_padded_targets_hold_each_samples_boxes_then_padding(coco):
+    root, ann_file = coco
+    dataset = fastloop.CocoDetection(root, ann_file)
+    _, targets = next(iter(fastloop.Loader(dataset, batch_size=4, shuffle=False, workers=0)))
+    padded = fastloop.pad_targets(targets)
+    counts = [len(t["boxes"]) if "boxes" in t else 0 for t in targets]
+    assert padded["counts"].tolist() == counts and 0 in counts  # image 4 has no annotation
+    k = max(counts)
+    assert padded["boxes"].shape == (4, k, 4) and padded["labels"].shape == (4, k)
+    for i, t in enumerate(targets):
+        n = counts[i]
+        assert torch.equal(padded["boxes"][i, :n], t["boxes"].as_subclass(torch.Tensor)) if n else True
+        assert torch.equal(padded["labels"][i, :n], t["labels"]) if n else True
+        assert (padded["labels"][i, n:] == -1).all() and (padded["boxes"][i, n:] == 0).all()
+        assert padded["valid"][i].tolist() == [j < n for j in range(k)]
+    assert fastloop.pad_targets(targets, max_boxes=1)["boxes"].shape == (4, 1, 4)
+
+
+def test_a_detection_loader_pickles_and_refuses_mixup(coco):
+    import pickle
+
+    import torchvision.transforms.v2 as T
+
+    root, ann_file = coco
+    dataset = fastloop.CocoDetection(root, ann_file, target_keys=["boxes", "labels", "masks"])
+    loader = fastloop.Loader(dataset, transform=T.RandomHorizontalFlip(), batch_size=2, seed=3, workers=1)
+    copy = pickle.loads(pickle.dumps(loader))
+    assert copy.source.target_keys == dataset.target_keys
+    for (a_images, a_targets), (b_images, b_targets) in zip(loader, copy):
+        assert torch.equal(a_images[0], b_images[0]) if isinstance(a_images, list) else torch.equal(a_images, b_images)
+        for a, b in zip(a_targets, b_targets):
+            assert a.keys() == b.keys() and all(torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k])) for k in a)
+    with pytest.raises(TypeError, match="batch_transform"):
+        fastloop.Loader(dataset, batch_transform=T.MixUp(num_classes=91), batch_size=2)
