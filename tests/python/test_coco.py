@@ -318,3 +318,14 @@ def test_a_detection_loader_pickles_and_refuses_mixup(coco):
             assert a.keys() == b.keys() and all(torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k])) for k in a)
     with pytest.raises(TypeError, match="batch_transform"):
         fastloop.Loader(dataset, batch_transform=T.MixUp(num_classes=91), batch_size=2)
+
+
+def test_ranks_share_an_epoch_of_a_detection_loader(coco):
+    root, ann_file = coco
+    dataset = fastloop.CocoDetection(root, ann_file)
+    seen = []
+    for rank in range(2):
+        loader = fastloop.Loader(dataset, batch_size=1, rank=rank, world_size=2, seed=7, drop_last=False, workers=1)
+        seen.append([t["image_id"] for _, targets in loader for t in targets])
+    assert not set(seen[0]) & set(seen[1])
+    assert sorted(seen[0] + seen[1]) == sorted(dataset.ids)
