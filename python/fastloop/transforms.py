@@ -144,6 +144,10 @@ def _argument(obj: Any, name: str, arg: str) -> str:
     value = getattr(obj, arg)
     if name == "RandomErasing" and arg == "value" and value is None:
         value = "random"  # v2 stores value='random' as None
+    if arg == "fill" and isinstance(value, dict):  # a fill per tv_tensor type: as (type name, fill) pairs
+        pairs = [f"({_literal(k if isinstance(k, str) else k.__name__, f'{name}.fill')}, "
+                 f"{_literal(v, f'{name}.fill')})" for k, v in value.items()]
+        return "(" + ", ".join(pairs) + ("," if len(pairs) == 1 else "") + ")"
     if name == "ToDtype" and arg == "dtype" and isinstance(value, dict):
         raise TypeError("ToDtype with a dict of dtypes is not supported (give one torch.dtype)")
     return _literal(value, f"{name}.{arg}")

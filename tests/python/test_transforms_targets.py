@@ -171,11 +171,22 @@ def test_a_class_map_moves_with_the_image_and_keeps_its_border_value():
     image, _, _, _ = _sample(7)
     class_map = torch.randint(0, 21, (1, HEIGHT, WIDTH), dtype=torch.uint8)
     class_map[:, :5] = 255
-    transform = T.Compose([T.Pad(5, fill={tv_tensors.Mask: 255, "others": 0}), T.RandomHorizontalFlip(1)])
-    spec = "Compose([Pad(padding=5, fill=255), RandomHorizontalFlip(p=1)])"  # the Mask's fill, the case measured
-    _, _, _, _, _, got = _C._transform_apply_targets(spec, image, None, class_map, False, torch.zeros(0), SEED)
-    _, want = transform(tv_tensors.Image(image), tv_tensors.Mask(class_map))
-    assert torch.equal(got, want)
+    for fill in ({tv_tensors.Mask: 255, "others": 0}, {tv_tensors.Image: (1, 2, 3), tv_tensors.Mask: 255},
+                 {"others": 9}):
+        transform = T.Compose([T.Pad(5, fill=fill), T.RandomHorizontalFlip(1)])
+        spec = compile_transform(transform)
+        got_image, _, _, _, _, got = _C._transform_apply_targets(spec, image, None, class_map, False, torch.zeros(0),
+                                                                 SEED)
+        want_image, want = transform(tv_tensors.Image(image), tv_tensors.Mask(class_map))
+        assert torch.equal(got, want), fill
+        assert torch.equal(got_image, want_image), fill
+    for fill in ({tv_tensors.Mask: 255}, {tv_tensors.Image: 7, "others": 1}):  # the warps' fills per type too
+        transform = T.RandomRotation((30, 30), fill=fill)
+        got_image, _, _, _, _, got = _C._transform_apply_targets(compile_transform(transform), image, None, class_map,
+                                                                 False, torch.zeros(0), SEED)
+        want_image, want = transform(tv_tensors.Image(image), tv_tensors.Mask(class_map))
+        assert_warp_matches(got, want, True, fill)
+        assert_warp_matches(got_image, want_image, True, fill)
 
 
 def test_a_transform_torchvision_refuses_for_boxes_is_a_type_error_naming_it():

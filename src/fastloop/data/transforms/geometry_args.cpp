@@ -114,24 +114,48 @@ Padding geo_padding(const TransformArgs& args, const std::string& name) {
   throw InputError(message);
 }
 
-std::optional<std::vector<double>> geo_fill(const TransformArgs& args, const std::string& name) {
-  const TransformValue& v = args.get(name);
+namespace {
+
+// A dict of fills, as pairs (type name, fill).
+bool geo_is_fill_dict(const TransformValue& v) {
+  if (v.kind != TransformValue::Kind::kList || v.list.empty()) return false;
+  for (const auto& item : v.list) {
+    if (item.kind != TransformValue::Kind::kList || item.list.size() != 2 ||
+        item.list[0].kind != TransformValue::Kind::kString)
+      return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<double>> geo_fill_values(const TransformArgs& args, const TransformValue& v,
+                                                   const TransformValue& whole) {
   if (v.kind == TransformValue::Kind::kNone) return std::nullopt;
   if (geo_is_number(v)) return std::vector<double>{v.number};
   if (v.kind == TransformValue::Kind::kList) {
     std::vector<double> values;
     for (const auto& item : v.list) {
       if (!geo_is_number(item)) {
-        throw TransformTypeError(args.transform() + "(): fill=" + value_repr(v) + " holds a non-number");
+        throw TransformTypeError(args.transform() + "(): fill=" + value_repr(whole) + " holds a non-number");
       }
       values.push_back(item.number);
     }
     return values;
   }
   throw TransformTypeError("Got inappropriate fill arg, only Numbers, tuples, lists and dicts are allowed. (" +
-                           args.transform() +
-                           ": fastloop takes a number or a sequence; a dict per tv_tensor type is "
-                           "not supported)");
+                           args.transform() + ": fill=" + value_repr(whole) + ")");
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> geo_fill(const TransformArgs& args, const std::string& name, const std::string& type) {
+  const TransformValue& v = args.get(name);
+  if (!geo_is_fill_dict(v)) return geo_fill_values(args, v, v);
+  const TransformValue* others = nullptr;
+  for (const auto& item : v.list) {
+    if (item.list[0].text == type) return geo_fill_values(args, item.list[1], v);
+    if (item.list[0].text == "others") others = &item.list[1];
+  }
+  return others ? geo_fill_values(args, *others, v) : std::nullopt;
 }
 
 double geo_probability(const TransformArgs& args, const std::string& name) {

@@ -33,9 +33,12 @@ std::array<int64_t, 2> geo_size(const TransformArgs& args, const std::string& na
 /// _check_padding_arg + _parse_pad_padding: an int or 1, 2 or 4 ints, as (left, top, right, bottom).
 Padding geo_padding(const TransformArgs& args, const std::string& name);
 
-/// The fill: None -> nullopt; a number -> {v}; a sequence of numbers -> them. A dict or other throws
-/// TransformTypeError with torchvision's message.
-std::optional<std::vector<double>> geo_fill(const TransformArgs& args, const std::string& name);
+/// The fill of tv_tensor `type` ("Image", "Mask"): None -> nullopt; a number -> {v}; a sequence of numbers -> them;
+/// a fill per type, torchvision's dict {tv_tensors.Mask: 255, "others": 0} given as pairs (("Mask", 255),
+/// ("others", 0)) (compile_transform writes it so) -> the type's own entry, else "others"'s, else None, as
+/// torchvision's _get_fill. Anything else throws TransformTypeError with torchvision's message.
+std::optional<std::vector<double>> geo_fill(const TransformArgs& args, const std::string& name,
+                                            const std::string& type = "Image");
 
 /// _RandomApplyTransform's p in [0, 1].
 double geo_probability(const TransformArgs& args, const std::string& name);

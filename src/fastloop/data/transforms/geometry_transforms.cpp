@@ -62,13 +62,14 @@ void geo_pad_fill(const std::optional<std::vector<double>>& fill, PaddingMode mo
 // pad (then crop, for RandomCrop) of a sample's targets: masks with their fill, boxes shifted and clamped
 // (torchvision pads boxes in constant mode only).
 void geo_pad_crop_targets(const std::string& transform, SampleTargets& targets, int64_t height, int64_t width,
-                          const Padding& padding, PaddingMode mode, const std::optional<std::vector<double>>& fill,
+                          const Padding& padding, PaddingMode mode,
+                          const std::optional<std::vector<double>>& mask_fill_values,
                           int64_t top, int64_t left, int64_t out_height, int64_t out_width, TransformScratch& scratch) {
   if (targets.has_boxes && mode != PaddingMode::kConstant && (padding.left || padding.top || padding.right || padding.bottom))
     throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
                      "' is not supported with bounding boxes (use padding_mode='constant')");
   uint8_t mask_bytes[4];
-  pad_fill_bytes(mask_fill(fill, transform).value_or(std::vector<double>{}), 1, mask_bytes);
+  pad_fill_bytes(mask_fill(mask_fill_values, transform).value_or(std::vector<double>{}), 1, mask_bytes);
   for (ImageU8& mask : targets.masks) {
     pad_crop_u8(mask, padding, mode, mask_bytes, top, left, out_height, out_width, scratch.spare, scratch);
     std::swap(mask, scratch.spare);
@@ -84,6 +85,7 @@ class GeoPad : public Transform {
   explicit GeoPad(const TransformArgs& args)
       : padding_(geo_padding(args, "padding")),
         fill_(geo_fill(args, "fill")),
+        mask_fill_(geo_fill(args, "fill", "Mask")),
         mode_(padding_mode_parse(args.get_string("padding_mode"))),
         repr_(geo_repr(args, {"padding", "fill", "padding_mode"})) {
     if (fill_ && fill_->size() > 1 && mode_ != PaddingMode::kConstant) {  // refused now, not per image
@@ -106,13 +108,13 @@ class GeoPad : public Transform {
   void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
     const int64_t height = image.height, width = image.width;
     apply(image, draws, scratch);
-    geo_pad_crop_targets("Pad", targets, height, width, padding_, mode_, fill_, 0, 0, image.height, image.width,
-                         scratch);
+    geo_pad_crop_targets("Pad", targets, height, width, padding_, mode_, mask_fill_, 0, 0, image.height,
+                         image.width, scratch);
   }
 
  private:
   Padding padding_;
-  std::optional<std::vector<double>> fill_;
+  std::optional<std::vector<double>> fill_, mask_fill_;
   PaddingMode mode_;
   std::string repr_;
 };
@@ -123,6 +125,7 @@ class GeoRandomCrop : public Transform {
       : size_(geo_size(args, "size", "Please provide only two dimensions (h, w) for size.")),
         pad_if_needed_(args.get_bool("pad_if_needed")),
         fill_(geo_fill(args, "fill")),
+        mask_fill_(geo_fill(args, "fill", "Mask")),
         mode_(PaddingMode::kConstant),
         repr_(geo_repr(args, {"size", "padding", "pad_if_needed", "fill", "padding_mode"})) {
     const bool padded = !args.is_none("padding");
@@ -157,8 +160,8 @@ class GeoRandomCrop : public Transform {
     pad_crop_u8(image, p.needs_pad ? p.padding : Padding{}, mode_, fill, p.top, p.left, size_[0], size_[1],
                 scratch.spare, scratch);
     std::swap(image, scratch.spare);
-    geo_pad_crop_targets("RandomCrop", targets, height, width, p.needs_pad ? p.padding : Padding{}, mode_, fill_, p.top,
-                         p.left, size_[0], size_[1], scratch);
+    geo_pad_crop_targets("RandomCrop", targets, height, width, p.needs_pad ? p.padding : Padding{}, mode_, mask_fill_,
+                         p.top, p.left, size_[0], size_[1], scratch);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const Params p = params(height, width, draws);
@@ -206,7 +209,7 @@ class GeoRandomCrop : public Transform {
   Padding padding_;
   bool has_padding_ = false;
   bool pad_if_needed_;
-  std::optional<std::vector<double>> fill_;
+  std::optional<std::vector<double>> fill_, mask_fill_;
   PaddingMode mode_;
   std::string repr_;
 };

@@ -32,14 +32,15 @@ std::optional<std::array<double, 2>> geo_center(const TransformArgs& args) {
 // The parts the three warps share: interpolation, fill, center.
 struct WarpOptions {
   Interpolation interpolation;
-  std::optional<std::vector<double>> fill;
+  std::optional<std::vector<double>> fill, mask;  // the image's fill and the masks' (a fill per type differs)
   std::optional<std::array<double, 2>> center;
   WarpOptions(const TransformArgs& args, bool has_center)
       : interpolation(geo_interpolation(args, "interpolation", true)),
         fill(geo_fill(args, "fill")),
+        mask(geo_fill(args, "fill", "Mask")),
         center(has_center ? geo_center(args) : std::nullopt) {}
   // The masks' fill (one channel).
-  WarpFill mask_fill_of(const std::string& transform) const { return warp_fill_make(mask_fill(fill, transform), 1); }
+  WarpFill mask_fill_of(const std::string& transform) const { return warp_fill_make(mask_fill(mask, transform), 1); }
   // The centre the box kernels turn about: `center`, or the canvas's.
   std::array<double, 2> box_center(int64_t height, int64_t width) const {
     return center.value_or(std::array<double, 2>{static_cast<double>(width) * 0.5, static_cast<double>(height) * 0.5});
