@@ -25,6 +25,7 @@
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/detection_transforms.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/registry.h"
 #include "fastloop/data/transforms/spec.h"

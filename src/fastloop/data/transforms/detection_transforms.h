@@ -1,0 +1,20 @@
+// The detection and segmentation transforms of torchvision's reference recipes (SSD, Mask R-CNN's large scale
+// jitter, DETR): RandomZoomOut, RandomIoUCrop and FixedSizeCrop
+// (detection_transforms.cpp), and the one thing they add to Transform: draws that depend on the sample's boxes.
+#pragma once
+
+#include "fastloop/data/transforms/transform.h"
+
+namespace fastloop {
+
+/// A transform whose draws depend on the sample's boxes as well as its size (RandomIoUCrop keeps drawing until
+/// a crop holds a box's centre): what apply_targets() draws for `targets`, for the replay tests. Its draw()
+/// without boxes throws the TypeError apply() throws.
+class TargetDrawTransform {
+ public:
+  virtual ~TargetDrawTransform() = default;
+  virtual TransformDraw draw_targets(int64_t height, int64_t width, const SampleTargets& targets,
+                                     Draws& draws) const = 0;
+};
+
+}  // namespace fastloop
