@@ -83,6 +83,9 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "ConvertBoundingBoxFormat": ("format",),
     "RandomZoomOut": ("fill", "side_range", "p"),
     "RandomIoUCrop": ("min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio", "sampler_options", "trials"),
+    "RandomShortestSize": ("min_size", "max_size", "interpolation", "antialias"),
+    "RandomResize": ("min_size", "max_size", "interpolation", "antialias"),
+    "ScaleJitter": ("target_size", "scale_range", "interpolation", "antialias"),
     "FixedSizeCrop": ("size", "fill", "padding_mode"),
 }
 # Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,

@@ -1,7 +1,8 @@
 // RandomZoomOut and RandomIoUCrop (SSD's zoom out and IoU crop) and FixedSizeCrop (torchvision.prototype's crop
 // then pad, of the DETR and large-scale-jitter recipes), each on images and their targets: torchvision's
 // constructor checks and messages, make_params' draws in its order (torch.rand's float32 arithmetic), and its
-// kernels (crop_pad.h on pixels and masks, boxes.h on boxes).
+// kernels (crop_pad.h on pixels and masks, boxes.h on boxes). The resizes of the same recipes are in
+// random_resize_transforms.cpp.
 #include "fastloop/data/transforms/detection_transforms.h"
 
 #include "fastloop/data/transforms/color_args.h"
@@ -301,6 +302,7 @@ void transforms_register_detection(TransformRegistry& registry) {
                [](const TransformArgs& args) -> TransformPtr { return std::make_shared<RandomIoUCrop>(args); });
   registry.add("FixedSizeCrop", {param_required("size"), {"fill", value_int(0)}, {"padding_mode", value_string("constant")}},
                [](const TransformArgs& args) -> TransformPtr { return std::make_shared<FixedSizeCrop>(args); });
+  transforms_register_random_resizes(registry);
 }
 
 }  // namespace fastloop

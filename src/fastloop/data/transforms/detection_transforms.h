@@ -1,6 +1,7 @@
 // The detection and segmentation transforms of torchvision's reference recipes (SSD, Mask R-CNN's large scale
-// jitter, DETR): RandomZoomOut, RandomIoUCrop and FixedSizeCrop
-// (detection_transforms.cpp), and the one thing they add to Transform: draws that depend on the sample's boxes.
+// jitter, DETR): RandomZoomOut, RandomIoUCrop, FixedSizeCrop (detection_transforms.cpp), RandomShortestSize,
+// RandomResize and ScaleJitter (random_resize_transforms.cpp), and the one thing they add to Transform: draws
+// that depend on the sample's boxes.
 #pragma once
 
 #include "fastloop/data/transforms/transform.h"
@@ -16,5 +17,8 @@ class TargetDrawTransform {
   virtual TransformDraw draw_targets(int64_t height, int64_t width, const SampleTargets& targets,
                                      Draws& draws) const = 0;
 };
+
+/// The part of transforms_register_detection (families.h) that lives in its own file.
+void transforms_register_random_resizes(TransformRegistry& registry);  // RandomShortestSize, RandomResize, ScaleJitter
 
 }  // namespace fastloop
