@@ -83,6 +83,7 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "ConvertBoundingBoxFormat": ("format",),
     "RandomZoomOut": ("fill", "side_range", "p"),
     "RandomIoUCrop": ("min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio", "sampler_options", "trials"),
+    "RandomPhotometricDistort": ("brightness", "contrast", "saturation", "hue", "p"),
     "RandomShortestSize": ("min_size", "max_size", "interpolation", "antialias"),
     "RandomResize": ("min_size", "max_size", "interpolation", "antialias"),
     "ScaleJitter": ("target_size", "scale_range", "interpolation", "antialias"),

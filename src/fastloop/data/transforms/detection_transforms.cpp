@@ -1,8 +1,8 @@
 // RandomZoomOut and RandomIoUCrop (SSD's zoom out and IoU crop) and FixedSizeCrop (torchvision.prototype's crop
 // then pad, of the DETR and large-scale-jitter recipes), each on images and their targets: torchvision's
 // constructor checks and messages, make_params' draws in its order (torch.rand's float32 arithmetic), and its
-// kernels (crop_pad.h on pixels and masks, boxes.h on boxes). The resizes of the same recipes are in
-// random_resize_transforms.cpp.
+// kernels (crop_pad.h on pixels and masks, boxes.h on boxes). The three resizes and the photometric distortion of
+// the same recipes are in random_resize_transforms.cpp and photometric_distort.cpp.
 #include "fastloop/data/transforms/detection_transforms.h"
 
 #include "fastloop/data/transforms/color_args.h"
@@ -303,6 +303,7 @@ void transforms_register_detection(TransformRegistry& registry) {
   registry.add("FixedSizeCrop", {param_required("size"), {"fill", value_int(0)}, {"padding_mode", value_string("constant")}},
                [](const TransformArgs& args) -> TransformPtr { return std::make_shared<FixedSizeCrop>(args); });
   transforms_register_random_resizes(registry);
+  transforms_register_photometric(registry);
 }
 
 }  // namespace fastloop

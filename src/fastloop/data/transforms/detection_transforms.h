@@ -1,7 +1,7 @@
 // The detection and segmentation transforms of torchvision's reference recipes (SSD, Mask R-CNN's large scale
 // jitter, DETR): RandomZoomOut, RandomIoUCrop, FixedSizeCrop (detection_transforms.cpp), RandomShortestSize,
-// RandomResize and ScaleJitter (random_resize_transforms.cpp), and the one thing they add to Transform: draws
-// that depend on the sample's boxes.
+// RandomResize, ScaleJitter (random_resize_transforms.cpp) and RandomPhotometricDistort
+// (photometric_distort.cpp), and the one thing they add to Transform: draws that depend on the sample's boxes.
 #pragma once
 
 #include "fastloop/data/transforms/transform.h"
@@ -18,7 +18,8 @@ class TargetDrawTransform {
                                      Draws& draws) const = 0;
 };
 
-/// The part of transforms_register_detection (families.h) that lives in its own file.
+/// The two halves of transforms_register_detection (families.h) that live in their own files.
 void transforms_register_random_resizes(TransformRegistry& registry);  // RandomShortestSize, RandomResize, ScaleJitter
+void transforms_register_photometric(TransformRegistry& registry);     // RandomPhotometricDistort
 
 }  // namespace fastloop
