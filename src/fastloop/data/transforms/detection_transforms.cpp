@@ -273,12 +273,15 @@ class FixedSizeCrop final : public Transform {
       if (targets.has_boxes) {  // crop (clamped), clamped again, and the boxes left without area dropped
         boxes_crop(targets.boxes, p.top, p.left, p.height, p.width);
         std::vector<bool> valid(static_cast<size_t>(targets.box_count()));
-        for (size_t i = 0; i < valid.size(); ++i)
-          valid[i] = targets.boxes[4 * i + 2] - targets.boxes[4 * i] > 0 && targets.boxes[4 * i + 3] - targets.boxes[4 * i + 1] > 0;
+        for (size_t i = 0; i < valid.size(); ++i) {
+          const double* b = &targets.boxes[4 * i];
+          valid[i] = b[2] - b[0] > 0 && b[3] - b[1] > 0;
+        }
         targets.keep(valid);
       }
     }
-    if (p.needs_pad) det_pad_sample(image, targets.empty() ? nullptr : &targets, p.padding, mode_, fill_, "FixedSizeCrop", scratch);
+    if (p.needs_pad)
+      det_pad_sample(image, targets.empty() ? nullptr : &targets, p.padding, mode_, fill_, "FixedSizeCrop", scratch);
   }
 
   std::array<int64_t, 2> size_;
