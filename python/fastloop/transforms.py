@@ -81,7 +81,22 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "SanitizeBoundingBoxes": ("min_size", "min_area", "labels_getter"),
     "ClampBoundingBoxes": ("clamping_mode",),
     "ConvertBoundingBoxFormat": ("format",),
+    "RandomZoomOut": ("fill", "side_range", "p"),
+    "RandomIoUCrop": ("min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio", "sampler_options", "trials"),
+    "RandomPhotometricDistort": ("brightness", "contrast", "saturation", "hue", "p"),
+    "RandomShortestSize": ("min_size", "max_size", "interpolation", "antialias"),
+    "RandomResize": ("min_size", "max_size", "interpolation", "antialias"),
+    "ScaleJitter": ("target_size", "scale_range", "interpolation", "antialias"),
+    "FixedSizeCrop": ("size", "fill", "padding_mode"),
 }
+# Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,
+# in `options`; FixedSizeCrop's size in crop_height and crop_width).
+_ATTRIBUTES: Dict[Tuple[str, str], Callable[[Any], Any]] = {
+    ("RandomIoUCrop", "sampler_options"): lambda obj: obj.options,
+    ("FixedSizeCrop", "size"): lambda obj: (obj.crop_height, obj.crop_width),
+}
+# FixedSizeCrop lives in torchvision.prototype.transforms (not in torchvision's wheels; a source build has it).
+_PROTOTYPES = ("FixedSizeCrop",)
 _CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 
 
@@ -123,7 +138,8 @@ def _class_name(obj: Any) -> str:
     """The torchvision class name of `obj`, or TypeError for anything that is not torchvision's own class."""
     cls = type(obj)
     module = getattr(cls, "__module__", "")
-    if not module.startswith("torchvision.transforms"):
+    prototype = module.startswith("torchvision.prototype.transforms") and cls.__name__ in _PROTOTYPES
+    if not module.startswith("torchvision.transforms") and not prototype:
         raise _refuse(f"{cls.__module__}.{cls.__qualname__} is not a torchvision transform fastloop can compile")
     name = cls.__name__
     if name not in _SIGNATURES and name not in _CONTAINERS:
@@ -141,7 +157,7 @@ def _children(obj: Any, name: str) -> str:
 
 
 def _argument(obj: Any, name: str, arg: str) -> str:
-    value = getattr(obj, arg)
+    value = _ATTRIBUTES[(name, arg)](obj) if (name, arg) in _ATTRIBUTES else getattr(obj, arg)
     if name == "RandomErasing" and arg == "value" and value is None:
         value = "random"  # v2 stores value='random' as None
     if arg == "fill" and isinstance(value, dict):  # a fill per tv_tensor type: as (type name, fill) pairs

@@ -1,7 +1,7 @@
 // fastloop._C's transform entry points for tests and the Python package: a spec string compiled as a
 // Loader compiles it (pipeline.h), run on one image (_transform_apply: the uint8 part; _transform_output: all
 // of it, float32), timed (_transform_time), printed (_transform_repr) or asked for its random draws
-// (_transform_draws).
+// (_transform_draws; for a sample's boxes too).
 // TransformTypeError is Python's TypeError, InputError its ValueError.
 #include "bindings.h"
 
@@ -128,15 +128,25 @@ double transform_time(const std::string& spec, const at::Tensor& input, uint64_t
   return elapsed.count() / static_cast<double>(std::max<int64_t>(runs, 1));
 }
 
-py::list transform_draws(const std::string& spec, int64_t height, int64_t width, uint64_t seed, int64_t count) {
+py::list transform_draws(const std::string& spec, int64_t height, int64_t width, uint64_t seed, int64_t count,
+                         const std::optional<at::Tensor>& boxes) {
   const auto transforms = pipeline_make(spec_parse(spec));  // every transform, uint8 or output stage
+  SampleTargets targets;  // for the transforms whose draws depend on the boxes (TargetDrawTransform)
+  if (boxes) {
+    const at::Tensor b = boxes->to(at::kDouble).contiguous().view({-1});
+    targets.has_boxes = true;
+    targets.boxes.assign(b.data_ptr<double>(), b.data_ptr<double>() + b.numel());
+  }
   py::list samples;
   for (int64_t index = 0; index < count; ++index) {
     py::list per_transform;
     for (size_t k = 0; k < transforms.size(); ++k) {
       Draws draws = pipeline_draws(seed, 0, index, static_cast<int64_t>(k));
       py::dict params;
-      for (const auto& [name, values] : transforms[k]->draw(height, width, draws)) params[py::str(name)] = py::cast(values);
+      const auto* by_boxes = boxes ? dynamic_cast<const TargetDrawTransform*>(transforms[k].get()) : nullptr;
+      const TransformDraw drawn =
+          by_boxes ? by_boxes->draw_targets(height, width, targets, draws) : transforms[k]->draw(height, width, draws);
+      for (const auto& [name, values] : drawn) params[py::str(name)] = py::cast(values);
       per_transform.append(params);
     }
     samples.append(per_transform);
@@ -177,9 +187,10 @@ void transforms_bind(py::module_& module) {
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");
   module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),
-             py::arg("seed"), py::arg("count"),
+             py::arg("seed"), py::arg("count"), py::arg("boxes") = py::none(),
              "For samples 0..count-1: a list, per top-level transform, of the dict of its random draws "
-             "(Transform::draw) for a height x width image.");
+             "(Transform::draw) for a height x width image; with `boxes` (float64 [N, 4] XYXY), the draws of "
+             "the transforms that depend on them (RandomIoUCrop) for a sample with those boxes.");
 }
 
 }  // namespace fastloop::python

@@ -15,5 +15,6 @@ void transforms_register_geometry(TransformRegistry& registry);     // RandomCro
 void transforms_register_color(TransformRegistry& registry);        // ColorJitter, Grayscale, ..., RandomEqualize
 void transforms_register_auto(TransformRegistry& registry);         // AutoAugment, RandAugment, TrivialAugmentWide, AugMix
 void transforms_register_boxes(TransformRegistry& registry);        // SanitizeBoundingBoxes, ClampBoundingBoxes, ConvertBoundingBoxFormat
+void transforms_register_detection(TransformRegistry& registry);    // RandomZoomOut, RandomIoUCrop, ..., RandomPhotometricDistort
 
 } // namespace fastloop
