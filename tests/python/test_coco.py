@@ -329,3 +329,35 @@ def test_ranks_share_an_epoch_of_a_detection_loader(coco):
         seen.append([t["image_id"] for _, targets in loader for t in targets])
     assert not set(seen[0]) & set(seen[1])
     assert sorted(seen[0] + seen[1]) == sorted(dataset.ids)
+
+
+def _detection_block() -> str:
+    import re
+
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs/getting-started.md").read_text()
+    section = page[page.index("### Detection and segmentation"):]
+    return re.search(r"^```python\n(.*?)^```$", section, re.M | re.S).group(1)
+
+
+def test_the_getting_started_detection_example_trains(coco, tmp_path):
+    """docs/getting-started.md's Faster R-CNN loop, made small: the images with annotations, 2 per batch, 96 px."""
+    import subprocess
+    import sys
+
+    root, ann_file = coco
+    data = json.loads(pathlib.Path(ann_file).read_text())
+    used = {a["image_id"] for a in data["annotations"]}
+    data["images"] = [i for i in data["images"] if i["id"] in used]  # SanitizeBoundingBoxes raises on the others
+    small = tmp_path / "instances.json"
+    small.write_text(json.dumps(data))
+    block = _detection_block()
+    for written, replaced in [('"/data/coco/train2017"', repr(str(root))),
+                              ('"/data/coco/annotations/instances_train2017.json"', repr(str(small))),
+                              ("batch_size=8", "batch_size=2"), ("v2.Resize((320, 320))", "v2.Resize((96, 96))"),
+                              ("opt.step()", "opt.step(); print(tuple(images.shape), float(loss))")]:
+        assert written in block, f"the example no longer has {written!r}"
+        block = block.replace(written, replaced)
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{block}\nexited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(data["images"]) // 2 and all(line.startswith("(2, 3, 96, 96) ") for line in lines)
