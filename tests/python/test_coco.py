@@ -354,6 +354,7 @@ def test_the_getting_started_detection_example_trains(coco, tmp_path):
     for written, replaced in [('"/data/coco/train2017"', repr(str(root))),
                               ('"/data/coco/annotations/instances_train2017.json"', repr(str(small))),
                               ("batch_size=8", "batch_size=2"), ("v2.Resize((320, 320))", "v2.Resize((96, 96))"),
+                              ("num_classes=91)", "num_classes=91, min_size=96, max_size=96)"),
                               ("opt.step()", "opt.step(); print(tuple(images.shape), float(loss))")]:
         assert written in block, f"the example no longer has {written!r}"
         block = block.replace(written, replaced)
