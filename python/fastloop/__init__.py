@@ -31,6 +31,8 @@ from ._coco import CocoDetection  # noqa: E402
 from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
 from ._run import evaluate, loader_state, model_info, train  # noqa: E402
+from ._voc import SegmentationFiles, VOCSegmentation  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "Files", "CocoDetection", "train", "evaluate", "model_info", "loader_state", "__version__"]
+__all__ = ["Loader", "Files", "CocoDetection", "VOCSegmentation", "SegmentationFiles", "train", "evaluate", "model_info",
+           "loader_state", "__version__"]
