@@ -13,7 +13,7 @@ from . import _C
 
 __all__ = ["SegmentationFiles", "VOCSegmentation"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike]
 
 #: torchvision's VOC years (datasets/voc.py DATASET_YEAR_DICT): where each one's tree is under ``root``.
 _VOC_BASE_DIRS = {
@@ -162,6 +162,7 @@ class VOCSegmentation(_ClassMaps):
 
     @property
     def masks(self) -> List[str]:  # type: ignore[override]
+        """The class-map files, ``SegmentationClass/{name}.png`` (torchvision's ``masks``: the list ``targets``)."""
         return self.targets
 
     def __repr__(self) -> str:
