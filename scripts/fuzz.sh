@@ -10,7 +10,8 @@
 # (the class names and evaluation transform of checkpoints and exports), transform_spec (`--transform` text:
 # parsed, printed back, compiled), csv (`--data csv:FILE` listings), aws_ini (~/.aws/credentials and config
 # for s3:// shards), remote_url (remote `shards:` URLs and patterns, and the shards.idx beside them), coco_json
-# (COCO instances annotation files read with simdjson, and the polygon/RLE masks made from them).
+# (COCO instances annotation files read with simdjson, and the polygon/RLE masks made from them), class_map
+# (segmentation masks: palette and greyscale PNGs through libspng, sub-byte rows unpacked by hand).
 # safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar and checkpoint
 # store into tensors, so they link the venv's LibTorch (uninstrumented; only fastloop's sources are).
 # Crashes land in build-fuzz/<target>-artifacts/; the seed corpus is tests/fuzz_corpus/<target>/ (copied,
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 target="${1:-safetensors}"
 seconds="${2:-60}"
 all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
-  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json)
+  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json class_map)
 if [ "$target" = all ]; then
   for t in "${all_targets[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -59,6 +60,9 @@ case "$target" in
     src/fastloop/data/targets/coco_annotations_read.cpp src/fastloop/data/targets/coco_mask.cpp
     src/fastloop/data/targets/json_chunks.cpp); max_len=8192
     libs=(-DSIMDJSON_THREADS_ENABLED=1 -lsimdjson) ;;
+  # class_map: segmentation masks (VOC's palette PNGs, greyscale ones) through libspng, uninstrumented.
+  class_map) sources=(fuzz/class_map_fuzzer.cpp src/fastloop/data/codecs/class_map.cpp); max_len=16384
+    libs=(-lspng) ;;
   # 10000 bytes: three 3073-byte records and a partial one.
   cifar) sources=(fuzz/cifar_fuzzer.cpp src/fastloop/data/sources/cifar.cpp); max_len=10000; torch=1 ;;
   # 16384 bytes: the seeds (a Linear(2, 2) with SGD state) are 3-5 KB zip archives behind the header.

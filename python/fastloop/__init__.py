@@ -32,6 +32,8 @@ from ._targets import pad_targets  # noqa: E402
 from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
 from ._run import evaluate, loader_state, model_info, train  # noqa: E402
+from ._voc import SegmentationFiles, VOCSegmentation  # noqa: E402
 
 __version__: str = _build.version
-__all__ = ["Loader", "Files", "CocoDetection", "pad_targets", "train", "evaluate", "model_info", "loader_state", "__version__"]
+__all__ = ["Loader", "Files", "CocoDetection", "VOCSegmentation", "SegmentationFiles", "pad_targets", "train",
+           "evaluate", "model_info", "loader_state", "__version__"]

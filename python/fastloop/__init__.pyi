@@ -1,4 +1,4 @@
-# Type stub of the public names of `import fastloop` (docstrings in _loader.py, _run.py and _coco.py).
+# Type stub of the public names of `import fastloop` (docstrings in _loader.py, _run.py, _coco.py and _voc.py).
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -34,6 +34,34 @@ class CocoDetection:
     def __getitem__(self, index: int) -> Tuple[Any, Dict[str, Any]]: ...
     def image_path(self, index: int) -> str: ...
     def target(self, index: int, canvas_size: Tuple[int, int]) -> Dict[str, Any]: ...
+
+class SegmentationFiles:
+    images: List[str]
+    masks: List[str]
+    def __init__(
+        self,
+        images: Sequence[Union[str, "os.PathLike[str]"]],
+        masks: Sequence[Union[str, "os.PathLike[str]"]],
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Tuple[Any, Any]: ...
+
+class VOCSegmentation:
+    root: str
+    year: str
+    image_set: str
+    images: List[str]
+    targets: List[str]
+    def __init__(
+        self,
+        root: Union[str, "os.PathLike[str]"],
+        year: str = "2012",
+        image_set: str = "train",
+    ) -> None: ...
+    @property
+    def masks(self) -> List[str]: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Tuple[Any, Any]: ...
 
 def pad_targets(
     targets: Sequence[Dict[str, Any]], max_boxes: Optional[int] = None, keys: Sequence[str] = ("boxes", "labels")

@@ -370,12 +370,18 @@ def _transforms_compiled(transform: Any, views: Optional[int]) -> Tuple[Any, Opt
 
 
 def _source_key(source: Union[str, Files, Any]) -> str:
-    """The source as a state names it: the ``--data`` text, a ``datasets.Dataset`` by its fingerprint, or a
-    :class:`fastloop.Files` by a checksum of its files, labels and class names."""
+    """The source as a state names it: the ``--data`` text, a ``datasets.Dataset`` by its fingerprint, a data set
+    with targets (CocoDetection, VOCSegmentation, ...) by a checksum of its files, or a :class:`fastloop.Files` by
+    a checksum of its files, labels and class names."""
     if isinstance(source, str):
         return source
     if is_dataset(source):
         return f"datasets.Dataset {source._fingerprint}"
+    if hasattr(source, "_fastloop_loader_args"):  # a data set with targets: its kind and the files it names
+        args = source._fastloop_loader_args()
+        text = "\0".join([getattr(source, "annFile", "")] + [f"{k}={v}" for k, v in sorted(args.items())
+                                                              if isinstance(v, (str, bool, list))])
+        return f"{type(source).__name__} ({len(source)} samples, crc32 {zlib.crc32(text.encode()):08x})"
     text = "\0".join([*source.paths, *map(str, source.labels), *(source.classes or [])])
     return f"files ({len(source.paths)} files, crc32 {zlib.crc32(text.encode()):08x})"
 

@@ -35,6 +35,9 @@ void coco_bind(py::module_& module);
 /// CocoImages; a TypeError for any other object.
 std::shared_ptr<const CocoAnnotations> coco_annotations_of(const py::handle& object);
 
+/// _C._class_map_decode: a class-map PNG decoded as the loader's workers decode segmentation masks.
+void segmentation_bind(py::module_& module);
+
 /// _C.Loader: one split of a --data source, iterated batch by batch.
 void loader_bind(py::module_& module);
 

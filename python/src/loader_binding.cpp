@@ -39,6 +39,8 @@ struct SplitLoaderArgs {
   std::shared_ptr<const CocoAnnotations> coco;
   std::string coco_root;
   bool coco_masks = false;
+  // source "segmentation": fastloop.VOCSegmentation / SegmentationFiles: `files` the images, these their class maps
+  std::vector<std::string> mask_files;
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.
@@ -63,7 +65,7 @@ struct SplitLoaderArgs {
           take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
           take("classes", a.classes) || take("views", a.views) || take("coco_root", a.coco_root) ||
-          take("coco_masks", a.coco_masks))
+          take("coco_masks", a.coco_masks) || take("mask_files", a.mask_files))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -198,7 +200,7 @@ class SplitLoader {
     owner_pid_ = getpid();
   }
 
-  /// The splits of the source: fastloop.Files, an Arrow source, or a --data spec.
+  /// The splits of the source: fastloop.Files, COCO, class maps, an Arrow source, or a --data spec.
   DatasetSplits data_of(const TrainConfig& config) const {
     const SplitLoaderArgs& args = args_;
     if (config.data.source == "files")
@@ -208,6 +210,15 @@ class SplitLoader {
                                           data_options_of(config.data));
       splits.train.targets = std::make_shared<CocoTargets>(args.coco, args.coco_masks);
       splits.test.targets = splits.train.targets;
+      return splits;
+    }
+    if (config.data.source == "segmentation") {  // image files and their class maps, as both splits
+      auto masks = std::make_shared<const ClassMapFiles>(args.files, args.mask_files);
+      auto images = LabeledFiles::make(args.files, std::vector<int64_t>(args.files.size(), 0), 1,
+                                       [](size_t i) { return "images[" + std::to_string(i) + "]"; });
+      DatasetSplits splits = encoded_load(images, {}, data_options_of(config.data));
+      splits.train.targets = masks;
+      splits.test.targets = masks;
       return splits;
     }
     if (config.data.source == "arrow")

@@ -39,4 +39,5 @@ PYBIND11_MODULE(_C, module) {
   fp::transforms_bind(module);
   fp::arrow_bind(module);
   fp::coco_bind(module);
+  fp::segmentation_bind(module);
 }
