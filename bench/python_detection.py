@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Detection loading: ``fastloop.Loader(fastloop.CocoDetection(...), transform=X)`` against torchvision's
-``DataLoader(wrap_dataset_for_transforms_v2(CocoDetection(..., transforms=X)), collate_fn=tuple(zip(*b)))``.
+"""Detection and segmentation loading: ``fastloop.Loader(fastloop.CocoDetection(...) or VOCSegmentation(...),
+transform=X)`` against torchvision's ``DataLoader(wrap_dataset_for_transforms_v2(CocoDetection(..., transforms=X)
+or VOCSegmentation(...)), collate_fn=tuple(zip(*b)))``.
 
 The photo set (``scripts/make_photo_set.sh``) gets COCO-style annotations, written once under ``--work`` with a
 fixed seed: 1 to 8 objects per photo, each a random star-shaped polygon (8-16 points, COCO's two decimals), its
@@ -11,6 +12,11 @@ same transform object, the same workers and batch size:
     RandomZoomOut, RandomIoUCrop, RandomHorizontalFlip, Resize((300, 300)), SanitizeBoundingBoxes,
     ToDtype(float32, scale=True); targets boxes + labels (``ssd``) and boxes + labels + masks (``ssd-masks``:
     every polygon rasterized, then moved by every op).
+  - ``seg``: torchvision's segmentation reference pipeline (references/segmentation/presets.py, base 520, crop
+    480): ToImage, RandomResize(260, 1040), RandomHorizontalFlip, RandomCrop(480) padded with 255 in the masks and 0 in
+    the images, ToDtype(float32, scale=True), Normalize; over the same photos as a VOC tree (WORK/VOCdevkit:
+    JPEGImages linked to the photos, SegmentationClass palette PNGs of the same polygons' categories, 255 on
+    their outlines, as VOC's borders).
 
 Per pipeline and worker count the sides alternate over ``--pairs`` rounds (the order rotates), so each sees the
 machine at the same speed; img/s is the median of a side's rounds. Writes OUT.json and OUT.md (the CPU named)::
@@ -34,6 +40,7 @@ import torch
 import torchvision
 import torchvision.transforms.v2 as T
 from torch.utils.data import DataLoader
+from torchvision import tv_tensors
 
 import fastloop
 
@@ -42,7 +49,14 @@ from python_loader import children_gone  # noqa: E402
 from python_transforms import cpu_name  # noqa: E402
 
 SIDES = ["fastloop", "torchvision"]
-PIPELINES = {"ssd": ["boxes", "labels"], "ssd-masks": ["boxes", "labels", "masks"]}
+PIPELINES = {"ssd": ["boxes", "labels"], "ssd-masks": ["boxes", "labels", "masks"], "seg": []}
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def segmentation_pipeline() -> T.Compose:
+    return T.Compose([T.ToImage(), T.RandomResize(260, 1040), T.RandomHorizontalFlip(),
+                      T.RandomCrop(480, pad_if_needed=True, fill={tv_tensors.Mask: 255, "others": 0}),
+                      T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)])
 
 
 def pipeline() -> T.Compose:
@@ -85,7 +99,33 @@ def prepare(a: argparse.Namespace) -> pathlib.Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"images": images, "annotations": annotations,
                                "categories": [{"id": c, "name": f"class{c}"} for c in range(1, 6)]}))
+    voc_prepare(root, images, annotations, pathlib.Path(a.work) / "VOCdevkit" / "VOC2012")
     return out
+
+
+def voc_prepare(root: pathlib.Path, images: List[Dict[str, Any]], annotations: List[Dict[str, Any]],
+                voc: pathlib.Path) -> None:
+    """The photos as a VOC tree: each image's polygons filled with their category, outlined with 255."""
+    from PIL import Image, ImageDraw
+
+    for folder in ("JPEGImages", "SegmentationClass", "ImageSets/Segmentation"):
+        (voc / folder).mkdir(parents=True, exist_ok=True)
+    by_image: Dict[int, List[Dict[str, Any]]] = {}
+    for annotation in annotations:
+        by_image.setdefault(annotation["image_id"], []).append(annotation)
+    palette = [v for c in range(256) for v in ((c * 37) % 256, (c * 91) % 256, (c * 53) % 256)]
+    names = []
+    for image in images:
+        name = f"{image['id']:06d}"
+        names.append(name)
+        (voc / "JPEGImages" / f"{name}.jpg").symlink_to(root / image["file_name"])
+        mask = Image.new("P", (image["width"], image["height"]), 0)
+        mask.putpalette(palette)
+        draw = ImageDraw.Draw(mask)
+        for annotation in by_image.get(image["id"], []):
+            draw.polygon(annotation["segmentation"][0], fill=annotation["category_id"], outline=255)
+        mask.save(voc / "SegmentationClass" / f"{name}.png")
+    (voc / "ImageSets" / "Segmentation" / "train.txt").write_text("\n".join(names) + "\n")
 
 
 def timed(batches: Any, count: int, warmup: int) -> float:
@@ -108,6 +148,15 @@ def _epochs(loader: Any):
 
 def make_loader(side: str, keys: List[str], workers: int, a: argparse.Namespace) -> Any:
     root, ann = str(pathlib.Path(a.data) / "train"), str(pathlib.Path(a.work) / "instances.json")
+    if not keys:  # segmentation: the VOC tree
+        x = segmentation_pipeline()
+        if side == "fastloop":
+            return fastloop.Loader(fastloop.VOCSegmentation(a.work), transform=x, batch_size=a.batch_size,
+                                   workers=workers)
+        dataset = torchvision.datasets.wrap_dataset_for_transforms_v2(
+            torchvision.datasets.VOCSegmentation(a.work, transforms=x))
+        return DataLoader(dataset, batch_size=a.batch_size, shuffle=True, num_workers=workers, drop_last=True,
+                          collate_fn=lambda b: tuple(zip(*b)), persistent_workers=workers > 0)
     x = pipeline()
     if side == "fastloop":
         dataset = fastloop.CocoDetection(root, ann, target_keys=keys)
@@ -140,7 +189,7 @@ def run_row(name: str, workers: int, a: argparse.Namespace) -> Dict[str, Any]:
 
 
 def table(rows: List[Dict[str, Any]], a: argparse.Namespace) -> List[str]:
-    lines = [f"# fastloop.Loader(CocoDetection) vs torchvision CocoDetection + DataLoader: {a.data}", "",
+    lines = [f"# fastloop.Loader vs torchvision's CocoDetection / VOCSegmentation + DataLoader: {a.data}", "",
              f"{cpu_name()}, {os.cpu_count()} cores; torch {torch.__version__}, torchvision {torchvision.__version__}; "
              f"batch {a.batch_size}, median of {a.pairs} interleaved rounds; `{' '.join(sys.argv)}`", "",
              "| pipeline | workers | fastloop img/s | DataLoader img/s | fastloop ÷ DataLoader |",
@@ -155,7 +204,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", required=True, help="DIR with DIR/train/CLASS/IMAGE (scripts/make_photo_set.sh)")
     p.add_argument("--work", required=True, help="where the annotation file is written (once)")
-    p.add_argument("--pipelines", default="ssd,ssd-masks")
+    p.add_argument("--pipelines", default="ssd,ssd-masks,seg")
     p.add_argument("--workers", default="1,2")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--batches", type=int, default=20, help="timed batches per fastloop round")

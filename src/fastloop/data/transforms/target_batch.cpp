@@ -30,10 +30,17 @@ TargetWork& target_work() {
 template <typename T>
 void image_write(const ImageU8& image, const std::vector<float>& table, T* out) {
   const int64_t C = image.channels, H = image.height, W = image.width;
-  for (int64_t y = 0; y < H; ++y)
-    for (int64_t x = 0; x < W; ++x)
-      for (int64_t c = 0; c < C; ++c)
-        out[(c * H + y) * W + x] = static_cast<T>(table[static_cast<size_t>(c * 256 + image.row(y)[x * C + c])]);
+  std::vector<T> lut(table.size());  // the table in T once: a lookup per value, no conversion
+  for (size_t i = 0; i < table.size(); ++i) lut[i] = static_cast<T>(table[i]);
+  for (int64_t c = 0; c < C; ++c) {  // plane by plane: sequential writes
+    const T* lc = lut.data() + c * 256;
+    T* plane = out + c * H * W;
+    for (int64_t y = 0; y < H; ++y) {
+      const uint8_t* px = image.row(y) + c;
+      T* o = plane + y * W;
+      for (int64_t x = 0; x < W; ++x) o[x] = lc[px[x * C]];
+    }
+  }
 }
 
 // The uint8 image through the output stage's value table (and a RandomErasing after it) as a [C, H, W] tensor
@@ -118,7 +125,8 @@ void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeli
 void target_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
                            uint64_t seed, int64_t epoch, std::vector<TargetSample>& out) {
   out.assign(static_cast<size_t>(count), TargetSample{});
-  for (int64_t i = 0; i < count; ++i) target_sample(dataset, indices[i], pipeline, seed, epoch, out[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < count; ++i)
+    target_sample(dataset, indices[i], pipeline, seed, epoch, out[static_cast<size_t>(i)]);
 }
 
 } // namespace fastloop

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace fastloop {
 namespace {
@@ -102,24 +103,37 @@ void pad_crop_u8(const ImageU8& image, const Padding& padding, PaddingMode mode,
   const int64_t x_in = std::clamp(pl - left, int64_t{0}, width);
   const int64_t x_end = std::clamp(pl + src_w - left, x_in, width);
   const uint8_t zero[4] = {0, 0, 0, 0};
+  // A row of the fill and one of zeros: rows and runs outside the source are copied from them whole (a zoom-out
+  // pads most of a canvas many times the image's size).
+  thread_local std::vector<uint8_t> fill_row, zero_row;
+  const size_t row_bytes = static_cast<size_t>(width * C);
+  fill_row.resize(std::max(fill_row.size(), row_bytes));
+  zero_row.resize(std::max(zero_row.size(), row_bytes), 0);
+  for (int64_t x = 0; x < width; ++x) std::memcpy(fill_row.data() + x * C, fill, static_cast<size_t>(C));
+  const auto outside = [&](uint8_t* o, int64_t from, int64_t to, const uint8_t* in) {  // columns [from, to)
+    bool constant = true;
+    for (int64_t x = from; x < to && constant; ++x) constant = cols[x] < 0 && cols[x] == cols[from];
+    if (constant && to > from) {
+      const std::vector<uint8_t>& run = cols[from] == kPadFill ? fill_row : zero_row;
+      std::memcpy(o + from * C, run.data(), static_cast<size_t>((to - from) * C));
+      return;
+    }
+    for (int64_t x = from; x < to; ++x) {
+      std::memcpy(o + x * C, cols[x] >= 0 ? in + cols[x] * C : (cols[x] == kPadFill ? fill : zero),
+                  static_cast<size_t>(C));
+    }
+  };
   for (int64_t y = 0; y < height; ++y) {
     uint8_t* o = out.row(y);
     const int64_t s = pad_source(top + y, pt, src_h, pb, mode);
     if (s < 0) {
-      const uint8_t* value = s == kPadFill ? fill : zero;
-      for (int64_t x = 0; x < width; ++x) std::memcpy(o + x * C, value, static_cast<size_t>(C));
+      std::memcpy(o, (s == kPadFill ? fill_row : zero_row).data(), row_bytes);
       continue;
     }
     const uint8_t* in = image.row(s + r0);
-    for (int64_t x = 0; x < x_in; ++x) {
-      std::memcpy(o + x * C, cols[x] >= 0 ? in + cols[x] * C : (cols[x] == kPadFill ? fill : zero),
-                  static_cast<size_t>(C));
-    }
+    outside(o, 0, x_in, in);
     if (x_end > x_in) std::memcpy(o + x_in * C, in + cols[x_in] * C, static_cast<size_t>((x_end - x_in) * C));
-    for (int64_t x = x_end; x < width; ++x) {
-      std::memcpy(o + x * C, cols[x] >= 0 ? in + cols[x] * C : (cols[x] == kPadFill ? fill : zero),
-                  static_cast<size_t>(C));
-    }
+    outside(o, x_end, width, in);
   }
 }
 
