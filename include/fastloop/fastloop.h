@@ -21,8 +21,6 @@
 #include "fastloop/core/config.h"
 #include "fastloop/core/config_set.h"
 #include "fastloop/core/errors.h"
-#include "fastloop/data/codecs/class_map.h"
-#include "fastloop/data/codecs/image_decode.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/arrow_images.h"
 #include "fastloop/data/sources/class_map_files.h"

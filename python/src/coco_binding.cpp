@@ -4,6 +4,8 @@
 // segmentation); _C._image_decode decodes an image file as the loader's workers do (RGB, as PIL's convert("RGB")).
 #include "bindings.h"
 
+#include "fastloop/data/codecs/image_decode.h"  // internal: the decoder itself, not part of the installed API
+
 #include "fastloop/fastloop.h"  // the public API only
 
 #include <cstring>

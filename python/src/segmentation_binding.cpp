@@ -2,6 +2,8 @@
 // the masks of fastloop.VOCSegmentation and fastloop.SegmentationFiles, for their __getitem__.
 #include "bindings.h"
 
+#include "fastloop/data/codecs/class_map.h"  // internal: the decoder itself, not part of the installed API
+
 #include "fastloop/fastloop.h"  // the public API only
 
 #include <cstring>
