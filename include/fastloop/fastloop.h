@@ -28,6 +28,7 @@
 #include "fastloop/data/sources/coco_targets.h"
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/http_fetch.h"
+#include "fastloop/data/sources/sample_files.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/targets/coco_annotations.h"

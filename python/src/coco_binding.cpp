@@ -4,8 +4,6 @@
 // segmentation); _C._image_decode decodes an image file as the loader's workers do (RGB, as PIL's convert("RGB")).
 #include "bindings.h"
 
-#include "fastloop/data/codecs/image_decode.h"  // internal: the decoder itself, not part of the installed API
-
 #include "fastloop/fastloop.h"  // the public API only
 
 #include <cstring>
@@ -107,20 +105,8 @@ py::list native_of(const CocoFile& file, int64_t i, const std::string& key) {
 }
 
 at::Tensor image_decode(const std::string& path) {
-  std::string bytes;
-  at::Tensor out;
-  {
-    py::gil_scoped_release release;
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw InputError("image " + path + ": cannot open it; check that it exists and is readable");
-    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    ImageDecoder decoder;
-    const RgbImage image = decoder.decode(bytes, path);
-    at::Tensor hwc = at::empty({image.height, image.width, 3}, at::kByte);
-    std::memcpy(hwc.data_ptr<uint8_t>(), image.data, static_cast<size_t>(image.height * image.width * 3));
-    out = hwc.permute({2, 0, 1}).contiguous();
-  }
-  return out;
+  py::gil_scoped_release release;
+  return image_file_decode(path);
 }
 
 } // namespace

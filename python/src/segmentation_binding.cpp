@@ -2,8 +2,6 @@
 // the masks of fastloop.VOCSegmentation and fastloop.SegmentationFiles, for their __getitem__.
 #include "bindings.h"
 
-#include "fastloop/data/codecs/class_map.h"  // internal: the decoder itself, not part of the installed API
-
 #include "fastloop/fastloop.h"  // the public API only
 
 #include <cstring>
@@ -12,16 +10,8 @@ namespace fastloop::python {
 namespace {
 
 at::Tensor class_map_decode_file(const std::string& path) {
-  at::Tensor out;
-  {
-    py::gil_scoped_release release;
-    std::string bytes;
-    std::vector<uint8_t> pixels;
-    const ClassMapSize size = class_map_read(path, bytes, pixels);
-    out = at::empty({1, size.height, size.width}, at::kByte);
-    std::memcpy(out.data_ptr<uint8_t>(), pixels.data(), pixels.size());
-  }
-  return out;
+  py::gil_scoped_release release;
+  return class_map_file_decode(path);
 }
 
 } // namespace
