@@ -48,7 +48,8 @@ def _source_name(source: Union[str, Files, Any]) -> str:
         return source._fastloop_loader_args()["data.source"]
     if not isinstance(source, str):
         raise TypeError(f"fastloop.Loader: source must be a --data string, a fastloop.Files, a datasets.Dataset "
-                        f"or a fastloop.CocoDetection, not {type(source).__name__}")
+                        f"or a data set with targets (fastloop.CocoDetection, VOCSegmentation, SegmentationFiles), "
+                        f"not {type(source).__name__}")
     return source
 
 

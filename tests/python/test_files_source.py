@@ -69,7 +69,8 @@ def test_bad_files_and_labels_are_clear_errors(image_folder, tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match=r"paths\[0\]: .*notes.txt is not an image file"):
         fastloop.Loader(fastloop.Files([tmp_path / "notes.txt"], [0]), workers=0)
-    with pytest.raises(TypeError, match=r"source must be a --data string, a fastloop.Files or a datasets.Dataset, not list"):
+    with pytest.raises(TypeError, match=r"source must be a --data string, a fastloop.Files, a datasets.Dataset or a "
+                                        r"data set with targets .*, not list"):
         fastloop.Loader(paths)
 
 
