@@ -6,7 +6,7 @@ pycocotools does, and images decoded by fastloop's decoder."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 
@@ -98,26 +98,12 @@ class CocoDetection:
 
     def target(self, index: int, canvas_size: Tuple[int, int]) -> Dict[str, Any]:
         """The target of sample ``index`` for an image of ``canvas_size`` (H, W) pixels, without decoding it."""
-        from torchvision import tv_tensors
-
         index = self._index(index)
-        image_id = self.ids[index]
         if self._C.annotation_count(index) == 0:
-            return {"image_id": image_id}
-        keys = self.target_keys
-        target: Dict[str, Any] = {}
-        if "image_id" in keys:
-            target["image_id"] = image_id
-        if "boxes" in keys:
-            target["boxes"] = tv_tensors.BoundingBoxes(self._C.boxes_xyxy(index), format=tv_tensors.BoundingBoxFormat.XYXY,
-                                                       canvas_size=tuple(canvas_size))
-        if "masks" in keys:
-            target["masks"] = tv_tensors.Mask(self._C.masks(index, canvas_size[0], canvas_size[1]))
-        if "labels" in keys:
-            target["labels"] = self._C.labels(index)
-        for key in keys - {"image_id", "boxes", "masks", "labels"}:
-            target[key] = self._C.native(index, key)
-        return target
+            return {"image_id": self.ids[index]}
+        return self._target_dict(index, canvas_size, lambda: self._C.boxes_xyxy(index), "XYXY",
+                                 lambda: self._C.labels(index),
+                                 lambda: self._C.masks(index, canvas_size[0], canvas_size[1]))
 
     def __reduce__(self) -> Tuple[Any, ...]:
         """Pickles as its arguments: a copy in another process reads the annotation file again."""
@@ -135,21 +121,26 @@ class CocoDetection:
         """The target dict of a Loader's sample: what ``target()`` gives, with the boxes, labels and masks the
         transform made (``kept``: the boxes left by SanitizeBoundingBoxes, by their index in the file's order;
         the file's own keys are given whole, as torchvision's SanitizeBoundingBoxes leaves them)."""
+        if boxes is None:
+            return {"image_id": self.ids[index]}
+        return self._target_dict(index, canvas_size, lambda: boxes, fmt, lambda: labels, lambda: masks)
+
+    def _target_dict(self, index: int, canvas_size: Tuple[int, int], boxes: Callable[[], torch.Tensor], fmt: str,
+                     labels: Callable[[], torch.Tensor], masks: Callable[[], torch.Tensor]) -> Dict[str, Any]:
+        """The target_keys of sample ``index`` in torchvision's order; boxes, labels and masks made only when
+        asked for (masks cost a rasterization)."""
         from torchvision import tv_tensors
 
-        image_id = self.ids[index]
-        if boxes is None:
-            return {"image_id": image_id}
         keys = self.target_keys
         target: Dict[str, Any] = {}
         if "image_id" in keys:
-            target["image_id"] = image_id
+            target["image_id"] = self.ids[index]
         if "boxes" in keys:
-            target["boxes"] = tv_tensors.BoundingBoxes(boxes, format=fmt, canvas_size=tuple(canvas_size))
+            target["boxes"] = tv_tensors.BoundingBoxes(boxes(), format=fmt, canvas_size=tuple(canvas_size))
         if "masks" in keys:
-            target["masks"] = tv_tensors.Mask(masks)
+            target["masks"] = tv_tensors.Mask(masks())
         if "labels" in keys:
-            target["labels"] = labels
+            target["labels"] = labels()
         for key in keys - {"image_id", "boxes", "masks", "labels"}:
             target[key] = self._C.native(index, key)
         return target
