@@ -224,19 +224,41 @@ int64_t nearest_index(int64_t i, int64_t in_size, int64_t out_size, bool exact) 
   return std::min(index, in_size - 1);
 }
 
-void resize_nearest(const ImageU8& image, int64_t top, int64_t left, int64_t height, int64_t width, int64_t out_height,
-                    int64_t out_width, bool exact, ImageU8& out, TransformScratch& scratch) {
+// Output rows `rows` of a nearest resize: output pixel x of a row reads source byte cols[x] of its row.
+template <int C>
+void nearest_row(const uint8_t* in, const int32_t* cols, int64_t width, uint8_t* out) {
+  for (int64_t x = 0; x < width; ++x, out += C) {
+    for (int c = 0; c < C; ++c) out[c] = in[cols[x] + c];
+  }
+}
+
+// Output pixels `window` of the nearest resize of `box` (pixels of `image`) to out_height x out_width, into rows
+// `out_stride` bytes apart.
+void resize_nearest(const ImageU8& image, const PixelRect& box, int64_t out_height, int64_t out_width,
+                    const PixelRect& window, bool exact, uint8_t* out, int64_t out_stride, TransformScratch& scratch) {
   const int64_t C = image.channels;
-  if (scratch.ints.size() < static_cast<size_t>(out_width)) scratch.ints.resize(static_cast<size_t>(out_width));
+  if (scratch.ints.size() < static_cast<size_t>(window.width)) scratch.ints.resize(static_cast<size_t>(window.width));
   int32_t* cols = scratch.ints.data();
-  for (int64_t x = 0; x < out_width; ++x) {
-    cols[x] = static_cast<int32_t>((left + (width == out_width ? x : nearest_index(x, width, out_width, exact))) * C);
+  for (int64_t x = 0; x < window.width; ++x) {
+    const int64_t X = window.left + x;
+    cols[x] = static_cast<int32_t>((box.left + (box.width == out_width ? X : nearest_index(X, box.width, out_width, exact))) * C);
   }
-  for (int64_t y = 0; y < out_height; ++y) {
-    const uint8_t* in = image.row(top + (height == out_height ? y : nearest_index(y, height, out_height, exact)));
-    uint8_t* o = out.row(y);
-    for (int64_t x = 0; x < out_width; ++x) std::memcpy(o + x * C, in + cols[x], static_cast<size_t>(C));
+  for (int64_t y = 0; y < window.height; ++y) {
+    const int64_t Y = window.top + y;
+    const uint8_t* in = image.row(box.top + (box.height == out_height ? Y : nearest_index(Y, box.height, out_height, exact)));
+    uint8_t* o = out + y * out_stride;
+    switch (C) {
+      case 1: nearest_row<1>(in, cols, window.width, o); break;
+      case 3: nearest_row<3>(in, cols, window.width, o); break;
+      case 4: nearest_row<4>(in, cols, window.width, o); break;
+      default: nearest_row<2>(in, cols, window.width, o); break;
+    }
   }
+}
+
+ImageResizer& worker_resizer() {
+  thread_local ImageResizer resizer;  // a worker's weights and rows, kept from image to image
+  return resizer;
 }
 
 }  // namespace
@@ -254,15 +276,15 @@ void resized_crop_u8(const ImageU8& image, int64_t top, int64_t left, int64_t he
   const int64_t C = image.channels;
   out.reshape(out_height, out_width, C);
   if (interpolation == Interpolation::kNearest || interpolation == Interpolation::kNearestExact) {
-    resize_nearest(image, top, left, height, width, out_height, out_width,
-                   interpolation == Interpolation::kNearestExact, out, scratch);
+    resize_nearest(image, PixelRect{top, left, height, width}, out_height, out_width,
+                   PixelRect{0, 0, out_height, out_width}, interpolation == Interpolation::kNearestExact, out.data(),
+                   out.row_bytes(), scratch);
     return;
   }
   if (interpolation == Interpolation::kBilinear && antialias && C == 3) {
-    thread_local ImageResizer resizer;  // a worker's weights and rows, kept from image to image
     const RgbImage rgb{image.data(), image.width, image.height, 0, 0};
-    resizer.resize(rgb, PixelRect{top, left, height, width}, out_height, out_width,
-                   PixelRect{0, 0, out_height, out_width}, out.data(), out_width * 3);
+    worker_resizer().resize(rgb, PixelRect{top, left, height, width}, out_height, out_width,
+                            PixelRect{0, 0, out_height, out_width}, out.data(), out_width * 3);
     return;
   }
   const bool cubic = interpolation == Interpolation::kBicubic;
@@ -302,6 +324,42 @@ void resized_crop_u8(const ImageU8& image, int64_t top, int64_t left, int64_t he
     resize_row_vertical(rows + ty.first[y] * stride, stride, ty.weights + y * ty.taps, ty.count[y], ty.precision,
                         out_row, acc, out.row(y));
   }
+}
+
+void resized_window_u8(const ImageU8& image, int64_t out_height, int64_t out_width, const PixelRect& window,
+                       Interpolation interpolation, bool antialias, uint8_t* out, int64_t out_stride,
+                       TransformScratch& scratch) {
+  if (window.top < 0 || window.left < 0 || window.height < 1 || window.width < 1 ||
+      window.top + window.height > out_height || window.left + window.width > out_width) {
+    throw InputError("resized_window: window (top " + std::to_string(window.top) + ", left " +
+                     std::to_string(window.left) + ", " + std::to_string(window.height) + "x" +
+                     std::to_string(window.width) + ") must lie inside the " + std::to_string(out_height) + "x" +
+                     std::to_string(out_width) + " output and have positive sizes");
+  }
+  const PixelRect box{0, 0, image.height, image.width};
+  const int64_t C = image.channels;
+  if (interpolation == Interpolation::kNearest || interpolation == Interpolation::kNearestExact) {
+    resize_nearest(image, box, out_height, out_width, window, interpolation == Interpolation::kNearestExact, out,
+                   out_stride, scratch);
+    return;
+  }
+  if (interpolation == Interpolation::kBilinear && antialias && C == 3) {
+    const RgbImage rgb{image.data(), image.width, image.height, 0, 0};
+    worker_resizer().resize(rgb, box, out_height, out_width, window, out, out_stride);
+    return;
+  }
+  thread_local ImageU8 whole;  // the portable passes resize whole images: a worker's buffer, kept
+  resized_crop_u8(image, 0, 0, image.height, image.width, out_height, out_width, interpolation, antialias, whole,
+                  scratch);
+  for (int64_t y = 0; y < window.height; ++y)
+    std::memcpy(out + y * out_stride, whole.row(window.top + y) + window.left * C, static_cast<size_t>(window.width * C));
+}
+
+void resize_size_check(int64_t height, int64_t width, int64_t out_height, int64_t out_width) {
+  if (out_height == height && out_width == width) return;
+  if (out_height <= 0 || out_width <= 0)
+    throw InputError("resize: the output size (" + std::to_string(out_height) + ", " + std::to_string(out_width) +
+                     ") of an image of (" + std::to_string(height) + ", " + std::to_string(width) + ") is empty");
 }
 
 }  // namespace fastloop
