@@ -7,6 +7,7 @@
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/functional/flip.h"
 #include "fastloop/data/transforms/geometry_args.h"
+#include "fastloop/data/transforms/resize_crop_fusion.h"
 
 #include <memory>
 #include <utility>
@@ -15,7 +16,7 @@ namespace fastloop {
 namespace {
 
 // RandomHorizontalFlip(p=0.5) / RandomVerticalFlip(p=0.5): flips when torch.rand(1) < p.
-class GeoRandomFlip : public Transform {
+class GeoRandomFlip : public FlipDrawTransform {
  public:
   GeoRandomFlip(const TransformArgs& args, bool vertical)
       : vertical_(vertical), p_(geo_probability(args, "p")), repr_(geo_repr(args, {"p"})) {}
@@ -35,6 +36,9 @@ class GeoRandomFlip : public Transform {
     }
     flip(image);
   }
+
+  bool flip_draw(Draws& draws) const override { return flips(draws); }
+  bool vertical() const override { return vertical_; }
 
  private:
   bool flips(Draws& draws) const { return draws.uniform(0.0, 1.0) < p_; }
@@ -59,6 +63,15 @@ void geo_pad_fill(const std::optional<std::vector<double>>& fill, PaddingMode mo
   pad_fill_bytes(fill ? *fill : std::vector<double>{}, channels, out);
 }
 
+// pad (then crop) of a sample's boxes: shifted, then clamped to the crop.
+void geo_pad_crop_boxes(SampleTargets& targets, int64_t height, int64_t width, const Padding& padding, int64_t top,
+                        int64_t left, int64_t out_height, int64_t out_width) {
+  boxes_pad(targets.boxes, height, width, padding.left, padding.top, padding.right, padding.bottom);
+  const int64_t padded_height = height + padding.top + padding.bottom, padded_width = width + padding.left + padding.right;
+  if (top != 0 || left != 0 || out_height != padded_height || out_width != padded_width)
+    boxes_crop(targets.boxes, top, left, out_height, out_width);
+}
+
 // pad (then crop, for RandomCrop) of a sample's targets: masks with their fill, boxes shifted and clamped
 // (torchvision pads boxes in constant mode only).
 void geo_pad_crop_targets(const std::string& transform, SampleTargets& targets, int64_t height, int64_t width,
@@ -74,10 +87,7 @@ void geo_pad_crop_targets(const std::string& transform, SampleTargets& targets, 
     pad_crop_u8(mask, padding, mode, mask_bytes, top, left, out_height, out_width, scratch.spare, scratch);
     std::swap(mask, scratch.spare);
   }
-  boxes_pad(targets.boxes, height, width, padding.left, padding.top, padding.right, padding.bottom);
-  const int64_t padded_height = height + padding.top + padding.bottom, padded_width = width + padding.left + padding.right;
-  if (top != 0 || left != 0 || out_height != padded_height || out_width != padded_width)
-    boxes_crop(targets.boxes, top, left, out_height, out_width);
+  geo_pad_crop_boxes(targets, height, width, padding, top, left, out_height, out_width);
 }
 
 class GeoPad : public Transform {
@@ -119,7 +129,7 @@ class GeoPad : public Transform {
   std::string repr_;
 };
 
-class GeoRandomCrop : public Transform {
+class GeoRandomCrop : public PadCropTransform {
  public:
   explicit GeoRandomCrop(const TransformArgs& args)
       : size_(geo_size(args, "size", "Please provide only two dimensions (h, w) for size.")),
@@ -171,6 +181,23 @@ class GeoRandomCrop : public Transform {
             {"width", {double(size_[1])}},
             {"padding",
              {double(p.padding.left), double(p.padding.top), double(p.padding.right), double(p.padding.bottom)}}};
+  }
+  PadCropParams pad_crop_draw(int64_t height, int64_t width, Draws& draws) const override {
+    const Params p = params(height, width, draws);
+    PadCropParams out{p.needs_pad ? p.padding : Padding{}, p.top, p.left, size_[0], size_[1], p.needs_pad || p.needs_crop};
+    return out;
+  }
+  bool pads_constant() const override {
+    const Padding& p = padding_;
+    return mode_ == PaddingMode::kConstant && (!has_padding_ || (p.left >= 0 && p.top >= 0 && p.right >= 0 && p.bottom >= 0));
+  }
+  void pad_fills(int64_t channels, uint8_t image_fill[4], uint8_t* mask_fill_bytes) const override {
+    geo_pad_fill(fill_, mode_, channels, image_fill);
+    if (mask_fill_bytes)
+      pad_fill_bytes(mask_fill(mask_fill_, "RandomCrop").value_or(std::vector<double>{}), 1, mask_fill_bytes);
+  }
+  void pad_crop_boxes(SampleTargets& targets, int64_t height, int64_t width, const PadCropParams& p) const override {
+    geo_pad_crop_boxes(targets, height, width, p.padding, p.top, p.left, p.height, p.width);
   }
 
  private:

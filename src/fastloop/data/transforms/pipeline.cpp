@@ -8,6 +8,7 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <set>
 
 namespace fastloop {
@@ -112,6 +113,10 @@ Pipeline::Pipeline(const std::string& spec) {
                                "images only; put it before the conversion to float");
     }
   }
+  for (size_t k = 0; k < uint8_end_; ++k) {
+    const auto group = resize_crop_group(transforms_, k);
+    if (group && group->first + group->count <= uint8_end_) fused_.push_back(*group), k += group->count - 1;
+  }
   if (uint8_end_ > 0) head_ = dynamic_cast<const ResizePlanTransform*>(transforms_[0].get());
   if (head_ && uint8_end_ > 1) head_crop_ = dynamic_cast<const ResizePlanTransform*>(transforms_[1].get());
 }
@@ -123,17 +128,32 @@ ImageSize Pipeline::output_size(ImageSize in) const {
 
 void Pipeline::run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
                       size_t first) const {
-  for (size_t k = first; k < uint8_end_; ++k) {
-    Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
-    transforms_[k]->apply(image, draws, scratch);
-  }
+  run_from(image, nullptr, seed, epoch, index, scratch, first);
 }
 
 void Pipeline::run_targets(ImageU8& image, SampleTargets& targets, uint64_t seed, int64_t epoch, int64_t index,
                            TransformScratch& scratch) const {
-  for (size_t k = 0; k < uint8_end_; ++k) {
-    Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
-    transforms_[k]->apply_targets(image, targets, draws, scratch);
+  run_from(image, &targets, seed, epoch, index, scratch, 0);
+}
+
+void Pipeline::run_from(ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch, int64_t index,
+                        TransformScratch& scratch, size_t first) const {
+  const auto draws_at = [&](size_t k) { return pipeline_draws(seed, epoch, index, static_cast<int64_t>(k)); };
+  auto group = std::find_if(fused_.begin(), fused_.end(), [&](const ResizeCropGroup& g) { return g.first >= first; });
+  for (size_t k = first; k < uint8_end_;) {
+    if (group != fused_.end() && group->first == k) {
+      Draws draws[3] = {draws_at(k), draws_at(k + 1), draws_at(k + 2)};  // a group has 2 or 3 transforms
+      resize_crop_apply(*group, image, targets, draws, scratch);
+      k += group->count, ++group;
+      continue;
+    }
+    Draws draws = draws_at(k);
+    if (targets) {
+      transforms_[k]->apply_targets(image, *targets, draws, scratch);
+    } else {
+      transforms_[k]->apply(image, draws, scratch);
+    }
+    ++k;
   }
 }
 

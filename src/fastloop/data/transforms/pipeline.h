@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/erasing_transforms.h"
 #include "fastloop/data/transforms/output_stage.h"
+#include "fastloop/data/transforms/resize_crop_fusion.h"
 #include "fastloop/data/transforms/resize_transforms.h"
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
@@ -41,7 +42,8 @@ class Pipeline {
   /// The canonical spelling (parses back to the same pipeline).
   const std::string& repr() const { return repr_; }
 
-  /// Runs the uint8 transforms at positions [first, uint8_end()) on `image`, each with its stream.
+  /// Runs the uint8 transforms at positions [first, uint8_end()) on `image`, each with its stream; a random
+  /// resize, flip and crop in a row run fused (resize_crop_fusion.h), with the same draws and bytes.
   void run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
               size_t first = 0) const;
   size_t uint8_end() const { return uint8_end_; }
@@ -100,11 +102,16 @@ class Pipeline {
   float output_value(double v, int64_t channel, size_t first_step) const;
 
  private:
+  // The uint8 transforms from `first` on, with targets or (nullptr) without.
+  void run_from(ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch, int64_t index,
+                TransformScratch& scratch, size_t first) const;
+
   std::string repr_;
   std::vector<TransformPtr> transforms_;
   size_t uint8_end_ = 0;  // transforms_[0, uint8_end_) run on uint8 images
   const ResizePlanTransform* head_ = nullptr;
   const ResizePlanTransform* head_crop_ = nullptr;
+  std::vector<ResizeCropGroup> fused_;  // groups of the uint8 transforms that run as one step
   StageDtype dtype_ = StageDtype::kUInt8;
   std::vector<const Transform*> output_steps_;  // ConvertTransform / NormalizeTransform, in order
   struct OutputErasing {

@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/functional/resize.h"
 #include "fastloop/data/transforms/geometry_args.h"
+#include "fastloop/data/transforms/resize_crop_fusion.h"
 #include "fastloop/data/transforms/resize_transforms.h"
 
 #include <algorithm>
@@ -21,12 +22,8 @@ namespace {
 void random_resize_sample(ImageU8& image, SampleTargets* targets, int64_t out_height, int64_t out_width,
                           Interpolation interpolation, bool antialias, TransformScratch& scratch) {
   const int64_t height = image.height, width = image.width;
+  resize_size_check(height, width, out_height, out_width);
   if (out_height == height && out_width == width) return;
-  if (out_height <= 0 || out_width <= 0)
-    throw InputError("resize: the output size (" + std::to_string(out_height) + ", " + std::to_string(out_width) +
-                     ") of an image of (" + std::to_string(height) + ", " + std::to_string(width) + ") is empty");
-  // resize_image: antialias only for bilinear and bicubic; resize_mask: nearest, no antialias.
-  antialias = antialias && (interpolation == Interpolation::kBilinear || interpolation == Interpolation::kBicubic);
   resized_crop_u8(image, 0, 0, height, width, out_height, out_width, interpolation, antialias, scratch.spare, scratch);
   std::swap(image, scratch.spare);
   if (!targets) return;
@@ -39,12 +36,15 @@ void random_resize_sample(ImageU8& image, SampleTargets* targets, int64_t out_he
 }
 
 // The part the three share: draw an output size for a height x width input, then resize to it.
-class RandomResizeBase : public Transform {
+class RandomResizeBase : public SizeDrawTransform {
  public:
   explicit RandomResizeBase(const TransformArgs& args, const std::vector<std::string>& names)
       : interpolation_(args.get_interpolation("interpolation")),
         antialias_(args.is_none("antialias") ? false : args.get_bool("antialias")),  // None: False for tensors
-        repr_(geo_repr(args, names)) {}
+        repr_(geo_repr(args, names)) {
+    // resize_image: antialias only for bilinear and bicubic; resize_mask: nearest, no antialias.
+    antialias_ = antialias_ && (interpolation_ == Interpolation::kBilinear || interpolation_ == Interpolation::kBicubic);
+  }
   std::string repr() const override { return repr_; }
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
     const auto [h, w] = size_draw(image.height, image.width, draws);
@@ -60,10 +60,8 @@ class RandomResizeBase : public Transform {
     const auto [h, w] = size_draw(height, width, draws);
     return {{"size", {double(h), double(w)}}};
   }
-
- protected:
-  /// make_params: {height, width} of the output.
-  virtual std::pair<int64_t, int64_t> size_draw(int64_t height, int64_t width, Draws& draws) const = 0;
+  Interpolation interpolation() const override { return interpolation_; }
+  bool antialias() const override { return antialias_; }
 
  private:
   Interpolation interpolation_;
@@ -80,7 +78,6 @@ class RandomShortestSize final : public RandomResizeBase {
         min_size_(std::move(min_size)),
         max_size_(max_size) {}
 
- protected:
   std::pair<int64_t, int64_t> size_draw(int64_t height, int64_t width, Draws& draws) const override {
     const int64_t side = min_size_[static_cast<size_t>(draws.below(static_cast<int64_t>(min_size_.size())))];
     double r = static_cast<double>(side) / static_cast<double>(std::min(height, width));
@@ -101,7 +98,6 @@ class RandomResize final : public RandomResizeBase {
         min_size_(min_size),
         max_size_(max_size) {}
 
- protected:
   std::pair<int64_t, int64_t> size_draw(int64_t height, int64_t width, Draws& draws) const override {
     const int64_t size = min_size_ + draws.below(max_size_ - min_size_);
     return resize_output_size(height, width, {size}, 0);
@@ -120,7 +116,6 @@ class ScaleJitter final : public RandomResizeBase {
         target_size_(std::move(target_size)),
         scale_range_(std::move(scale_range)) {}
 
- protected:
   std::pair<int64_t, int64_t> size_draw(int64_t height, int64_t width, Draws& draws) const override {
     const float u = torch_rand(draws);
     const float scale = static_cast<float>(scale_range_[0]) + static_cast<float>(scale_range_[1] - scale_range_[0]) * u;
