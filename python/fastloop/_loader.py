@@ -439,17 +439,20 @@ class _LoaderIterator:
             self._loader._impl.stop()
 
 
-def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple]]) -> Tuple[Any, Any]:
+def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple], Optional[torch.Tensor]]
+                   ) -> Tuple[Any, Any]:
     """A batch of a data set with targets as detection and segmentation code consumes it: ``(images, targets)``,
     images one tensor when their sizes agree (else a list), targets a list of the source's target dicts; a
-    segmentation source's class maps (tensors) stacked like the images."""
-    images, samples = batch
+    segmentation source's class maps (tensors) stacked like the images (by the loader's worker when their sizes
+    agree: torch.stack here would wake an OpenMP team that spins on the workers' cores)."""
+    images, samples, masks = batch
     targets = [source._fastloop_target(index, tuple(image.shape[-2:]), boxes, fmt, labels, kept, masks)
                for index, image, boxes, fmt, labels, kept, masks in samples]
     if images is None:
         return [sample[1] for sample in samples], targets
     if targets and all(isinstance(t, torch.Tensor) for t in targets):
-        return images, torch.stack(targets)
+        stacked = masks is not None and all(t is sample[6] for t, sample in zip(targets, samples))
+        return images, masks if stacked else torch.stack(targets)
     return images, targets
 
 

@@ -154,15 +154,15 @@ class SplitLoader {
     return py::make_tuple(std::move(batch->images), std::move(batch->labels));
   }
 
-  /// A batch with targets: (images stacked or None, [(index, image, boxes, format, labels, kept, masks), ...]),
-  /// made into torchvision's target dicts by the Python package (fastloop/_targets.py).
+  /// A batch with targets: (images stacked or None, [(index, image, boxes, format, labels, kept, masks), ...],
+  /// class maps stacked or None), made into torchvision's target dicts by the Python package (fastloop/_targets.py).
   static py::tuple targets_batch(const Batch& batch) {
     const auto or_none = [](const at::Tensor& t) { return t.defined() ? py::cast(t) : py::none(); };
     py::list samples;
     for (const TargetSample& s : batch.samples)
       samples.append(py::make_tuple(s.index, s.image, or_none(s.boxes), box_format_name(s.format), or_none(s.labels),
                                     or_none(s.kept), or_none(s.masks)));
-    return py::make_tuple(or_none(batch.images), samples);
+    return py::make_tuple(or_none(batch.images), samples, or_none(batch.masks));
   }
 
   void stop() {

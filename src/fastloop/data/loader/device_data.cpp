@@ -74,7 +74,7 @@ std::optional<Batch> DeviceData::next() {
   at::Tensor images = lut_.index({channel, pixels.to(at::kLong)});
   if (nhwc) images = images.permute({0, 3, 1, 2});  // sizes [B, C, H, W], memory NHWC
   random_erasing_apply(images, order_host_.data() + begin, count, options_.augment.erase, options_.sampler.seed, epoch_);
-  return Batch{images, labels_.index_select(0, index), batch, {}, {}};
+  return Batch{images, labels_.index_select(0, index), batch, {}, {}, {}};
 }
 
 } // namespace fastloop

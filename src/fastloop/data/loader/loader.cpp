@@ -155,16 +155,23 @@ Batch Loader::assemble(int64_t batch) {
                                                      targets, options_.sampler.seed, epoch_, host.labels);
   skipped_ += counts.skipped;
   decoded_ += counts.decoded;
-  return {at::Tensor(), host.labels, batch, std::move(host.images), {}};
+  return {at::Tensor(), host.labels, batch, std::move(host.images), {}, {}};
 }
 
-// A batch of samples with targets: a list of samples, their images stacked when their sizes agree.
+// A batch of samples with targets: a list of samples, their images stacked when their sizes agree (written in
+// place when the pipeline fixes the size), their class maps too.
 Batch Loader::assemble_targets(int64_t batch, int64_t begin, int64_t count) {
   Batch out;
   out.index = batch;
+  TargetStack stack;
   target_batch_assemble(dataset_, indices_.data() + begin, count, *options_.augment.pipeline, options_.sampler.seed,
-                        epoch_, out.samples);
+                        epoch_, out.samples, stack);
   decoded_ += count;
+  out.masks = stack.masks;
+  if (stack.images.defined()) {
+    out.images = stack.images;
+    return out;
+  }
   std::vector<at::Tensor> images;
   for (const TargetSample& sample : out.samples) {
     if (!images.empty() && !sample.image.sizes().equals(images.front().sizes())) return out;
@@ -239,14 +246,17 @@ Batch Loader::deliver(Batch host) {
     if (options_.device.is_cpu()) return host;
     const auto moved = [&](const at::Tensor& t) { return t.defined() ? t.to(options_.device) : t; };
     host.images = moved(host.images);
+    host.masks = moved(host.masks);
     for (size_t i = 0; i < host.samples.size(); ++i) {
       TargetSample& s = host.samples[i];
-      s.image = host.images.defined() ? host.images[static_cast<int64_t>(i)] : moved(s.image);
-      s.boxes = moved(s.boxes), s.labels = moved(s.labels), s.kept = moved(s.kept), s.masks = moved(s.masks);
+      const auto k = static_cast<int64_t>(i);
+      s.image = host.images.defined() ? host.images[k] : moved(s.image);
+      s.masks = host.masks.defined() ? host.masks[k] : moved(s.masks);
+      s.boxes = moved(s.boxes), s.labels = moved(s.labels), s.kept = moved(s.kept);
     }
     return host;
   }
-  Batch out{at::Tensor(), host.labels, host.index, {}, {}};
+  Batch out{at::Tensor(), host.labels, host.index, {}, {}, {}};
   if (!rings_.empty()) {
     for (const auto& ring : rings_) {
       auto [images, labels] = ring->copy_to_device(host.index % ring->slots(), host.labels.size(0));

@@ -46,6 +46,7 @@ struct Batch {
   /// Data with targets (Dataset::targets): each sample's image and targets; `images` stacks the images when
   /// their sizes agree (undefined otherwise), `labels` is undefined.
   std::vector<TargetSample> samples;
+  at::Tensor masks;  // with targets: the samples' class maps stacked, uint8 [B, H, W], when each has one of one size
 };
 
 } // namespace fastloop

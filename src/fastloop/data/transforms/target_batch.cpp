@@ -43,50 +43,56 @@ void image_write(const ImageU8& image, const std::vector<float>& table, T* out) 
   }
 }
 
-// The uint8 image through the output stage's value table (and a RandomErasing after it) as a [C, H, W] tensor
-// of the pipeline's dtype. Written by plain loops: an ATen op large enough to run in parallel would wake, from
-// this worker thread, an OpenMP team that spins on the cores the other workers need.
-at::Tensor image_output(const ImageU8& image, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index) {
+at::ScalarType stage_scalar_type(StageDtype dtype) {
+  switch (dtype) {
+    case StageDtype::kUInt8: return at::kByte;
+    case StageDtype::kFloat16: return at::kHalf;
+    case StageDtype::kBFloat16: return at::kBFloat16;
+    case StageDtype::kFloat64: return at::kDouble;
+    case StageDtype::kFloat32: break;
+  }
+  return at::kFloat;
+}
+
+// The uint8 image through the output stage's value table (and a RandomErasing after it) into `out`, a [C, H, W]
+// tensor of the pipeline's dtype. Written by plain loops: an ATen op large enough to run in parallel would wake,
+// from this worker thread, an OpenMP team that spins on the cores the other workers need.
+void image_output(const ImageU8& image, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
+                  at::Tensor& out) {
   const int64_t C = image.channels, H = image.height, W = image.width;
   const std::vector<float> table = pipeline.value_table(C);  // uint8: v itself
-  const auto erase = [&](auto* o) {
+  const auto write = [&](auto* o) {
     using T = std::remove_pointer_t<decltype(o)>;
+    image_write(image, table, o);
     pipeline.erase_output(o, C, H, W, H * W, W, 1, seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
   };
   switch (pipeline.dtype()) {
-    case StageDtype::kUInt8: {
-      at::Tensor out = at::empty({C, H, W}, at::kByte);
-      image_write(image, table, out.data_ptr<uint8_t>());
-      return out;
-    }
-    case StageDtype::kFloat16: {
-      at::Tensor out = at::empty({C, H, W}, at::kHalf);
-      image_write(image, table, out.data_ptr<at::Half>());
-      erase(out.data_ptr<at::Half>());
-      return out;
-    }
-    case StageDtype::kBFloat16: {
-      at::Tensor out = at::empty({C, H, W}, at::kBFloat16);
-      image_write(image, table, out.data_ptr<at::BFloat16>());
-      erase(out.data_ptr<at::BFloat16>());
-      return out;
-    }
-    case StageDtype::kFloat64: {
-      at::Tensor out = at::empty({C, H, W}, at::kDouble);
-      image_write(image, table, out.data_ptr<double>());
-      erase(out.data_ptr<double>());
-      return out;
-    }
-    case StageDtype::kFloat32: break;
+    case StageDtype::kUInt8: image_write(image, table, out.data_ptr<uint8_t>()); return;
+    case StageDtype::kFloat16: write(out.data_ptr<at::Half>()); return;
+    case StageDtype::kBFloat16: write(out.data_ptr<at::BFloat16>()); return;
+    case StageDtype::kFloat64: write(out.data_ptr<double>()); return;
+    case StageDtype::kFloat32: write(out.data_ptr<float>()); return;
   }
-  at::Tensor out = at::empty({C, H, W}, at::kFloat);
-  image_write(image, table, out.data_ptr<float>());
-  erase(out.data_ptr<float>());
-  return out;
 }
 
-// The targets as tensors: boxes in their output format, masks stacked (or the class map alone).
-void targets_output(const SampleTargets& targets, int64_t height, int64_t width, TargetSample& out) {
+// Where sample i of a batch is written: its slot of `stacked` (made at sample 0 when `stack`), else a tensor of
+// its own, and then `stacked` is dropped (the samples already in it keep it as their views).
+at::Tensor stack_slot(at::Tensor& stacked, int64_t i, int64_t count, bool stack, std::vector<int64_t> sizes,
+                      at::ScalarType dtype) {
+  if (i == 0 && stack) {
+    std::vector<int64_t> all = sizes;
+    all.insert(all.begin(), count);
+    stacked = at::empty(all, dtype);
+  }
+  if (stacked.defined() && stacked.sizes().slice(1).equals(sizes) && stacked.scalar_type() == dtype) return stacked[i];
+  stacked = at::Tensor();
+  return at::empty(sizes, dtype);
+}
+
+// The targets as tensors: boxes in their output format, masks stacked (or the class map alone, in its slot of
+// stack.masks).
+void targets_output(const SampleTargets& targets, int64_t height, int64_t width, int64_t i, int64_t count,
+                    bool fixed_size, TargetSample& out, TargetStack& stack) {
   if (targets.has_boxes) {
     std::vector<double> written;
     boxes_to_format(targets.boxes, targets.format, written);
@@ -96,17 +102,19 @@ void targets_output(const SampleTargets& targets, int64_t height, int64_t width,
     out.labels = at::tensor(targets.labels, at::kLong);
     out.kept = at::tensor(targets.kept, at::kLong);
   }
+  const bool class_map = !targets.instance_masks && targets.masks.size() == 1;
+  if (!class_map) stack.masks = at::Tensor();  // a batch of class maps only
   if (targets.masks.empty() && !targets.instance_masks) return;
-  const int64_t count = static_cast<int64_t>(targets.masks.size());
-  out.masks = at::empty({count, height, width}, at::kByte);
-  for (int64_t m = 0; m < count; ++m)
-    std::memcpy(out.masks[m].data_ptr<uint8_t>(), targets.masks[static_cast<size_t>(m)].data(),
-                static_cast<size_t>(height * width));
-  if (!targets.instance_masks) out.masks = out.masks[0];
+  const int64_t count_masks = static_cast<int64_t>(targets.masks.size());
+  out.masks = class_map ? stack_slot(stack.masks, i, count, fixed_size, {height, width}, at::kByte)
+                        : at::empty({count_masks, height, width}, at::kByte);
+  auto* to = out.masks.data_ptr<uint8_t>();
+  for (int64_t m = 0; m < count_masks; ++m)
+    std::memcpy(to + m * height * width, targets.masks[static_cast<size_t>(m)].data(), static_cast<size_t>(height * width));
 }
 
 void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                   TargetSample& out) {
+                   int64_t i, int64_t count, TargetSample& out, TargetStack& stack) {
   TargetWork& work = target_work();
   out.index = index;
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
@@ -116,17 +124,22 @@ void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeli
   work.targets = SampleTargets{};
   dataset.targets->sample_targets(index, whole.height, whole.width, work.targets);
   pipeline.run_targets(work.image, work.targets, seed, epoch, index, work.scratch);
-  out.image = image_output(work.image, pipeline, seed, epoch, index);
-  targets_output(work.targets, work.image.height, work.image.width, out);
+  const ImageU8& image = work.image;
+  const bool fixed_size = pipeline.output_size().known();  // every sample of the batch has this size
+  out.image = stack_slot(stack.images, i, count, fixed_size, {image.channels, image.height, image.width},
+                         stage_scalar_type(pipeline.dtype()));
+  image_output(image, pipeline, seed, epoch, index, out.image);
+  targets_output(work.targets, image.height, image.width, i, count, fixed_size, out, stack);
 }
 
 }  // namespace
 
 void target_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
-                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out) {
+                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack) {
   out.assign(static_cast<size_t>(count), TargetSample{});
+  stack = TargetStack{};
   for (int64_t i = 0; i < count; ++i)
-    target_sample(dataset, indices[i], pipeline, seed, epoch, out[static_cast<size_t>(i)]);
+    target_sample(dataset, indices[i], pipeline, seed, epoch, i, count, out[static_cast<size_t>(i)], stack);
 }
 
 } // namespace fastloop

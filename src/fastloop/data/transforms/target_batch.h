@@ -25,10 +25,20 @@ struct TargetSample {
   at::Tensor masks;    // uint8 [K, H, W] instance masks, or [H, W] a class map; undefined when none
 };
 
+/// A batch's images and class maps in one tensor each, when every sample's agree in size: `images`
+/// [B, C, H, W] when the pipeline fixes the output size (Pipeline::output_size), `masks` [B, H, W] when every
+/// sample has a class map of the images' size; each sample's image and masks are then views of them. The
+/// samples are written straight into them: no copy per sample, and no ATen op (stack) that would wake an
+/// OpenMP team from a worker thread. Undefined where the samples do not agree.
+struct TargetStack {
+  at::Tensor images;
+  at::Tensor masks;
+};
+
 /// Samples indices[0, count) of `dataset` (encoded, with targets) through `pipeline` with (seed, epoch,
-/// index)'s draws, into `out` (resized to count). An undecodable image or a bad target throws InputError
-/// naming it.
+/// index)'s draws, into `out` (resized to count) and, where they agree in size, `stack`. An undecodable image
+/// or a bad target throws InputError naming it.
 void target_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
-                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out);
+                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack);
 
 } // namespace fastloop
