@@ -173,6 +173,20 @@ def test_random_crops_agree_for_any_worker_count_and_keep_masks_aligned(voc):
         assert errors and min(errors) <= 3 / 255, NAMES[index]
 
 
+def test_batches_are_the_same_whether_the_consumer_keeps_them_or_drops_them(voc):
+    """The loader recycles the memory of the batches the consumer dropped (data/loader/batch_buffers.h): the
+    batches made in it are those made while every earlier batch is still held."""
+    transform = T.Compose(_deterministic() + [T.RandomCrop(36), T.ToDtype(torch.float32, scale=True)])
+    dataset = fastloop.VOCSegmentation(voc)
+    loader = fastloop.Loader(dataset, transform=transform, batch_size=2, workers=2, seed=7)
+    kept = [batch for _ in range(4) for batch in loader]  # epochs 0..3
+    loader = fastloop.Loader(dataset, transform=transform, batch_size=2, workers=2, seed=7)
+    dropped = [(images.clone(), masks.clone()) for _ in range(4) for images, masks in loader]
+    assert len(kept) == len(dropped) == 4 * (len(NAMES) // 2)
+    for (images, masks), (images_dropped, masks_dropped) in zip(kept, dropped):
+        assert torch.equal(images, images_dropped) and torch.equal(masks, masks_dropped)
+
+
 def test_a_missing_mask_is_named(voc, tmp_path):
     base = voc / "VOCdevkit" / "VOC2012"
     images = [base / "JPEGImages" / f"{name}.jpg" for name in NAMES[:2]]

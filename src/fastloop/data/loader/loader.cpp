@@ -54,6 +54,8 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
                      "transform pipeline or several views run in the loader's workers: drop --data-on-device");
   if (dataset_.targets) {
     targets_check();
+    // images and class maps of each batch in flight: queued, being made, held by the consumer
+    batch_buffers_ = std::make_unique<BatchBuffers>(2 * static_cast<size_t>(options_.prefetch + options_.workers + 2));
   } else if (options_.augment.pipeline) {
     pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
   }
@@ -165,7 +167,7 @@ Batch Loader::assemble_targets(int64_t batch, int64_t begin, int64_t count) {
   out.index = batch;
   TargetStack stack;
   target_batch_assemble(dataset_, indices_.data() + begin, count, *options_.augment.pipeline, options_.sampler.seed,
-                        epoch_, out.samples, stack);
+                        epoch_, out.samples, stack, *batch_buffers_);
   decoded_ += count;
   out.masks = stack.masks;
   if (stack.images.defined()) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "fastloop/core/condition_variable.h"
+#include "fastloop/data/loader/batch_buffers.h"
 #include "fastloop/data/loader/device_copy.h"
 #include "fastloop/data/loader/loader_options.h"
 #include "fastloop/data/loader/sampler.h"
@@ -100,6 +101,7 @@ class Loader {
   std::vector<BatchLayout> layouts_;      // per view; one without views
   std::vector<std::unique_ptr<PinnedRing>> rings_;  // per view, CUDA + pin_memory only; slot = batch % slots
   std::unique_ptr<DeviceData> resident_;  // on_device only
+  std::unique_ptr<BatchBuffers> batch_buffers_;  // data with targets: their batches' memory, recycled
   std::vector<HostViews> kept_;           // CPU batch buffers, reused when only this holds them (mutex_)
   int64_t epoch_ = 0;
   std::vector<int64_t> indices_;  // the samples of batches first_batch_, first_batch_ + 1, ...

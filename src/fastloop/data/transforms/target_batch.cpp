@@ -78,11 +78,11 @@ void image_output(const ImageU8& image, const Pipeline& pipeline, uint64_t seed,
 // Where sample i of a batch is written: its slot of `stacked` (made at sample 0 when `stack`), else a tensor of
 // its own, and then `stacked` is dropped (the samples already in it keep it as their views).
 at::Tensor stack_slot(at::Tensor& stacked, int64_t i, int64_t count, bool stack, std::vector<int64_t> sizes,
-                      at::ScalarType dtype) {
+                      at::ScalarType dtype, BatchBuffers& buffers) {
   if (i == 0 && stack) {
     std::vector<int64_t> all = sizes;
     all.insert(all.begin(), count);
-    stacked = at::empty(all, dtype);
+    stacked = buffers.empty(all, dtype);
   }
   if (stacked.defined() && stacked.sizes().slice(1).equals(sizes) && stacked.scalar_type() == dtype) return stacked[i];
   stacked = at::Tensor();
@@ -92,7 +92,7 @@ at::Tensor stack_slot(at::Tensor& stacked, int64_t i, int64_t count, bool stack,
 // The targets as tensors: boxes in their output format, masks stacked (or the class map alone, in its slot of
 // stack.masks).
 void targets_output(const SampleTargets& targets, int64_t height, int64_t width, int64_t i, int64_t count,
-                    bool fixed_size, TargetSample& out, TargetStack& stack) {
+                    bool fixed_size, TargetSample& out, TargetStack& stack, BatchBuffers& buffers) {
   if (targets.has_boxes) {
     std::vector<double> written;
     boxes_to_format(targets.boxes, targets.format, written);
@@ -106,7 +106,7 @@ void targets_output(const SampleTargets& targets, int64_t height, int64_t width,
   if (!class_map) stack.masks = at::Tensor();  // a batch of class maps only
   if (targets.masks.empty() && !targets.instance_masks) return;
   const int64_t count_masks = static_cast<int64_t>(targets.masks.size());
-  out.masks = class_map ? stack_slot(stack.masks, i, count, fixed_size, {height, width}, at::kByte)
+  out.masks = class_map ? stack_slot(stack.masks, i, count, fixed_size, {height, width}, at::kByte, buffers)
                         : at::empty({count_masks, height, width}, at::kByte);
   auto* to = out.masks.data_ptr<uint8_t>();
   for (int64_t m = 0; m < count_masks; ++m)
@@ -114,7 +114,7 @@ void targets_output(const SampleTargets& targets, int64_t height, int64_t width,
 }
 
 void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                   int64_t i, int64_t count, TargetSample& out, TargetStack& stack) {
+                   int64_t i, int64_t count, TargetSample& out, TargetStack& stack, BatchBuffers& buffers) {
   TargetWork& work = target_work();
   out.index = index;
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
@@ -127,19 +127,20 @@ void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeli
   const ImageU8& image = work.image;
   const bool fixed_size = pipeline.output_size().known();  // every sample of the batch has this size
   out.image = stack_slot(stack.images, i, count, fixed_size, {image.channels, image.height, image.width},
-                         stage_scalar_type(pipeline.dtype()));
+                         stage_scalar_type(pipeline.dtype()), buffers);
   image_output(image, pipeline, seed, epoch, index, out.image);
-  targets_output(work.targets, image.height, image.width, i, count, fixed_size, out, stack);
+  targets_output(work.targets, image.height, image.width, i, count, fixed_size, out, stack, buffers);
 }
 
 }  // namespace
 
 void target_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
-                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack) {
+                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack,
+                           BatchBuffers& buffers) {
   out.assign(static_cast<size_t>(count), TargetSample{});
   stack = TargetStack{};
   for (int64_t i = 0; i < count; ++i)
-    target_sample(dataset, indices[i], pipeline, seed, epoch, i, count, out[static_cast<size_t>(i)], stack);
+    target_sample(dataset, indices[i], pipeline, seed, epoch, i, count, out[static_cast<size_t>(i)], stack, buffers);
 }
 
 } // namespace fastloop

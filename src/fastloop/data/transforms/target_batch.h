@@ -4,6 +4,7 @@
 // to sample, so each sample is its own set of tensors; the loader stacks the images when they agree.
 #pragma once
 
+#include "fastloop/data/loader/batch_buffers.h"
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/transforms/pipeline.h"
 
@@ -36,9 +37,10 @@ struct TargetStack {
 };
 
 /// Samples indices[0, count) of `dataset` (encoded, with targets) through `pipeline` with (seed, epoch,
-/// index)'s draws, into `out` (resized to count) and, where they agree in size, `stack`. An undecodable image
-/// or a bad target throws InputError naming it.
+/// index)'s draws, into `out` (resized to count) and, where they agree in size, `stack` (its tensors from
+/// `buffers`). An undecodable image or a bad target throws InputError naming it.
 void target_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
-                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack);
+                           uint64_t seed, int64_t epoch, std::vector<TargetSample>& out, TargetStack& stack,
+                           BatchBuffers& buffers);
 
 } // namespace fastloop
