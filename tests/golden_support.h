@@ -8,6 +8,7 @@
 #include <torch/nn/module.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -16,7 +17,14 @@
 namespace fastloop::test {
 
 inline const std::string kImageGoldenDir = FASTLOOP_TEST_DIR "/golden/images/";
-inline const std::string kTorchScriptDir = FASTLOOP_GOLDEN_DIR "/torchscript/";  // tests/tools/make_test_goldens.py
+/// The folder of the goldens made by the venv's PyTorch (tests/tools/make_test_goldens.py): the build's, or
+/// $FASTLOOP_GOLDEN_DIR where set — scripts/test_capabilities.sh makes them again under the ATEN_CPU_CAPABILITY
+/// it tests, so fastloop is compared with what PyTorch computes with the same kernels.
+inline std::string golden_dir() {
+  const char* dir = std::getenv("FASTLOOP_GOLDEN_DIR");
+  return dir != nullptr && *dir != '\0' ? std::string(dir) : std::string(FASTLOOP_GOLDEN_DIR);
+}
+inline const std::string kTorchScriptDir = golden_dir() + "/torchscript/";
 
 /// tests/golden/torchscript/FAMILY.json (tests/tools/make_torchscript_golden.py).
 inline nlohmann::json torchscript_golden(const std::string& family) {

@@ -18,7 +18,7 @@ using fastloop::model_make;
 using fastloop::ModelOptions;
 
 nlohmann::json golden_models() {
-  std::ifstream in(FASTLOOP_GOLDEN_DIR "/models.json");  // made by the venv's torch at build time
+  std::ifstream in(fastloop::test::golden_dir() + "/models.json");  // made by the venv's torch at build time
   EXPECT_TRUE(in) << "missing tests/golden/models.json; run tests/tools/make_golden.py";
   return nlohmann::json::parse(in)["models"];
 }

@@ -65,7 +65,7 @@ void expect_samples(const std::vector<double>& actual, const json& expected, dou
 }
 
 void check_parity(const std::string& file) {
-  std::ifstream in(std::string(FASTLOOP_GOLDEN_DIR "/") + file);  // tests/tools/make_test_goldens.py, at build time
+  std::ifstream in(fastloop::test::golden_dir() + "/" + file);  // tests/tools/make_test_goldens.py, at build time
   ASSERT_TRUE(in) << "missing tests/golden/" << file << "; run tests/tools/make_golden.py";
   const json golden = json::parse(in);
   const json& o = golden["model"];

@@ -11,10 +11,12 @@
 #include "fastloop/data/transforms/functional/histogram.h"
 #include "fastloop/data/transforms/transform.h"
 
+#include <ATen/Version.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -37,6 +39,19 @@ int64_t color_test_max_diff(const ImageU8& ours, const at::Tensor& reference_chw
   EXPECT_EQ(ours.height, reference_chw.size(1));
   EXPECT_EQ(ours.width, reference_chw.size(2));
   return (color_test_chw(ours).to(torch::kInt32) - reference_chw.to(torch::kInt32)).abs().max().item<int64_t>();
+}
+
+/// The share of values that differ from the reference.
+double color_test_share_different(const ImageU8& ours, const at::Tensor& reference_chw) {
+  return color_test_chw(ours).ne(reference_chw).to(torch::kFloat64).mean().item<double>();
+}
+
+/// Whether ATen's float kernels fuse add(..., alpha) into one multiply-add, as fastloop's colour kernels restate
+/// (its AVX2 and AVX-512 builds). The baseline kernel (ATEN_CPU_CAPABILITY=default) rounds the product apart,
+/// so a grey level within an ulp of an integer can floor to the other side (tests/python/kernel_parity.py).
+bool aten_fuses_blends() {
+  const std::string capability = at::get_cpu_capability();
+  return capability == "AVX2" || capability == "AVX512";
 }
 
 // torchvision's uint8 code, restated.
@@ -203,14 +218,22 @@ TEST(TransformsColor, EveryColourMatchesTorchvisionInHueSaturationAndGrey) {
     adjust_hue_u8(image, f);
     EXPECT_EQ(color_test_max_diff(image, tv_hue(input, f)), 0) << f;
   }
+  // Under the baseline kernels a grey level one off moves a blend by |1 - f| levels, plus the blend's own
+  // rounding. Measured under ATEN_CPU_CAPABILITY=default (AVX2 EPYC): saturation 1, 1, 3 levels on 0.15%, 1.1%,
+  // 0.15% of the values for f = 0.3, 1.3, 3.71; grey 1 level on 1.3e-6 of them (21 colours).
+  const bool fused = aten_fuses_blends();
   for (double f : {0.3, 1.3, 3.71}) {
     ImageU8 image = all;
     adjust_saturation_u8(image, f);
-    EXPECT_EQ(color_test_max_diff(image, tv_blend(input, tv_grey_float(input).floor_(), f)), 0) << f;
+    const at::Tensor reference = tv_blend(input, tv_grey_float(input).floor_(), f);
+    EXPECT_LE(color_test_max_diff(image, reference), fused ? 0 : std::floor(std::abs(1.0 - f)) + 1) << f;
+    EXPECT_LE(color_test_share_different(image, reference), fused ? 0.0 : 0.02) << f;
   }
   ImageU8 grey = all;
   rgb_to_grayscale_u8(grey, 1);
-  EXPECT_EQ(color_test_max_diff(grey, tv_grey_float(input).to(torch::kUInt8)), 0);
+  const at::Tensor reference = tv_grey_float(input).to(torch::kUInt8);
+  EXPECT_LE(color_test_max_diff(grey, reference), fused ? 0 : 1);
+  EXPECT_LE(color_test_share_different(grey, reference), fused ? 0.0 : 1e-5);
 }
 
 TEST(TransformsColor, GrayscaleMatchesTorchvisionBytes) {
