@@ -1,7 +1,9 @@
 """The device check's Python step: `import fastloop` from the build tree, its loader's batches on the CPU
 and, with a GPU, through the pinned ring with non_blocking copies (bitwise equal to the CPU's), then a
 PyTorch loop fed by DataLoader and by fastloop.Loader (bench/python_loop.py) on an image folder of JPEGs
-made here. Usage: python python_loader.py WORK_DIR RESULTS_DIR [cpu|device]"""
+made here, and detection (boxes, masks) and segmentation batches on the device equal to the CPU's.
+Usage: python python_loader.py WORK_DIR RESULTS_DIR [cpu|device]"""
+import json
 import os
 import pathlib
 import subprocess
@@ -9,7 +11,9 @@ import sys
 
 import numpy as np
 import torch
+import torchvision.transforms.v2 as T
 from PIL import Image
+from torchvision import tv_tensors
 
 import fastloop
 
@@ -47,3 +51,45 @@ if mode == "device":
 else:
     args += ["--workers", "1", "--batch-size", "4", "--image-size", "64", "--steps", "2", "--warmup", "1", "--pairs", "1"]
 subprocess.run(args, check=True)
+
+# 3. Detection and segmentation batches on the device are the CPU's bits (CPU mode: the CPU's, made twice).
+photos = sorted((folder / "train" / "c0").glob("*.jpg"))[:4]
+coco = {"images": [], "annotations": [], "categories": [{"id": 1, "name": "square"}, {"id": 2, "name": "bar"}]}
+for k, path in enumerate(photos):
+    coco["images"].append({"id": k + 1, "file_name": str(path.relative_to(folder)), "height": 375, "width": 500})
+    for j in range(2):
+        x, y = 40.0 + 150 * j, 30.0 + 60 * k
+        coco["annotations"].append({"id": 10 * k + j, "image_id": k + 1, "category_id": j + 1, "iscrowd": 0,
+                                    "bbox": [x, y, 120.0, 90.0], "area": 10800.0,
+                                    "segmentation": [[x, y, x + 120, y, x + 60, y + 90]]})
+(work / "instances.json").write_text(json.dumps(coco))
+class_maps = []
+for k, path in enumerate(photos):
+    m = np.zeros((375, 500), np.uint8)
+    m[50 * k:50 * k + 100, 100:300] = 1 + k % 2
+    class_maps.append(work / f"mask{k}.png")
+    Image.fromarray(m, mode="L").save(class_maps[-1])
+detection = fastloop.CocoDetection(folder, work / "instances.json", target_keys=["boxes", "labels", "masks", "image_id"])
+segmentation = fastloop.SegmentationFiles(photos, class_maps)
+pipelines = {
+    "detection": (detection, T.Compose([T.RandomHorizontalFlip(), T.RandomZoomOut(fill={tv_tensors.Mask: 0, "others": 0}),
+                                        T.Resize((96, 96)), T.SanitizeBoundingBoxes(), T.ToDtype(torch.float32, scale=True)])),
+    "segmentation": (segmentation, T.Compose([T.RandomResize(64, 160), T.RandomHorizontalFlip(),
+                                              T.RandomCrop(96, pad_if_needed=True, fill={tv_tensors.Mask: 255, "others": 0}),
+                                              T.ToDtype(torch.float32, scale=True)])),
+}
+for name, (dataset, transform) in pipelines.items():
+    def batches(device: str) -> list:
+        return list(fastloop.Loader(dataset, transform=transform, batch_size=2, seed=5, workers=2, device=device))
+    want, got = batches("cpu"), batches("cuda" if cuda else "cpu")
+    assert len(want) == len(got) == 2
+    for (x, t), (xd, td) in zip(want, got):
+        assert xd.device.type == ("cuda" if cuda else "cpu") and torch.equal(x, xd.cpu())
+        if name == "segmentation":
+            assert td.device == xd.device and torch.equal(t, td.cpu())
+            continue
+        for a, b in zip(t, td):
+            assert isinstance(b["boxes"], tv_tensors.BoundingBoxes) and isinstance(b["masks"], tv_tensors.Mask)
+            for key in ("boxes", "labels", "masks"):
+                assert b[key].device == xd.device and torch.equal(a[key], b[key].cpu()), (name, key)
+    print(f"{'cuda' if cuda else 'cpu'}: {name} batches (images and targets) equal the CPU's")
