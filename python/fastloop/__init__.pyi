@@ -1,4 +1,5 @@
-# Type stub of the public names of `import fastloop` (docstrings in _loader.py, _run.py, _coco.py and _voc.py).
+# PEP 484 type hints (.pyi) of the public names of `import fastloop`; their docstrings are in _loader.py,
+# _run.py, _coco.py and _voc.py.
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
