@@ -15,8 +15,9 @@ prepare_sources=(/usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /us
 # libjpeg and libwebp are copied for their own sake too.
 tiff_needs() { ldd "$(library_file libtiff.so.6)" | awk '$3 ~ /^\// {print $1}' | grep -v -E '^(libc|libm|libz|libstdc\+\+|libgcc_s)\.so'; }
 
-# The file a library's soname resolves to here (copied without the symlink).
-library_file() { ldconfig -p | awk -v name="$1" '$1 == name && /x86-64/ {print $NF; exit}'; }
+# The file a library's soname resolves to here (copied without the symlink). awk reads to the end: one that
+# exited at the match would kill ldconfig with SIGPIPE mid-listing, and pipefail fails the step (exit 141).
+library_file() { ldconfig -p | awk -v name="$1" '!found && $1 == name && /x86-64/ {print $NF; found = 1}'; }
 
 prepare() {
   set -e
@@ -49,7 +50,7 @@ prepare() {
   ln -s libturbojpeg.so.0 "$p/turbojpeg/lib/libturbojpeg.so"
   # jpeglib.h with the headers it includes (jconfig.h is Debian's per-architecture one).
   cp -a /usr/include/jpeglib.h /usr/include/jmorecfg.h /usr/include/jerror.h "$p/jpeg/include/"
-  cp -L "$(dpkg -L libjpeg62-turbo-dev | grep '/jconfig.h$' | head -1)" "$p/jpeg/include/jconfig.h"
+  cp -L "$(dpkg -L libjpeg62-turbo-dev | awk '!found && /\/jconfig\.h$/ {print; found = 1}')" "$p/jpeg/include/jconfig.h"
   cp -L "$(library_file libjpeg.so.62)" "$p/jpeg/lib/libjpeg.so.62"
   ln -s libjpeg.so.62 "$p/jpeg/lib/libjpeg.so"
   cp -a /usr/include/spng.h "$p/spng/include/"
@@ -69,7 +70,7 @@ prepare() {
   # simdjson (COCO annotation files): its one header and the library its soname names (libsimdjson.so.14 on Debian 12).
   cp -a /usr/include/simdjson.h "$p/simdjson/include/"
   local simdjson_so
-  simdjson_so="$(ldconfig -p | awk '$1 ~ /^libsimdjson\.so\.[0-9]+$/ && /x86-64/ {print $1; exit}')"
+  simdjson_so="$(ldconfig -p | awk '!found && $1 ~ /^libsimdjson\.so\.[0-9]+$/ && /x86-64/ {print $1; found = 1}')"
   cp -L "$(library_file "$simdjson_so")" "$p/simdjson/lib/$simdjson_so"
   cp -a /usr/share/datasets/fashion-mnist/*-ubyte.gz "$p/fashion-mnist/"
   {
