@@ -177,7 +177,8 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.run.time_budget, {}},
       {"run.short_run", "--short-run",
        "a --time-budget run of small_cnn where fewer than 5 epochs of it fit (a slow machine): auto cuts each epoch's "
-       "work as measured there (train/short_run.h) and plans again; off: the recipe as given",
+       "work and fits the schedule to few epochs as measured there (train/short_run.h) and plans again; off: the "
+       "recipe as given",
        &c.run.short_run, {"auto", "off"}},
       {"run.eval_every", "--eval-every",
        "evaluate the test split after every Nth epoch and after the last step; 0: every epoch, or in a "

@@ -1,7 +1,7 @@
 // --short-run auto: what a time-budgeted run of small_cnn changes when few epochs fit (a slow machine). The
 // default recipe was tuned where 7-16 epochs fit; on a 2-core AVX2 EPYC 2.6 epochs of it fit in 300 s and it
-// ended at 92.2%. There, each epoch's work is cut where the measurements said it pays (bench/results/
-// cpu-2core/recipe94/short_run): the plan times the changed model and plans again with it.
+// ended at 92.2%. There, each epoch's work is cut and the schedule fitted to few epochs where the measurements
+// said it pays (bench/results/cpu-2core/recipe94/short_run): the plan times the changed model and plans again.
 #pragma once
 
 #include "fastloop/core/config.h"
@@ -15,7 +15,8 @@ namespace fastloop {
 constexpr double kShortRunEpochs = 5.0;
 
 /// Whether `config` (already planned to `epochs` epochs by its time budget) takes the short-run settings:
-/// --short-run auto, small_cnn, fewer than kShortRunEpochs epochs, and none of the changed settings given.
+/// --short-run auto, small_cnn, fewer than kShortRunEpochs epochs, and each setting it changes still the
+/// recipe's (no --pool-before-bn, --lr 0.1, --label-smoothing 0.05): a run that moved one keeps all of its own.
 bool short_run_applies(const TrainConfig& config, double epochs);
 
 /// `config` with the short-run settings (short_run_applies decides whether).
