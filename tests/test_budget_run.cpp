@@ -210,10 +210,60 @@ TEST(BudgetRun, ASpeedUpInTheLastEpochIsStretchedAtCheckWindowsAndEndsWithinTenS
   EXPECT_GE(end_s, 90.0) << summary.budget;
 }
 
+TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndEndsWithinTenSeconds) {
+  // One core of the 2-core EPYC: 1.7 epochs fit (32 steps per epoch, 54 steps of 1.6 s and the final
+  // evaluation of 10 s; an evaluation before it would take more than the plan's 2% of the budget, so there is
+  // none: every 2 epochs), and from the second epoch's start the steps take 0.8 s. The stretch that uses the
+  // time freed runs into a third epoch, where the kept evaluations would add a 10 s one at the second's end
+  // that does not fit; it drops them instead, so the run ends within 10 s of the budget (and by its 97 s).
+  // Kept to the planned 2 epochs it would end at 87 s, as that run ended 17 s early.
+  const auto costs = [](int64_t done_steps) {
+    BudgetCosts c;
+    c.step_s = 1.6, c.eval_s = 10.0, c.final_eval_s = 10.0;
+    c.trained_s = static_cast<double>(std::min<int64_t>(done_steps, 32)) * 1.6 +
+                  static_cast<double>(std::max<int64_t>(done_steps - 32, 0)) * 0.8;
+    c.spent_s = c.trained_s;  // no evaluation before the last (the metrics below check it)
+    return c;
+  };
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [&](const BudgetCosts&, int64_t done_steps) { return costs(done_steps); };
+  test::TempDir dir;
+  TrainConfig config = budgeted_config(dir.path());
+  config.data.source = test::tiny_config(1024, 32).data.source;
+  config.run.eval_every = 0;  // as the plan chooses
+  const TrainSummary summary = train(config, control);
+  const auto record = nlohmann::json::parse(summary.budget);
+  EXPECT_EQ(record["plan"]["steps"], 54) << summary.budget;
+  EXPECT_EQ(record["plan"]["eval_every"], 2) << summary.budget;
+  ASSERT_GE(record["replans"].size(), 1u) << summary.budget;
+  const int64_t steps = record["replans"].back()["steps"];
+  EXPECT_EQ(summary.position.step, steps);
+  EXPECT_GT(steps, 64) << summary.budget;  // into a third epoch
+  EXPECT_EQ(record["replans"].back()["eval_every"], 3) << summary.budget;
+  const double end_s = costs(steps).spent_s + 10.0;  // and the final evaluation
+  EXPECT_LE(end_s, 97.0) << summary.budget;
+  EXPECT_GE(end_s, 90.0) << summary.budget;
+  int evaluated = 0;
+  std::ifstream metrics(config.run.metrics);
+  for (std::string line; std::getline(metrics, line);) {
+    const auto metric = nlohmann::json::parse(line);
+    if (metric["kind"] == "epoch" && metric.contains("test_acc")) ++evaluated;
+  }
+  EXPECT_EQ(evaluated, 1) << "only the final evaluation";
+
+  test::TempDir asked_dir;  // evaluations asked for are kept, every re-plan with them
+  TrainConfig asked = budgeted_config(asked_dir.path());
+  asked.data.source = config.data.source;
+  asked.run.eval_every = 2;
+  const auto asked_record = nlohmann::json::parse(train(asked, control).budget);
+  for (const auto& replan : asked_record["replans"]) EXPECT_EQ(replan["eval_every"], 2) << asked_record;
+}
+
 TEST(BudgetRun, WhereFewEpochsFitTheShortRunIsPlannedAndRecorded) {
   // 3 s steps: 3.8 epochs of the recipe's model fit in 100 s, fewer than short_run.h's 5, so --short-run auto
-  // plans again with its settings (pool before BatchNorm), trains them and records them; --short-run off and
-  // a machine where more epochs fit keep the config as given.
+  // plans again with its settings (pool before BatchNorm, lr 0.2, no label smoothing), trains them and records
+  // them; --short-run off, a moved learning rate and a machine where more epochs fit keep the config as given.
   TrainControl control;
   control.progress = false;
   const auto slow = [](const BudgetCosts&, int64_t done_steps) {
@@ -228,9 +278,16 @@ TEST(BudgetRun, WhereFewEpochsFitTheShortRunIsPlannedAndRecorded) {
   const auto record = nlohmann::json::parse(summary.budget);
   ASSERT_TRUE(record["plan"].contains("short_run")) << summary.budget;
   EXPECT_NEAR(record["plan"]["short_run"]["recipe_epochs"].get<double>(), 3.75, 0.5) << summary.budget;
-  EXPECT_EQ(record["plan"]["short_run"]["flags"], "--pool-before-bn");
+  EXPECT_EQ(record["plan"]["short_run"]["flags"], "--pool-before-bn --lr 0.2 --label-smoothing 0");
   const auto saved = nlohmann::json::parse(Checkpoint::read(checkpoint_path_in(dir.path() + "/ckpt")).config_json());
   EXPECT_TRUE(saved["model.pool_before_bn"].get<bool>());  // the model trained (and rebuilt from the checkpoint)
+  EXPECT_EQ(saved["optim.lr"].get<double>(), 0.2);          // and the schedule it trained with
+  EXPECT_EQ(saved["optim.label_smoothing"].get<double>(), 0.0);
+
+  test::TempDir own_dir;  // a run that moved one of the settings the short run changes keeps all of its own
+  TrainConfig own = budgeted_config(own_dir.path());
+  own.optim.lr = 0.05;
+  EXPECT_FALSE(nlohmann::json::parse(train(own, control).budget)["plan"].contains("short_run"));
 
   test::TempDir off_dir;
   TrainConfig off = budgeted_config(off_dir.path());

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 namespace fastloop {
@@ -239,6 +240,7 @@ void RunBudget::plan_from(const Calibration& calibration, const TrainConfig& con
   request_.checkpoint_every = config.run.checkpoint_every;
   // Evaluations as --eval-every asks, every epoch for --keep-best (it ranks each epoch's), else as planned.
   request_.eval_every = config.run.eval_every > 0 ? config.run.eval_every : config.run.keep_best > 0 ? 1 : 0;
+  evals_chosen_ = request_.eval_every == 0;
   plan_ = budget_plan(costs_, request_);
   request_.eval_every = plan_.eval_every;  // re-plans keep the evaluations' epochs
   resize_ = ResizeCostModel(calibration.resize, plan_.steps);
@@ -346,9 +348,19 @@ int64_t RunBudget::stretch_if_early(int64_t step, double step_s, double eval_s, 
   request.done_steps = step;
   const double remaining_s = static_cast<double>(plan_.steps - step) * seen.step_s;
   request.margin = budget_stretch_margin(kMargin, kStretchNoise, remaining_s, seconds_);
-  const BudgetPlan next = budget_plan(seen, request);
-  if (!budget_stretch_pays(plan_, next, kStretchShare)) return 0;
   const double projected_s = budget_cost(seen, request, plan_.steps);
+  BudgetPlan next = budget_plan(seen, request);
+  if (!budget_stretch_pays(plan_, next, kStretchShare)) {
+    // Past the planned epochs' end, the evaluations the plan chose would add one at that epoch end; without
+    // those still to come before the last the stretch may pay (one core of the 2-core EPYC ended 17 s early
+    // at the end of its 2 planned epochs, the third's evaluation not fitting). Asked for: kept.
+    if (!evals_chosen_) return 0;
+    request.eval_every = std::numeric_limits<int32_t>::max();
+    next = budget_plan(seen, request);
+    if (!budget_stretch_pays(plan_, next, kStretchShare)) return 0;
+    next.eval_every = std::max<int64_t>(1, next.epochs);  // the same: no epoch end before the last evaluates
+    request_.eval_every = next.eval_every;
+  }
   if (announce_)
     std::printf("re-plan at step %lld: the projected end %.0f s leaves %.0f s of the %.0f s budget unused (steps "
                 "now %.3g ms); %lld steps in all instead of %lld, the schedule stretched to end with them (this run "

@@ -92,6 +92,7 @@ class RunBudget {
   double seconds_;
   bool announce_;
   BudgetRequest request_;
+  bool evals_chosen_ = false;  // the plan chose the evaluations before the last (no --eval-every, --keep-best)
   BudgetCosts costs_;
   BudgetPlan plan_;
   std::string first_json_;

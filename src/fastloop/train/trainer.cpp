@@ -172,6 +172,7 @@ struct RunParts {
     if (replanned <= 0) return;
     length.total_steps = setup.config.run.max_steps = replanned;
     setup.config.run.epochs = budget.current().epochs;
+    setup.config.run.eval_every = budget.current().eval_every;  // a stretch may drop evaluations before the last
     cycles.replan(setup.position.step, replanned);
     log.record("replan", budget.last_replan_json());
     checkpoint.record_budget(budget.json());
