@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <string>
 
 namespace fastloop {
 namespace {
@@ -43,6 +45,19 @@ TrainConfig budgeted_config(const std::string& dir) {
   config.run.metrics = dir + "/metrics.jsonl";
   config.run.checkpoint_dir = dir + "/ckpt";
   return config;
+}
+
+/// A budgeted run over 1024 images (32 steps per epoch) in `dir`, on a machine whose clocks after N steps
+/// `costs(N)` gives; eval_every as the config's (budgeted_config: every epoch; 0: as the plan chooses).
+TrainSummary train_1024(const std::string& dir, const std::function<BudgetCosts(int64_t)>& costs,
+                        int64_t eval_every = 1) {
+  TrainControl control;
+  control.progress = false;
+  control.budget_costs = [&](const BudgetCosts&, int64_t done_steps) { return costs(done_steps); };
+  TrainConfig config = budgeted_config(dir);
+  config.data.source = test::tiny_config(1024, 32).data.source;
+  config.run.eval_every = eval_every;
+  return train(config, control);
 }
 
 TEST(BudgetRun, PlannedRunIsReplayedBitForBitByItsSteps) {
@@ -189,13 +204,8 @@ TEST(BudgetRun, ASpeedUpInTheLastEpochIsStretchedAtCheckWindowsAndEndsWithinTenS
     c.spent_s = c.trained_s + static_cast<double>(done_steps / 32) * 2.0;
     return c;
   };
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [&](const BudgetCosts&, int64_t done_steps) { return costs(done_steps); };
   test::TempDir dir;
-  TrainConfig config = budgeted_config(dir.path());
-  config.data.source = test::tiny_config(1024, 32).data.source;
-  const TrainSummary summary = train(config, control);
+  const TrainSummary summary = train_1024(dir.path(), costs);
   const auto record = nlohmann::json::parse(summary.budget);
   EXPECT_EQ(record["plan"]["steps"], 91) << summary.budget;
   ASSERT_GE(record["replans"].size(), 1u) << summary.budget;
@@ -225,14 +235,8 @@ TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndE
     c.spent_s = c.trained_s;  // no evaluation before the last (the metrics below check it)
     return c;
   };
-  TrainControl control;
-  control.progress = false;
-  control.budget_costs = [&](const BudgetCosts&, int64_t done_steps) { return costs(done_steps); };
   test::TempDir dir;
-  TrainConfig config = budgeted_config(dir.path());
-  config.data.source = test::tiny_config(1024, 32).data.source;
-  config.run.eval_every = 0;  // as the plan chooses
-  const TrainSummary summary = train(config, control);
+  const TrainSummary summary = train_1024(dir.path(), costs, /*eval_every=*/0);  // as the plan chooses
   const auto record = nlohmann::json::parse(summary.budget);
   EXPECT_EQ(record["plan"]["steps"], 54) << summary.budget;
   EXPECT_EQ(record["plan"]["eval_every"], 2) << summary.budget;
@@ -245,7 +249,7 @@ TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndE
   EXPECT_LE(end_s, 97.0) << summary.budget;
   EXPECT_GE(end_s, 90.0) << summary.budget;
   int evaluated = 0;
-  std::ifstream metrics(config.run.metrics);
+  std::ifstream metrics(dir.path() + "/metrics.jsonl");
   for (std::string line; std::getline(metrics, line);) {
     const auto metric = nlohmann::json::parse(line);
     if (metric["kind"] == "epoch" && metric.contains("test_acc")) ++evaluated;
@@ -253,10 +257,7 @@ TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndE
   EXPECT_EQ(evaluated, 1) << "only the final evaluation";
 
   test::TempDir asked_dir;  // evaluations asked for are kept, every re-plan with them
-  TrainConfig asked = budgeted_config(asked_dir.path());
-  asked.data.source = config.data.source;
-  asked.run.eval_every = 2;
-  const auto asked_record = nlohmann::json::parse(train(asked, control).budget);
+  const auto asked_record = nlohmann::json::parse(train_1024(asked_dir.path(), costs, 2).budget);
   for (const auto& replan : asked_record["replans"]) EXPECT_EQ(replan["eval_every"], 2) << asked_record;
 }
 
