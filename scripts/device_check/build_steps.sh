@@ -6,9 +6,9 @@
 s_environment() {
   echo "mode $mode, build $BUILD_DIR, python $PY_EXE, $JOBS cores, $(uname -srm)"
   "$PY_EXE" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "gpu", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")'
-  cmake --version | head -1
+  cmake --version | sed -n 1p  # sed reads to the end: head exiting first could SIGPIPE it (pipefail)
   ninja --version 2>/dev/null | sed 's/^/ninja /'
-  c++ --version 2>/dev/null | head -1
+  c++ --version 2>/dev/null | sed -n 1p
   if [ "$mode" = device ]; then
     command -v nvcc && nvcc --version | tail -2
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || true
