@@ -166,8 +166,8 @@ TEST(BudgetRun, AFasterMachineIsStretchedAtEpochEndsAndEndsWithinItsBudget) {
   // Calibration measured 1 s per step; the steps take 0.7 s. At each epoch end (every 8 steps) the slower
   // of the last two check windows (and the run's mean) and evaluations is projected; where that leaves 1%
   // more steps' time unused, the rest is re-planned up, keeping free the margin and a tenth of the time
-  // still to come. The run ends where the last re-plan said, within 97 s (the budget less its 3 s margin)
-  // of this machine's clock, and says that it is not replayable.
+  // still to come. The run ends where the last re-plan said, within 98 s (the budget less a stretch's 2 s
+  // margin) of this machine's clock, and says that it is not replayable.
   TrainControl control;
   control.progress = false;
   control.budget_costs = [](const BudgetCosts&, int64_t done_steps) { return machine_costs(done_steps, 0, 0.7); };
@@ -186,15 +186,15 @@ TEST(BudgetRun, AFasterMachineIsStretchedAtEpochEndsAndEndsWithinItsBudget) {
   }
   EXPECT_FALSE(record["replayable"].get<bool>());
   EXPECT_EQ(summary.position.step, steps);
-  EXPECT_LE(machine_costs(steps, 0, 0.7).spent_s + 2.0, 97.0);  // its steps, evaluations and the final one
-  EXPECT_GT(steps, 92);  // 0.7 s steps: 0.7 N + 2 per epoch <= 97 s allows ~99, a quarter more than 77
+  EXPECT_LE(machine_costs(steps, 0, 0.7).spent_s + 2.0, 98.0);  // its steps, evaluations and the final one
+  EXPECT_GT(steps, 92);  // 0.7 s steps: 0.7 N + 2 per epoch <= 98 s allows ~100, a quarter more than 77
 }
 
 TEST(BudgetRun, ASpeedUpInTheLastEpochIsStretchedAtCheckWindowsAndEndsWithinTenSecondsOfTheBudget) {
   // The 2-core EPYC's run: 2.8 epochs fit (1024 images, 32 steps per epoch: 91 steps of 1 s, 2 evaluations of
   // 2 s and the final one), and from the last epoch's start the steps take 0.6 s. No epoch end is left to
   // stretch at; each check window (4 steps, 2 s) may, projecting the slower of the last two windows and of the
-  // last five, so the run ends within 10 s of the budget (and by its 97 s, the margin kept). Stretched at
+  // last five, so the run ends within 10 s of the budget (and by 98 s, a stretch's margin kept). Stretched at
   // epoch ends only it would end at 86 s.
   const auto costs = [](int64_t done_steps) {
     BudgetCosts c;
@@ -216,8 +216,8 @@ TEST(BudgetRun, ASpeedUpInTheLastEpochIsStretchedAtCheckWindowsAndEndsWithinTenS
     EXPECT_GT(replan["at_step"].get<int64_t>(), 64) << replan;  // in the last epoch, at check windows
   }
   const double end_s = costs(steps).spent_s + 2.0;  // and the final evaluation
-  EXPECT_LE(end_s, 97.0) << summary.budget;
-  EXPECT_GE(end_s, 90.0) << summary.budget;
+  EXPECT_LE(end_s, 98.0) << summary.budget;
+  EXPECT_GT(end_s, 97.0) << summary.budget;  // past the first plan's 3% margin: a stretch keeps 2%
 }
 
 TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndEndsWithinTenSeconds) {
@@ -225,7 +225,7 @@ TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndE
   // evaluation of 10 s; an evaluation before it would take more than the plan's 2% of the budget, so there is
   // none: every 2 epochs), and from the second epoch's start the steps take 0.8 s. The stretch that uses the
   // time freed runs into a third epoch, where the kept evaluations would add a 10 s one at the second's end
-  // that does not fit; it drops them instead, so the run ends within 10 s of the budget (and by its 97 s).
+  // that does not fit; it drops them instead, so the run ends within 10 s of the budget (and by 98 s).
   // Kept to the planned 2 epochs it would end at 87 s, as that run ended 17 s early.
   const auto costs = [](int64_t done_steps) {
     BudgetCosts c;
@@ -246,8 +246,8 @@ TEST(BudgetRun, AStretchPastThePlannedEpochsDropsTheEvaluationsBeforeTheLastAndE
   EXPECT_GT(steps, 64) << summary.budget;  // into a third epoch
   EXPECT_EQ(record["replans"].back()["eval_every"], 3) << summary.budget;
   const double end_s = costs(steps).spent_s + 10.0;  // and the final evaluation
-  EXPECT_LE(end_s, 97.0) << summary.budget;
-  EXPECT_GE(end_s, 90.0) << summary.budget;
+  EXPECT_LE(end_s, 98.0) << summary.budget;
+  EXPECT_GT(end_s, 97.0) << summary.budget;  // past the first plan's 3% margin: a stretch keeps 2%
   int evaluated = 0;
   std::ifstream metrics(dir.path() + "/metrics.jsonl");
   for (std::string line; std::getline(metrics, line);) {
