@@ -9,11 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
-# GoogleTest tests that compare numbers with PyTorch's: the goldens of tests/tools/ (models, one training step
-# of each model and scripted family, schedules, the recipes' features against timm and torch), decoded, resized
-# and augmented images, and the transforms against torchvision. Not the tests that run fastloop against itself or
+# GoogleTest tests that compare numbers with PyTorch's (a --gtest_filter, run in shards by scripts/gtest_shards.sh):
+# the goldens of tests/tools/ (models, one training step of each model and scripted family, schedules, the
+# recipes' features against timm and torch), decoded, resized and augmented images, and the transforms against
+# torchvision. Not the tests that run fastloop against itself or
 # against an export loaded elsewhere (Export*, ImageTraining, TorchScript's runs): ~4 minutes of CPU each time.
-CAPABILITY_SUITES='^((Parity|Models|Schedule|ImageResize|ImageAugment|ImageDecode|TransformsColor|TransformsGeometry|Whiten|Tta|SmallCnn[A-Za-z]*|BnTricks|DiracInit|Lookahead|RecipeMomentum|RecipeClip|RecipeWeightDecay|RecipeEma|RecipeMixup)\.|TorchScript\.Scripted)'
+CAPABILITY_SUITES='Parity.*:Models.*:Schedule.*:ImageResize.*:ImageAugment.*:ImageDecode.*:TransformsColor.*:TransformsGeometry.*:Whiten.*:Tta.*:SmallCnn*:BnTricks.*:DiracInit.*:Lookahead.*:RecipeMomentum.*:RecipeClip.*:RecipeWeightDecay.*:RecipeEma.*:RecipeMixup.*:TorchScript.Scripted*'
 # The goldens of PyTorch's own results (tests/tools/make_test_goldens.py: one training step of each model and
 # scripted family) are made again under each capability, by the venv's torch with the same kernels, and the
 # suites read them from $FASTLOOP_GOLDEN_DIR: goldens of the machine's own kernels differ from PyTorch's own
@@ -35,8 +36,8 @@ for capability in "${@:-avx2 default}"; do
     echo "=== ATEN_CPU_CAPABILITY=$cap: the C++ suites and the Python tests that compare with PyTorch"
     goldens="$(mktemp -d "${TMPDIR:-/tmp}/fastloop-goldens-$cap.XXXXXX")"
     ATEN_CPU_CAPABILITY=$cap .venv/bin/python tests/tools/make_test_goldens.py "$goldens"
-    (cd "$build_dir" && ATEN_CPU_CAPABILITY=$cap FASTLOOP_GOLDEN_DIR="$goldens" \
-      ctest --output-on-failure -j 2 --timeout 900 -R "$CAPABILITY_SUITES")
+    ATEN_CPU_CAPABILITY=$cap FASTLOOP_GOLDEN_DIR="$goldens" SHARDS=4 \
+      scripts/gtest_shards.sh "$build_dir/tests/fastloop_tests" "$CAPABILITY_SUITES"
     rm -rf "$goldens"
     ATEN_CPU_CAPABILITY=$cap FASTLOOP_BUILD_DIR="$PWD/$build_dir" \
       .venv/bin/python -m pytest -q -p no:cacheprovider "${PYTHON_TESTS[@]}"
