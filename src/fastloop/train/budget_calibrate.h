@@ -76,9 +76,9 @@ class RunBudget {
   /// evaluates at another epoch's end): the same check with the windows' step cost and the smaller of the
   /// last two evaluations' costs; and, when the plan stands, a stretch: if the slower of the last two
   /// windows (and of the run's mean step) and evaluations leave room for 1% more steps within the budget
-  /// less its margin and 10% of the remaining steps' time (calibration over-estimated the step, or the host
-  /// sped up), the remaining steps are re-planned up, keeping 2% free instead of the margin, and the schedule
-  /// stretched to end with them. Returns the new total, or 0.
+  /// less its margin (2% once re-planned) and 10% of the remaining steps' time (calibration over-estimated the
+  /// step, or the host sped up), the remaining steps are re-planned up, keeping 2% free instead of the margin,
+  /// and the schedule stretched to end with them. Returns the new total, or 0.
   int64_t epoch_end(int64_t step, double eval_s, double elapsed_s, const CostsHook& hook = {});
 
   const BudgetPlan& current() const { return plan_; }
