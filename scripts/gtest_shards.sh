@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a GoogleTest binary in SHARDS processes (GoogleTest's own GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX), JOBS at
 # a time, in the binary's folder as CTest runs it. CTest starts one process per test, and each start of a
-# LibTorch-linked binary costs ~0.6 s of CPU on the 2-core EPYC (LibTorch's static initialisers), ~1.5 s under
-# ASan: 537 tests paid ~5 minutes of CPU for it, the sanitizer stage's 202 tests 152 s of its wall against 34 s
+# LibTorch-linked binary costs ~0.65 s of CPU on the 2-core EPYC (LibTorch's static initialisers), ~1 s under
+# ASan: 537 tests paid ~6 minutes of CPU for it, the sanitizer stage's 202 tests 152 s of its wall against 34 s
 # in two shards. Prints a line per shard, and a failed shard's whole log; exits 1 when any failed.
 # Usage: scripts/gtest_shards.sh BINARY [GTEST_FILTER]
 # Env: SHARDS (default 4 per job), JOBS (default nproc), SHARD_TIMEOUT seconds per shard (default 1800).
