@@ -52,7 +52,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="suppressions='$root/tests/tsan.supp':halt_on_error=1:second_deadlock_stack=1"
 
 # The whole suite under ASan: the test binary in a few processes (scripts/gtest_shards.sh: a start under ASan
-# costs ~1.5 s of CPU, and CTest starts one per test), the out-of-memory test left out, then CTest's others.
+# costs ~1 s of CPU, and CTest starts one per test), the out-of-memory test left out, then CTest's others.
 if [ "$mode" = address ] && [ -z "${2:-}" ] && [ -z "${SANITIZE_SKIP:-}" ]; then
   gtest_filter="-Faults.BatchTooBigForMemory*"
   [ "${SANITIZE_ONLY:-}" != data ] || gtest_filter="$gtest_filter:*Cli.*"  # not built there (no CLI)

@@ -34,16 +34,13 @@ constexpr double kMargin = 0.03;
 // of 300 s, 0.12 s of 6 s), so one slow step is averaged with others and a slow-down is caught in ~4%.
 constexpr int64_t kCheckSteps = 4;
 constexpr double kCheckShare = 0.02;
-// A run projected to end early is stretched (at an epoch end) when the costs seen allow this many more steps,
-// planned to keep free kStretchMargin and this share of the remaining steps' time (budget_stretch_margin): on
-// the Xeon without AMX the host's speed moved ±10% between windows, and a stretch to the plain margin made
-// early was re-planned down again, while one to twice the margin left 12-13 s unused at the end.
+// A run projected to end early is stretched (at an epoch end) when the costs seen allow kStretchShare more steps,
+// keeping free a margin (kMargin until re-planned, so one as fast as planned stays replayable; then
+// kStretchMargin, also how far it stretches: it projects the run's own costs) and kStretchNoise of the remaining
+// steps' time (the Xeon's host speed moved ±10% between windows). With kMargin only, the 2-core EPYC's runs
+// ended 8.8-13.8 s before the budget, within 1.5 s of their last stretch's plan or without a later 1% in 3%.
 constexpr double kStretchShare = 0.01;
 constexpr double kStretchNoise = 0.10;
-// Whether a run stretches is judged with kMargin until it is re-planned, then with this margin; how far, with
-// this margin: a stretch projects the costs the run measured (the slower of its last two windows and of its
-// mean step), not calibration's few steps. With kMargin for both, the 2-core EPYC's five runs ended within
-// 1.5 s of their last stretch's plan, which was 8.8-11.7 s before the budget.
 constexpr double kStretchMargin = 0.02;
 
 /// Forward passes of the final evaluation per per-epoch one: --tta flip 2, flip-translate 6 (tta.h).
@@ -352,10 +349,7 @@ int64_t RunBudget::stretch_if_early(int64_t step, double step_s, double eval_s, 
   BudgetRequest request = request_;
   request.done_steps = step;
   const double remaining_s = static_cast<double>(plan_.steps - step) * seen.step_s;
-  // Whether: 1% more steps within the first plan's margin (a run as fast as it was planned stays as planned,
-  // replayable), or within kStretchMargin once re-planned (no longer replayable: two runs of the 2-core EPYC
-  // stretched at step 936 ended 13.8 and 7.9 s early, no later window finding 1% within 3%). How far: within
-  // kStretchMargin.
+  // Whether (kMargin until re-planned: a run as fast as planned stays replayable), then how far (kStretchMargin).
   const double judged = replans_.empty() ? kMargin : kStretchMargin;
   request.margin = budget_stretch_margin(judged, kStretchNoise, remaining_s, seconds_);
   const double projected_s = budget_cost(seen, request, plan_.steps);
