@@ -2,7 +2,9 @@
 
 The names are `fastloop.__all__` (and a Loader's public methods and properties) and
 `fastloop.transforms.__all__`; each signature is
-`inspect.signature`'s, each text the docstring, with its Args/Returns/Raises sections as lists.
+`inspect.signature`'s, each text the docstring, with its Args/Returns/Raises sections as lists. The last
+section tables every class of the installed torchvision.transforms.v2 and what fastloop does with it
+(`fastloop._v2_coverage`, which reads what this build compiles).
 tests/python/test_docs.py fails when the committed page differs from a fresh one.
 
 Usage: .venv/bin/python tools/docs/make_python_md.py [--out docs/python.md] [--check]
@@ -134,7 +136,33 @@ def render() -> str:
         obj = getattr(fastloop.transforms, name)
         out += [f"### fastloop.transforms.{name}", "", "```python",
                 signature(f"fastloop.transforms.{name}", obj), "```", "", markdown(inspect.getdoc(obj) or ""), ""]
+    out += v2_classes_section()
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines()).rstrip() + "\n"
+
+
+V2_HEADING = "## torchvision.transforms.v2 classes"
+
+
+def v2_classes_section() -> List[str]:
+    """The page's last section: the table of `fastloop._v2_coverage.v2_coverage()` with its counts."""
+    import torchvision
+    from fastloop._v2_coverage import BY_DESIGN, NOT_YET, RUNS, coverage_table, v2_coverage
+
+    rows = v2_coverage()
+    count = {status: sum(r.status == status for r in rows) for status in (RUNS, BY_DESIGN, NOT_YET)}
+    version = torchvision.__version__.split("+")[0]
+    return [
+        V2_HEADING, "",
+        f"Every transform class of torchvision {version}'s `torchvision.transforms.v2` ({len(rows)} classes) and what "
+        f"`fastloop.transforms.compile_transform` (the `transform=` of `fastloop.Loader`) does with it: "
+        f"**{RUNS}** ({count[RUNS]}: compiled and run by the C++ workers, containers with what they hold), "
+        f"**{BY_DESIGN}** ({count[BY_DESIGN]}: refused, or run elsewhere, on purpose) or **{NOT_YET}** "
+        f"({count[NOT_YET]}: `TypeError` naming the class). Generated from `fastloop._v2_coverage`, which reads what "
+        "this build compiles; tests/python/test_v2_coverage.py compiles every class marked runs and checks that "
+        "every other one is refused.",
+        "",
+        coverage_table(rows),
+    ]
 
 
 def main() -> int:
