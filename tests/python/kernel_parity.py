@@ -1,12 +1,29 @@
 """What "equal to torchvision" means for the warps (affine, rotate, perspective, the AutoAugment family's
 geometric operations) and the colour blends, on every x86-64 CPU.
 
-fastloop restates one arithmetic for its warps: ATen's grid_sample as it is compiled for AVX-512 (its fused
-multiply-adds, its order of sums; src/fastloop/data/transforms/functional/warp.cpp), on every CPU, so its
-batches are the same bits on any machine. torchvision's warps run the grid_sample kernel ATen picks at start-up
-(``torch.backends.cpu.get_cpu_capability()``, lowered by ``ATEN_CPU_CAPABILITY``), and the AVX2 and baseline
-kernels round differently: a bilinear value within a few float32 ulps of n + 0.5 rounds the other way, and a
-nearest sample point within a few ulps of the middle between two pixels takes the other pixel.
+fastloop restates one arithmetic for its warps (src/fastloop/data/transforms/functional/warp.cpp), on every CPU,
+so its batches are the same bits on any machine: the grid as torchvision builds it on an Intel CPU with AVX-512,
+then ATen's grid_sample as it is compiled for AVX-512 (its fused multiply-adds, its order of sums). torchvision's
+own warps depend on two run-time choices, and either one gives other bits:
+
+- the grid: ``_affine_grid`` and ``_perspective_grid`` multiply the base grid by theta with ``bmm``, which runs
+  MKL's sgemm. MKL chooses its code path at start-up by the CPU's vendor as well as its instructions: on an Intel
+  CPU with AVX-512 its kernel computes each coordinate as fma(y, t1, x * t0) + t2; its AVX2 path — on an
+  AVX2-only CPU, and on AMD's CPUs with AVX-512 (Zen 4 and later: EPYC 9004, AWS m7a, GCP c3d, Azure's Genoa
+  VMs), to which MKL's vendor check does not give its AVX-512 code (inferred: no AMD CPU was at hand, and the
+  failures' pattern is the one reproduced here) — computes (x * t0 + y * t1) + t2 with no fma (reproduced on
+  an Intel Xeon with ``MKL_ENABLE_INSTRUCTIONS=AVX2``: ATen's capability stays AVX512, the grid changes in the
+  last bit on 18-32% of its coordinates). That was the 13 failures on an AMD EPYC with AVX-512: a rule that
+  took capability "AVX512" to mean "fastloop's arithmetic" held on Intel's CPUs only.
+- the sampling: ATen's grid_sample kernel, picked at start-up from the CPU's instructions alone
+  (``torch.backends.cpu.get_cpu_capability()``, lowered by ``ATEN_CPU_CAPABILITY``); the AVX2 and baseline
+  kernels round differently from the AVX-512 one.
+
+Either way a bilinear value within a few float32 ulps of n + 0.5 rounds the other way, and a nearest sample point
+within a few ulps of the middle between two pixels takes the other pixel. So equality is asserted only where this
+process shows both: ``torch_kernels_are_fastloops()`` is the AVX-512 grid_sample kernel and
+``torch_grids_are_fastloops()``, which builds torchvision's grids on probes and compares them bit for bit with
+fastloop's restated arithmetic (computed exactly in numpy). Everywhere else, the measured bounds below.
 
 Measured on the 12 replays of tests/python/test_transforms_{geometry,color}.py (torch 2.14.1, a 2-core AMD
 EPYC, AVX2), fastloop against torchvision under each capability:
@@ -27,7 +44,7 @@ avx2, and under default off by 1 level where a product lands near n + 0.5 (and b
 The bilinear uint8 resize (Resize, RandomResizedCrop) restates ATen's fixed-point AVX2 kernel; the baseline
 kernel interpolates in float32 and rounds: within 1 level (18-47% of values off by 1 under default).
 
-The rule, asserted by ``assert_warp_matches`` and ``assert_chain_matches``: where ATen runs its AVX-512 kernels,
+The rule, asserted by ``assert_warp_matches`` and ``assert_chain_matches``: where torch_kernels_are_fastloops(),
 equal bytes; one colour blend and one bilinear resize equal under AVX2 too, within 1 level under default; chains
 of colour operations equal under AVX2, within the chain bounds under default; otherwise one bilinear warp within 1 level with at most 1% of the values off by 1, one nearest warp
 equal, and a chain of operations within the bounds below. ``test_warp_parity_rule_fails_a_wrong_warp`` shows the
@@ -36,8 +53,10 @@ rule still fails a half-pixel shift, the other interpolation and another fill.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
+import numpy as np
 import torch
 
 #: A chain's bounds where ATen's kernels are not AVX-512 (the measured worst in brackets).
@@ -51,8 +70,72 @@ ONE_WARP_SHARE_OFF_BY_ONE = 0.01  # one bilinear warp: values off by 1 level [0.
 
 
 def torch_kernels_are_fastloops() -> bool:
-    """Whether ATen runs the AVX-512 kernels whose arithmetic fastloop's warps restate: then the bytes are equal."""
-    return torch.backends.cpu.get_cpu_capability() == "AVX512"
+    """Whether torchvision's warps here run the arithmetic fastloop's restate, so that the bytes are equal: ATen's
+    AVX-512 grid_sample kernel (``get_cpu_capability()``) sampling a grid that torch's ``bmm`` made with the
+    fused multiply-adds fastloop's grid rows use (torch_grids_are_fastloops(), shown on this machine, never
+    inferred from the CPU's name)."""
+    return torch.backends.cpu.get_cpu_capability() == "AVX512" and torch_grids_are_fastloops()
+
+
+@functools.lru_cache(maxsize=None)
+def torch_grids_are_fastloops() -> bool:
+    """Whether torchvision's ``_affine_grid`` and ``_perspective_grid`` give, bit for bit, the grids of fastloop's
+    restated arithmetic (functional/warp.cpp) on probes of the tests' sizes: x * a0 rounded, then
+    fma(y, a1, that), then + a2 (and for a perspective, each of the three rows so, a division, minus 1).
+
+    Their ``bmm`` runs MKL's sgemm, which picks its code path by the CPU's vendor and instructions: its
+    AVX-512 path gives these fmas; its AVX2 path (an AVX2 CPU; an AMD CPU with AVX-512, which MKL does not
+    run its AVX-512 code on; ``MKL_ENABLE_INSTRUCTIONS=AVX2`` here) multiplies and adds apart."""
+    from torchvision.transforms.v2.functional._geometry import _affine_grid, _perspective_grid
+
+    for w, h in ((64, 48), (37, 29), (224, 224), (500, 375), (375, 500)):
+        theta = torch.tensor([[[0.9238795, -0.3826834, 1.7], [0.3826834, 0.9238795, -2.3]]])
+        shear = torch.tensor([[[1.0, 0.792, -0.5 * 0.792 * h], [0.0, 1.0, 0.0]]])
+        for t in (theta, shear):
+            if not torch.equal(_affine_grid(t.clone(), w=w, h=h, ow=w, oh=h), _restated_affine_grid(t, w, h)):
+                return False
+        coeffs = [1.0123, 0.0531, -3.25, -0.0417, 0.9874, 2.125, 1.3e-4, -2.1e-4]
+        if not torch.equal(_perspective_grid(coeffs, ow=w, oh=h, dtype=torch.float32, device=torch.device("cpu")),
+                           _restated_perspective_grid(coeffs, w, h)):
+            return False
+    return True
+
+
+def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 a * b + c rounded once: the product is exact in float64, TwoSum keeps the sum's rounding error,
+    and a float64 sum that lands on a float32 midpoint is decided by that error's sign."""
+    p, q = a.astype(np.float64) * b.astype(np.float64), np.broadcast_to(c, a.shape).astype(np.float64)
+    s = p + q
+    v = s - p
+    error = (p - (s - v)) + (q - v)
+    r = s.astype(np.float32)
+    inf = np.float32(np.inf)
+    other = np.nextafter(r, np.where(s > r, inf, -inf).astype(np.float32))  # the neighbour on s's side
+    midpoint = (r.astype(np.float64) + other.astype(np.float64)) / 2 == s
+    past = (error > 0) == (other > r)  # the exact sum lies beyond the midpoint, towards `other`
+    return np.where(midpoint & (error != 0), np.where(past, other, r), r)
+
+
+def _restated_rows(theta: np.ndarray, bx: np.ndarray, by: np.ndarray) -> list:
+    """fma(y, t[1], x * t[0]) + t[2] for each output column of a 3 x k theta (float32)."""
+    return [(_fma32(by, np.full_like(by, t[1]), bx * t[0]) + t[2]).astype(np.float32) for t in theta.T]
+
+
+def _restated_affine_grid(theta: torch.Tensor, w: int, h: int) -> torch.Tensor:
+    rescaled = (theta[0].T / torch.tensor([0.5 * w, 0.5 * h])).numpy()
+    bx = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w).numpy()[None, :].repeat(h, 0)
+    by = torch.linspace((1.0 - h) * 0.5, (h - 1.0) * 0.5, steps=h).numpy()[:, None].repeat(w, 1)
+    return torch.from_numpy(np.stack(_restated_rows(rescaled, bx, by), -1)[None])
+
+
+def _restated_perspective_grid(coeffs: list, w: int, h: int) -> torch.Tensor:
+    numerator = (torch.tensor([coeffs[:3], coeffs[3:6]]).T / torch.tensor([0.5 * w, 0.5 * h])).numpy()
+    denominator = torch.tensor([[coeffs[6], coeffs[7], 1.0]]).T.numpy()
+    bx = torch.linspace(0.5, w - 0.5, steps=w).numpy()[None, :].repeat(h, 0)
+    by = torch.linspace(0.5, h - 0.5, steps=h).numpy()[:, None].repeat(w, 1)
+    den = _restated_rows(denominator, bx, by)[0]
+    grid = [(row / den - np.float32(1)).astype(np.float32) for row in _restated_rows(numerator, bx, by)]
+    return torch.from_numpy(np.stack(grid, -1)[None])
 
 
 def torch_blends_are_fastloops() -> bool:
