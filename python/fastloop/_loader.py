@@ -82,6 +82,7 @@ class Loader:
             batch_transform = compile_batch_transform(batch_transform)
         given["batch_transform"] = batch_transform
         self._impl = _C.Loader(_params.binding_args(given))
+        self._targets_output = _targets_output(given["transform"])  # what the targets' types become
         if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:
             raise ValueError(f"fastloop.Loader: batch_transform {batch_transform_repr(batch_transform)}: num_classes "
                              f"is below the data's {self._impl.num_classes} classes (one_hot needs them all)")
@@ -422,7 +423,7 @@ class _LoaderIterator:
             raise StopIteration
         source = self._loader._args["source"]
         if hasattr(source, "_fastloop_target"):  # (images or None, samples) -> torchvision's batch of targets
-            batch = _targets_batch(source, batch)
+            batch = _targets_batch(source, batch, self._loader._targets_output)
         spec = self._loader._args.get("batch_transform")
         if spec is not None:
             args = self._loader._args
@@ -439,8 +440,43 @@ class _LoaderIterator:
             self._loader._impl.stop()
 
 
-def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple], Optional[torch.Tensor]]
-                   ) -> Tuple[Any, Any]:
+def _targets_output(transform: Optional[str]) -> Tuple[bool, str, str]:
+    """What the pipeline makes of the targets' types (``_C._transform_targets_output``); a ToDtype dict that
+    names neither masks nor boxes nor ``"others"`` raises torchvision's ValueError here, when a sample has them."""
+    return _C._transform_targets_output(transform) if isinstance(transform, str) else (False, "", "")
+
+
+def _target_convert(value: Any, dtype: str, pure: bool, kind: str) -> Any:
+    """A mask or boxes tensor of a target as the pipeline's ToDtype dict and ToPureTensor leave it."""
+    if dtype == "missing":
+        raise ValueError(f"No dtype was specified for type <class 'torchvision.tv_tensors.{kind}'>. If you're passing "
+                         "a dict as dtype, you can use \"others\" as a catch-all key e.g. dtype={tv_tensors.Mask: "
+                         "torch.int64, \"others\": None} to pass-through the rest of the inputs.")
+    if dtype:
+        value = value.to(getattr(torch, dtype))
+    return value.as_subclass(torch.Tensor) if pure else value
+
+
+def _targets_typed(targets: List[Any], output: Tuple[bool, str, str]) -> List[Any]:
+    """Each target's masks and boxes in the dtypes and types the pipeline gives them."""
+    pure, mask_dtype, boxes_dtype = output
+    if not (pure or mask_dtype or boxes_dtype):
+        return targets
+    out = []
+    for target in targets:
+        if isinstance(target, torch.Tensor):  # a class map
+            out.append(_target_convert(target, mask_dtype, pure, "Mask"))
+            continue
+        target = dict(target)
+        for key, dtype, kind in (("masks", mask_dtype, "Mask"), ("boxes", boxes_dtype, "BoundingBoxes")):
+            if key in target:
+                target[key] = _target_convert(target[key], dtype, pure, kind)
+        out.append(target)
+    return out
+
+
+def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple], Optional[torch.Tensor]],
+                   output: Tuple[bool, str, str] = (False, "", "")) -> Tuple[Any, Any]:
     """A batch of a data set with targets as detection and segmentation code consumes it: ``(images, targets)``,
     images one tensor when their sizes agree (else a list), targets a list of the source's target dicts; a
     segmentation source's class maps (tensors) stacked like the images (by the loader's worker when their sizes
@@ -449,11 +485,11 @@ def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple]
     targets = [source._fastloop_target(index, tuple(image.shape[-2:]), boxes, fmt, labels, kept, masks)
                for index, image, boxes, fmt, labels, kept, masks in samples]
     if images is None:
-        return [sample[1] for sample in samples], targets
+        return [sample[1] for sample in samples], _targets_typed(targets, output)
     if targets and all(isinstance(t, torch.Tensor) for t in targets):
         stacked = masks is not None and all(t is sample[6] for t, sample in zip(targets, samples))
-        return images, masks if stacked else torch.stack(targets)
-    return images, targets
+        return images, _targets_typed([masks if stacked else torch.stack(targets)], output)[0]
+    return images, _targets_typed(targets, output)
 
 
 def _loader_rebuild(args: Dict[str, Any], epoch: int, epoch_set: bool,

@@ -88,6 +88,10 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "RandomResize": ("min_size", "max_size", "interpolation", "antialias"),
     "ScaleJitter": ("target_size", "scale_range", "interpolation", "antialias"),
     "FixedSizeCrop": ("size", "fill", "padding_mode"),
+    "Identity": (),
+    "ToPureTensor": (),
+    "RGB": (),
+    "RandomChannelPermutation": (),
 }
 # Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,
 # in `options`; FixedSizeCrop's size in crop_height and crop_width).
@@ -160,13 +164,21 @@ def _argument(obj: Any, name: str, arg: str) -> str:
     value = _ATTRIBUTES[(name, arg)](obj) if (name, arg) in _ATTRIBUTES else getattr(obj, arg)
     if name == "RandomErasing" and arg == "value" and value is None:
         value = "random"  # v2 stores value='random' as None
-    if arg == "fill" and isinstance(value, dict):  # a fill per tv_tensor type: as (type name, fill) pairs
-        pairs = [f"({_literal(k if isinstance(k, str) else k.__name__, f'{name}.fill')}, "
-                 f"{_literal(v, f'{name}.fill')})" for k, v in value.items()]
-        return "(" + ", ".join(pairs) + ("," if len(pairs) == 1 else "") + ")"
-    if name == "ToDtype" and arg == "dtype" and isinstance(value, dict):
-        raise TypeError("ToDtype with a dict of dtypes is not supported (give one torch.dtype)")
+    if isinstance(value, dict) and (arg == "fill" or (name, arg) == ("ToDtype", "dtype")):
+        return _type_dict(value, f"{name}.{arg}")
     return _literal(value, f"{name}.{arg}")
+
+
+def _type_dict(value: Dict[Any, Any], where: str) -> str:
+    """A value per tv_tensor type (a ``fill`` dict, ``ToDtype``'s dict of dtypes) as (type name, value) pairs.
+
+    A ``defaultdict``'s default is not among them: torchvision never asks for it (``_get_fill`` tests membership,
+    and a type neither in the dict nor under ``"others"`` gets fill None, i.e. 0). So the detection references'
+    ``RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0}))`` pads images with 0 in torchvision
+    0.29, and in fastloop alike; write ``{tv_tensors.Mask: 0, "others": mean}`` for the mean."""
+    pairs = [f"({_literal(k if isinstance(k, str) else k.__name__, where)}, {_literal(v, where)})"
+             for k, v in value.items()]
+    return "(" + ", ".join(pairs) + ("," if len(pairs) == 1 else "") + ")"
 
 
 def _compile_one(obj: Any) -> str:

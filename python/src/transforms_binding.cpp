@@ -184,6 +184,15 @@ void transforms_bind(py::module_& module) {
              "RandomErasing after them) included, as the loader writes a sample; returns float32 [C, H', W'].");
   module.def("_transform_repr", [](const std::string& spec) { return Pipeline(spec).repr(); },
              py::arg("spec"), "The compiled pipeline of `spec` in its canonical spelling (parses back).");
+  module.def("_transform_targets_output",
+             [](const std::string& spec) {
+               const Pipeline pipeline(spec);
+               return py::make_tuple(pipeline.pure_tensors(), pipeline.mask_dtype(), pipeline.boxes_dtype());
+             },
+             py::arg("spec"),
+             "(pure, mask dtype, boxes dtype): whether `spec` has a ToPureTensor (target dicts then hold plain "
+             "tensors) and the dtypes a ToDtype dict gives masks and boxes ('' unchanged; 'missing': the dict "
+             "names neither the type nor 'others').");
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");
   module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),

@@ -26,6 +26,7 @@ import torch
 import torchvision.transforms as T1
 import torchvision.transforms.v2 as T
 import torchvision.transforms.v2.functional as F
+from torchvision import tv_tensors
 from kernel_parity import assert_within_one_level, torch_resize_is_fastloops
 
 fastloop = pytest.importorskip("fastloop")
@@ -186,14 +187,71 @@ def test_compile_transform_refuses_what_it_cannot_run():
 
     with pytest.raises(TypeError, match=r"Mine is not a torchvision transform.*CenterCrop"):
         compile_transform(T.Compose([Mine()]))
-    with pytest.raises(TypeError, match="ToDtype with a dict of dtypes is not supported"):
-        compile_transform(T.ToDtype({torch.Tensor: torch.float32}))
+    with pytest.raises(TypeError, match="a dtype for KeyPoints is not supported"):
+        compile_transform(T.ToDtype({tv_tensors.KeyPoints: torch.float32, "others": None}))
+    with pytest.raises(ValueError, match="No dtype was specified for type .*Image"):  # torchvision's, at compile time
+        compile_transform(T.ToDtype({tv_tensors.Mask: torch.int64}))
     with pytest.raises(TypeError, match="LANCZOS"):
         compile_transform(T.Resize(10, interpolation=T.InterpolationMode.LANCZOS))
     with pytest.raises(TypeError, match="comes after ToDtype"):
         _C._transform_repr("ToDtype(torch.float32, scale=True), CenterCrop(3)")
     with pytest.raises(TypeError, match="Input tensor should be a float tensor. Got torch.uint8"):
         _C._transform_repr("Normalize((0.5,), (0.5,))")
+
+
+def test_to_dtype_takes_a_dict_of_dtypes_per_type_as_torchvision():
+    """The image's dtype from its own key, else torch.Tensor's, else "others"'s (None: stays uint8); masks' and
+    boxes' given to the loader's targets; the dict reads back as written."""
+    image = torch.arange(48, dtype=torch.uint8).view(3, 4, 4)
+    for dtype, image_dtype, mask in [
+        ({tv_tensors.Image: torch.float32, tv_tensors.Mask: torch.int64, "others": None}, torch.float32, "int64"),
+        ({torch.Tensor: torch.float64, "others": None}, torch.float64, ""),
+        ({tv_tensors.Mask: torch.int64, "others": torch.float16}, torch.float16, "int64"),
+        ({tv_tensors.Image: None, tv_tensors.Mask: torch.int64}, None, "int64"),
+    ]:
+        transform = T.ToDtype(dtype, scale=True)
+        spec = compile_transform(transform)
+        assert compile_transform(spec) == spec and spec.startswith("ToDtype(dtype=(")
+        assert _C._transform_targets_output(spec)[1] == mask
+        if image_dtype is None:
+            assert torch.equal(_C._transform_apply(spec, image, SEED, 0), image)
+            continue
+        # torch.Tensor's key is the image's when it is a plain tensor (decode_image's), as the references' is
+        want = transform(image if torch.Tensor in dtype else tv_tensors.Image(image)).as_subclass(torch.Tensor)
+        assert want.dtype == image_dtype
+        assert torch.equal(_C._transform_output(spec, image, SEED, 0), want.float()), dtype
+    boxes_missing = compile_transform(T.ToDtype({tv_tensors.Image: torch.float32, tv_tensors.Mask: torch.int64}))
+    assert _C._transform_targets_output(boxes_missing) == (False, "int64", "missing")
+
+
+@pytest.mark.parametrize("spec", ["Identity()", "ToPureTensor()", "RGB()"])
+def test_pass_through_transforms_leave_an_rgb_image_and_run_after_the_conversion(spec, images):
+    image = images[0]
+    assert torch.equal(_C._transform_apply(spec, image, SEED, 0), image)
+    if spec != "RGB()":  # they touch no pixel: allowed after ToDtype, as torchvision allows them
+        after = f"ToDtype(torch.float32, scale=True), {spec}"
+        assert torch.equal(_C._transform_output(after, image, SEED, 0), T.ToDtype(torch.float32, scale=True)(image))
+
+
+def test_rgb_spreads_a_grey_image_as_torchvision():
+    grey = torch.arange(35, dtype=torch.uint8).view(1, 5, 7)
+    assert torch.equal(_C._transform_apply("RGB()", grey, SEED, 0), T.RGB()(grey))
+    with pytest.raises(ValueError):  # two channels: torchvision's unpacking fails, as fastloop's
+        _C._transform_apply("RGB()", torch.zeros(2, 4, 4, dtype=torch.uint8), SEED, 0)
+
+
+def test_random_channel_permutation_replays_torchvision_and_draws_every_order(images):
+    image = images[0]
+    draws = _draws("RandomChannelPermutation()", *image.shape[1:], 600)
+    for index in range(6):
+        order = [int(v) for v in draws[index]["permutation"]]
+        want = F.permute_channels(image, order)
+        assert torch.equal(_C._transform_apply("RandomChannelPermutation()", image, SEED, index), want), order
+    counts = {}
+    for d in draws:
+        key = tuple(int(v) for v in d["permutation"])
+        counts[key] = counts.get(key, 0) + 1
+    assert len(counts) == 6 and min(counts.values()) > 600 / 6 * 0.6, counts  # uniform over 3! orders
 
 
 # ---------------------------------------------------------------------------------------------- parity

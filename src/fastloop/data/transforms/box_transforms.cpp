@@ -21,6 +21,7 @@ class BoxTransform : public Transform {
                              "source such as fastloop.CocoDetection gives them)");
   }
   TargetSupport target_support() const override { return TargetSupport::kMoves; }
+  bool touches_pixels() const override { return false; }
 
  protected:
   void require_boxes(const SampleTargets& targets) const {

@@ -23,6 +23,57 @@ StageDtype dtype_of(const TransformArgs& args, const std::string& name) {
                            "torch.uint8, torch.float32, torch.float16, torch.bfloat16, torch.float64");
 }
 
+// torch.int64 / 'int64' / None as a dict's value: the dtype's name without "torch.", nullopt for None.
+std::optional<std::string> dtype_name(const TransformArgs& args, const TransformValue& value) {
+  if (value.kind == TransformValue::Kind::kNone) return std::nullopt;
+  if (value.kind != TransformValue::Kind::kName && value.kind != TransformValue::Kind::kString)
+    throw TransformTypeError(args.transform() + "(): a dict of dtypes takes torch dtypes or None, got " + value_repr(value));
+  const std::string& text = value.text;
+  return text.rfind("torch.", 0) == 0 ? text.substr(6) : text;
+}
+
+// ToDtype's dict of dtypes per tv_tensor type, as the Python package spells it: (('Image', torch.float32),
+// ('Mask', torch.int64), ('others', None)). Each type takes its own entry, else "others"'s; the image is an
+// Image (a plain tensor where no Image is given: 'Tensor'). torchvision raises on the first sample for an
+// image the dict does not cover: here when compiled.
+TransformPtr dtype_dict_make(const TransformArgs& args) {
+  const TransformValue& dict = args.get("dtype");
+  std::optional<std::optional<std::string>> image, tensor, mask, boxes, others;
+  for (const auto& item : dict.list) {
+    if (item.kind != TransformValue::Kind::kList || item.list.size() != 2 || item.list[0].kind != TransformValue::Kind::kString)
+      throw InputError("ToDtype(): dtype must be a dict or a torch.dtype, got " + value_repr(dict) + " instead");
+    const std::string& type = item.list[0].text;
+    auto& slot = type == "Image" || type == "Video" ? image : type == "Tensor" ? tensor : type == "Mask" ? mask
+                 : type == "BoundingBoxes" ? boxes : type == "others" ? others : image;
+    if (&slot == &image && type != "Image" && type != "Video")
+      throw TransformTypeError("ToDtype(): a dtype for " + type + " is not supported; fastloop's samples hold Image, "
+                               "Mask and BoundingBoxes ('others' for the rest)");
+    slot = dtype_name(args, item.list[1]);
+  }
+  const auto pick = [&](const auto& own) { return own ? own : others; };
+  const auto image_dtype = image ? image : pick(tensor);
+  if (!image_dtype)
+    throw InputError("ToDtype(): No dtype was specified for type <class 'torchvision.tv_tensors._image.Image'>. If you "
+                     "only need to convert the dtype of images or videos, you can just pass e.g. dtype=torch.float32. If "
+                     "you're passing a dict as dtype, you can use \"others\" as a catch-all key e.g. dtype={tv_tensors.Mask: "
+                     "torch.int64, \"others\": None} to pass-through the rest of the inputs.");
+  StageDtype stage = StageDtype::kUInt8;
+  if (*image_dtype) {
+    TransformSpec one;
+    one.name = "ToDtype";
+    TransformValue name;
+    name.kind = TransformValue::Kind::kName;
+    name.text = "torch." + **image_dtype;
+    one.positional.push_back(name);
+    stage = dtype_of(TransformArgs(one, {param_required("dtype")}), "dtype");
+  }
+  const auto target = [&](const auto& own) -> std::optional<std::string> {
+    const auto chosen = pick(own);
+    return !chosen ? std::optional<std::string>("missing") : *chosen;
+  };
+  return std::make_shared<ConvertTransform>(stage, args.get_bool("scale"), target(mask), target(boxes), value_repr(dict));
+}
+
 }  // namespace
 
 const char* stage_dtype_repr(StageDtype dtype) {
@@ -37,6 +88,7 @@ const char* stage_dtype_repr(StageDtype dtype) {
 }
 
 std::string ConvertTransform::repr() const {
+  if (!dict_repr_.empty()) return "ToDtype(dtype=" + dict_repr_ + ", scale=" + (scale_ ? "True" : "False") + ")";
   if (name_ == "ToDtype") return "ToDtype(" + std::string(stage_dtype_repr(dtype_)) + ", scale=" + (scale_ ? "True" : "False") + ")";
   if (name_ == "ConvertImageDtype") return "ConvertImageDtype(" + std::string(stage_dtype_repr(dtype_)) + ")";
   return name_ + "()";
@@ -67,6 +119,7 @@ void transforms_register_conversions(TransformRegistry& registry) {
   });
   registry.add("ToDtype", {param_required("dtype"), {"scale", value_bool(false)}},
                [](const TransformArgs& args) -> TransformPtr {
+                 if (args.get("dtype").kind == TransformValue::Kind::kList) return dtype_dict_make(args);
                  return std::make_shared<ConvertTransform>("ToDtype", dtype_of(args, "dtype"), args.get_bool("scale"), false);
                });
   registry.add("ConvertImageDtype", {{"dtype", [] {

@@ -16,5 +16,6 @@ void transforms_register_color(TransformRegistry& registry);        // ColorJitt
 void transforms_register_auto(TransformRegistry& registry);         // AutoAugment, RandAugment, TrivialAugmentWide, AugMix
 void transforms_register_boxes(TransformRegistry& registry);        // SanitizeBoundingBoxes, ClampBoundingBoxes, ConvertBoundingBoxFormat
 void transforms_register_detection(TransformRegistry& registry);    // RandomZoomOut, RandomIoUCrop, ..., RandomPhotometricDistort
+void transforms_register_channels(TransformRegistry& registry);     // Identity, ToPureTensor, RGB, RandomChannelPermutation
 
 } // namespace fastloop

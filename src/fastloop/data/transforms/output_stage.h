@@ -7,6 +7,7 @@
 
 #include "fastloop/data/transforms/transform.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ class ConvertTransform : public Transform {
  public:
   ConvertTransform(std::string name, StageDtype dtype, bool scale, bool divide)
       : name_(std::move(name)), dtype_(dtype), scale_(scale), divide_(divide) {}
+  /// ToDtype with a dict of dtypes per tv_tensor type: `dtype` the image's (kUInt8 where the dict leaves it),
+  /// `mask` and `boxes` the torch dtype names the targets become (nullopt: unchanged; "missing": the dict
+  /// names neither the type nor "others", which torchvision refuses for a sample that has it), `repr` the
+  /// dict as written.
+  ConvertTransform(StageDtype dtype, bool scale, std::optional<std::string> mask, std::optional<std::string> boxes,
+                   std::string dict_repr)
+      : name_("ToDtype"), dtype_(dtype), scale_(scale), divide_(false), mask_(std::move(mask)),
+        boxes_(std::move(boxes)), dict_repr_(std::move(dict_repr)) {}
   TargetSupport target_support() const override { return TargetSupport::kPixels; }  // targets pass through
   std::string repr() const override;
   void apply(ImageU8& image, Draws& draws, TransformScratch& scratch) const override {
@@ -32,11 +41,15 @@ class ConvertTransform : public Transform {
   bool scale() const { return scale_; }
   /// ToTensor's img.float().div(255) rather than to_dtype's image.to(dtype).mul_(1 / 255).
   bool divide() const { return divide_; }
+  const std::optional<std::string>& mask_dtype() const { return mask_; }
+  const std::optional<std::string>& boxes_dtype() const { return boxes_; }
 
  private:
   std::string name_;
   StageDtype dtype_;
   bool scale_, divide_;
+  std::optional<std::string> mask_, boxes_;
+  std::string dict_repr_;  // empty: one dtype
 };
 
 /// Normalize(mean, std, inplace): (x - mean) / std per channel, in the image's float dtype.

@@ -91,7 +91,14 @@ Pipeline::Pipeline(const std::string& spec) {
   std::string conversion;  // the repr of the conversion to float, once there is one
   for (size_t k = 0; k < transforms_.size(); ++k) {
     const Transform* t = transforms_[k].get();
+    if (!t->touches_pixels()) {  // targets alone, or nothing: runs where it stands, after the uint8 part if there
+      if (float_output()) after_uint8_.push_back(k);
+      pure_tensors_ = pure_tensors_ || t->repr() == "ToPureTensor()";
+      continue;
+    }
     if (const auto* convert = dynamic_cast<const ConvertTransform*>(t)) {
+      if (convert->mask_dtype()) mask_dtype_ = *convert->mask_dtype();
+      if (convert->boxes_dtype()) boxes_dtype_ = *convert->boxes_dtype();
       if (convert->dtype() == StageDtype::kUInt8) {
         if (float_output())
           throw TransformTypeError(convert->repr() + " after " + conversion + ": converting the float image back to "
@@ -154,6 +161,14 @@ void Pipeline::run_from(ImageU8& image, SampleTargets* targets, uint64_t seed, i
       transforms_[k]->apply(image, draws, scratch);
     }
     ++k;
+  }
+  for (const size_t k : after_uint8_) {  // they touch no pixel: the conversion and Normalize commute with them
+    Draws draws = draws_at(k);
+    if (targets) {
+      transforms_[k]->apply_targets(image, *targets, draws, scratch);
+    } else {
+      transforms_[k]->apply(image, draws, scratch);
+    }
   }
 }
 

@@ -66,6 +66,13 @@ class Pipeline {
   /// it ends in a fixed size (a crop or a resize to a size); {0, 0} when the size follows the image or the draws.
   ImageSize output_size(ImageSize in = {}) const;
 
+  /// What torchvision's pipeline makes of a sample's targets, which the loader's target dicts follow: plain
+  /// tensors after a ToPureTensor (else tv_tensors), and the dtype a ToDtype dict gives masks and boxes
+  /// ("torch.int64", ...; empty: unchanged).
+  bool pure_tensors() const { return pure_tensors_; }
+  const std::string& mask_dtype() const { return mask_dtype_; }
+  const std::string& boxes_dtype() const { return boxes_dtype_; }
+
   /// Whether the output stage converts to float (ToTensor, ToDtype(float, ...), ConvertImageDtype).
   bool float_output() const { return dtype_ != StageDtype::kUInt8; }
   StageDtype dtype() const { return dtype_; }
@@ -109,6 +116,9 @@ class Pipeline {
   std::string repr_;
   std::vector<TransformPtr> transforms_;
   size_t uint8_end_ = 0;  // transforms_[0, uint8_end_) run on uint8 images
+  std::vector<size_t> after_uint8_;  // later transforms that touch no pixel (targets alone): run after them
+  bool pure_tensors_ = false;
+  std::string mask_dtype_, boxes_dtype_;
   const ResizePlanTransform* head_ = nullptr;
   const ResizePlanTransform* head_crop_ = nullptr;
   std::vector<ResizeCropGroup> fused_;  // groups of the uint8 transforms that run as one step

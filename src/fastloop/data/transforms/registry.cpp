@@ -17,6 +17,7 @@ const TransformRegistry& transform_registry() {
     transforms_register_auto(built);
     transforms_register_boxes(built);
     transforms_register_detection(built);
+    transforms_register_channels(built);
     return built;
   }();
   return registry;

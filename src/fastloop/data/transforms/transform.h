@@ -147,6 +147,9 @@ class Transform {
   /// How apply_targets() treats a sample's boxes and masks (targets.h). The default: it cannot, and a
   /// pipeline over samples with targets refuses the transform (TypeError).
   virtual TargetSupport target_support() const { return TargetSupport::kNone; }
+  /// Whether apply() reads or writes pixels. Transforms of targets alone (a box format, sanitize, clamp) and
+  /// no-ops (Identity, ToPureTensor) do not: they run wherever they stand, after the conversion to float too.
+  virtual bool touches_pixels() const { return true; }
   /// The transform on an image and its targets, with exactly apply()'s draws. The default, right for kPixels
   /// transforms: apply() on the image, the targets untouched.
   virtual void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const {
