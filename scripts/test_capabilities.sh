@@ -4,8 +4,11 @@
 # run (ATen never picks more than the CPU has, so an AVX-512 machine checks all three). The Python tests that
 # compare with torchvision or PyTorch (PYTHON_TESTS: the whole suite twice more took 20 of cold CI's 45 minutes)
 # and the C++ suites that compare with PyTorch-made goldens (CAPABILITY_SUITES). Capabilities that equal this machine's own were run by
-# scripts/test.sh already and are skipped.
-# Usage: scripts/test_capabilities.sh [CAPABILITY...]   (default: avx2 default), after scripts/test.sh built.
+# scripts/test.sh already and are skipped. `mkl-avx2` keeps this machine's ATen kernels and holds MKL to its AVX2
+# code (MKL_ENABLE_INSTRUCTIONS=AVX2), as MKL runs on AMD's CPUs with AVX-512, whose vendor check keeps them from
+# its AVX-512 code: torchvision's warp grids (bmm) then round otherwise (tests/python/kernel_parity.py); the Python
+# tests alone, the C++ suites compare with goldens made under the same MKL.
+# Usage: scripts/test_capabilities.sh [CAPABILITY...]   (default: avx2 default mkl-avx2), after scripts/test.sh built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
@@ -25,10 +28,17 @@ CAPABILITY_SUITES='Parity.*:Models.*:Schedule.*:ImageResize.*:ImageAugment.*:Ima
 PYTHON_TESTS=(tests/python/test_transforms_color.py tests/python/test_transforms_core.py
   tests/python/test_transforms_geometry.py tests/python/test_transform_size.py tests/python/test_batch_transform.py
   tests/python/test_pipelines_train.py tests/python/test_loader_params.py tests/python/test_transforms_targets.py
-  tests/python/test_resize_crop_fusion.py tests/python/test_transform_digests.py)
+  tests/python/test_resize_crop_fusion.py tests/python/test_transform_digests.py tests/python/test_decode_parity.py
+  tests/python/test_transforms_detection.py tests/python/test_reference_presets.py)
 native="$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')"
-for capability in "${@:-avx2 default}"; do
+for capability in "${@:-avx2 default mkl-avx2}"; do
   for cap in $capability; do
+    if [ "$cap" = mkl-avx2 ]; then
+      echo "=== MKL_ENABLE_INSTRUCTIONS=AVX2 ($native kernels): the Python tests that compare with PyTorch"
+      MKL_ENABLE_INSTRUCTIONS=AVX2 FASTLOOP_BUILD_DIR="$PWD/$build_dir" \
+        .venv/bin/python -m pytest -q -p no:cacheprovider "${PYTHON_TESTS[@]}"
+      continue
+    fi
     if [ "$cap" = "$native" ]; then
       echo "test_capabilities: $cap is this machine's own kernels (scripts/test.sh ran them)"
       continue

@@ -145,37 +145,45 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
   at::Tensor labels = at::empty({4}, at::kLong);
   const std::vector<std::string> files = {"large.jpg", "large422.jpg", "rgb.png", "gray.jpg"};
   ImageDecoder decoder;
-  // Eval at 64 px: Resize(73) + CenterCrop(64); the 211 x 157 JPEGs decode at 1/2 scale, as a region.
+  // Eval at 64 px: Resize(73) + CenterCrop(64), decoded as a region at full scale (the default) or, with
+  // fast_decode, the 211 x 157 JPEGs at 1/2 scale.
   data.image_height = data.image_width = 64;
   at::Tensor images = at::empty({4, 3, 64, 64}, at::kFloat);
-  encoded_batch_assemble(data, indices.data(), 4, AugmentOptions{}, 5, 0, images, labels);
-  for (int64_t i = 0; i < 4; ++i) {
-    const ImageInfo info = decoder.info(resize_golden_read(files[i]), files[i]);
-    const EvalGeometry g = eval_geometry(info.height, info.width, 64);
-    const ImageScale scale = info.format == ImageFormat::kJpeg
-                                 ? image_scale_at_least(std::max(static_cast<double>(g.resized_height) / info.height,
-                                                                 static_cast<double>(g.resized_width) / info.width))
-                                 : ImageScale{};
-    const PixelRect whole{0, 0, scale.apply(info.height), scale.apply(info.width)};
-    const at::Tensor want = reference_sample(files[i], scale, whole, g.resized_height, g.resized_width, g.crop.top,
-                                             g.crop.left, 64, false, lut);
-    EXPECT_TRUE(at::equal(images[i], want)) << files[i] << " eval";
+  for (const bool fast : {false, true}) {
+    AugmentOptions eval;
+    eval.fast_decode = fast;
+    encoded_batch_assemble(data, indices.data(), 4, eval, 5, 0, images, labels);
+    for (int64_t i = 0; i < 4; ++i) {
+      const ImageInfo info = decoder.info(resize_golden_read(files[i]), files[i]);
+      const EvalGeometry g = eval_geometry(info.height, info.width, 64);
+      const ImageScale scale = fast && info.format == ImageFormat::kJpeg
+                                   ? image_scale_at_least(std::max(static_cast<double>(g.resized_height) / info.height,
+                                                                   static_cast<double>(g.resized_width) / info.width))
+                                   : ImageScale{};
+      if (files[i].rfind("large", 0) == 0) EXPECT_EQ(scale.denom, fast ? 2 : 1) << files[i];
+      const PixelRect whole{0, 0, scale.apply(info.height), scale.apply(info.width)};
+      const at::Tensor want = reference_sample(files[i], scale, whole, g.resized_height, g.resized_width, g.crop.top,
+                                               g.crop.left, 64, false, lut);
+      EXPECT_TRUE(at::equal(images[i], want)) << files[i] << " eval, fast_decode " << fast;
+    }
   }
-  // Train at 24 px: every RandomResizedCrop box of these small images is decoded at full scale.
+  // Train at 24 px: every RandomResizedCrop box decoded at full scale by default (with fast_decode, the boxes
+  // that shrink 2x or more would decode at a reduced scale).
   data.image_height = data.image_width = 24;
   images = at::empty({4, 3, 24, 24}, at::kFloat);
   const AugmentOptions train = augment_crop_flip(0);
-  int64_t compared = 0;
+  int64_t compared = 0, shrunk = 0;
   for (int64_t epoch = 0; epoch < 3; ++epoch) {
     encoded_batch_assemble(data, indices.data(), 4, train, 5, epoch, images, labels);
     for (int64_t i = 0; i < 4; ++i) {
       const ImageInfo info = decoder.info(resize_golden_read(files[i]), files[i]);
       const CropBox box = random_resized_crop_box(info.height, info.width, 5, epoch, i);
-      if (std::max(24.0 / box.height, 24.0 / box.width) <= 0.5) continue;  // a reduced-scale decode: not this test's
+      shrunk += std::max(24.0 / box.height, 24.0 / box.width) <= 0.5;
       const at::Tensor want = reference_sample(files[i], {}, box, 24, 24, 0, 0, 24, random_flip(5, epoch, i), lut);
       EXPECT_TRUE(at::equal(images[i], want)) << files[i] << " train, epoch " << epoch;
       ++compared;
     }
   }
-  EXPECT_GE(compared, 6);
+  EXPECT_GE(shrunk, 1);  // a box the fast decode would have shrunk was compared at full scale
+  EXPECT_EQ(compared, 12);
 }

@@ -50,6 +50,9 @@ Subcommand bench_loader_add(CLI::App& bench) {
   app->add_option("--images", o.images, "synthetic dataset size")->check(kPositive)->capture_default_str();
   app->add_option("--data", o.data, "a --data spec instead of synthetic data: imagefolder:DIR, shards:DIR, cifar10:DIR, ...");
   app->add_option("--image-size", o.image_size, "image files: output side (pixels)")->check(CLI::Range(8, 4096))->capture_default_str();
+  app->add_option("--decode", o.decode, "image files: JPEG decoding, as fastloop train's --decode: exact (full scale, "
+                  "torchvision's pixels) or fast (the smallest DCT scale that covers the first resize)")
+      ->check(CLI::IsMember({"exact", "fast"}))->capture_default_str();
   app->add_option("--step-model", o.step_model, "image files: the model whose training step (at --image-size) the loader "
                   "must keep up with; '' skips it")->capture_default_str();
   app->add_option("--step-batch", o.step_batch, "images per timed training step")->check(kPositive)->capture_default_str();

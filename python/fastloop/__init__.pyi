@@ -103,6 +103,7 @@ class Loader:
         cache_dir: Optional[str] = None,
         cache_size: int = 10737418240,
         timeout: float = 60.0,
+        decode: str = "exact",
     ) -> None: ...
     @property
     def transform(self) -> Union[None, str, List[str]]: ...

@@ -39,6 +39,13 @@ class Loader:
     Args:
 {args}
 
+    Decoding: a JPEG is decoded by libjpeg-turbo at full scale, only the rows and columns the transform's first
+    crop or resize reads (``jpeg_crop_scanline`` / ``jpeg_skip_scanlines``, the same pixels as a whole decode),
+    so the images are what ``torchvision.io.decode_image`` and the same ``transform`` object give, as far as
+    the transforms' own parity goes (a resize: equal bytes where ATen resizes uint8 images with its AVX2 or
+    AVX-512 kernel, within 1 level elsewhere; ``tests/python/test_decode_parity.py`` over JPEG photographs
+    shrunk 2x, 4x and 8x). Nothing is approximated unless ``decode="fast"`` asks for it (see its entry above).
+
     Iterating starts an epoch: the one set by :meth:`set_epoch`, or else the one after the previous
     iteration's (so a loop that never calls it still reshuffles). One iteration is active at a time.
     The tensors are the loader's own buffers (no copy); a CPU buffer is reused once Python frees it.
@@ -67,6 +74,7 @@ class Loader:
         self._args: Dict[str, Any] = _params.bind(self, args, kwargs)
         given = self._args
         given["rank"], given["world_size"] = _group_rank(given["rank"], given["world_size"])
+        _params.decode_check(given["decode"])  # None too, which binding_args would leave out
         transform, batch_transform = given["transform"], given["batch_transform"]
         # Kept as specs (a list of them for views): they pickle, and TypeError names what cannot run.
         given["transform"], given["views"] = _transforms_compiled(transform, given["views"])

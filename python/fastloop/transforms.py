@@ -11,7 +11,8 @@ language, the same text the CLI's ``--transform`` and the TOML recipes take::
 
 Anything fastloop does not run exactly as torchvision does — a ``Lambda``, a user's own class, an option
 that is not implemented — raises ``TypeError`` naming it and listing what is supported; nothing is
-approximated or silently skipped.
+approximated or silently skipped (nor is the Loader's JPEG decode, unless ``decode="fast"`` asks for it:
+:class:`Loader`).
 
 How close to torchvision, on which CPU: each operation computes what torchvision's kernel computes, in the
 same float32 arithmetic, and gives the same bytes on every CPU (a batch is the same bits on any machine).

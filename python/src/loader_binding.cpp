@@ -253,6 +253,7 @@ class SplitLoader {
       eval.device = device;
       eval.channels_last = config.perf.channels_last;
       eval.amp.dtype = dtype_named(args.dtype);
+      eval.fast_decode = config.data.decode == "fast";
       options = eval_loader_options(config.data.batch_size, config.data.workers, eval);
       options.sampler = {false, static_cast<uint64_t>(config.run.seed), args.rank, args.world_size};
       options.prefetch = config.data.prefetch;

@@ -25,7 +25,7 @@ NOT_DEFAULT = dict(
     views=2,  # left out where batch_transform is set (the two exclude each other), checked on its own
     batch_transform=None,  # set below: torchvision is imported lazily by the test that needs it
     shuffle_buffer=16, image_column="picture", label_column="kind",  # read by Parquet and datasets sources only
-    cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0,
+    cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0, decode="fast",
 )
 
 

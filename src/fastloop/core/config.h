@@ -52,6 +52,8 @@ struct DataConfig {
   double cutmix = 0.0;                   // cutmix alpha (0: off)
   std::string transform;                 // the train split's transforms, torchvision's spelling (data/transforms/spec.h); empty: the built-in
   std::string eval_transform;            // the same for evaluation (and what a checkpoint records for predict); empty: the built-in
+  std::string decode = "exact";          // JPEGs: exact (full-scale decode, torchvision's pixels) | fast (at the
+                                         // smallest DCT scale, 1/2 to 1/8, that covers the first resize)
   int64_t resize_min = 0;                // progressive resizing (FFCV): train batches' side in pixels at first; 0: off
   double resize_start = 0.0;             // fraction of the run's optimizer steps where the side starts to grow
   double resize_end = 0.75;              // fraction where it reaches the full side (multiples of 4 in between)

@@ -62,6 +62,12 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        "evaluation's transforms, as --transform (empty: Resize + CenterCrop + Normalize for image files); "
        "checkpoints record it for predict and the exports",
        &c.data.eval_transform, {}},
+      {"data.decode", "--decode",
+       "JPEG decoding: exact decodes at full scale (only the region the first crop reads), so images equal "
+       "torchvision's decode_image + the same transform; fast decodes at the smallest libjpeg-turbo DCT scale "
+       "(1/2, 1/4, 1/8) that covers the first resize when it shrinks 2x or more: fewer pixels to decode and "
+       "resize, results off by a few levels on average (docs/python.md, Loader's decode)",
+       &c.data.decode, {"exact", "fast"}},
       {"data.resize_min", "--resize-min",
        "progressive resizing (FFCV): train batches resized to this side in pixels (antialiased bilinear) until "
        "--resize-start, then grown linearly in multiples of 4 to the full side at --resize-end; evaluation at the "

@@ -47,6 +47,7 @@ EvalRun eval_run(const EvalRequest& request) {
   options.fold_bn = request.fold_bn;
   options.confusion = true;
   options.tta = tta_mode(config.data);
+  options.fast_decode = config.data.decode == "fast";
   if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   EvalRun run;
   run.result = evaluate(*model, data.test, config.data.batch_size, request.workers, options);

@@ -25,6 +25,7 @@ LoaderOptions eval_loader_options(int64_t batch_size, int64_t workers, const Eva
   options.channels_last = eval.channels_last;
   options.pin_memory = eval.pin_memory;
   options.augment.pipeline = eval.transform;
+  options.augment.fast_decode = eval.fast_decode;
   return options;
 }
 

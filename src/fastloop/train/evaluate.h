@@ -38,6 +38,7 @@ struct EvalOptions {
   bool confusion = false;          // also count the confusion matrix (eval's per-class accuracy)
   int64_t max_batches = 0;         // 0: the whole split; else only its first batches (the bench's timed evaluation)
   std::shared_ptr<const Pipeline> transform;  // --eval-transform's pipeline; null: the built-in (Resize + CenterCrop)
+  bool fast_decode = false;        // --decode fast: JPEGs at a reduced DCT scale (AugmentOptions::fast_decode)
   /// Distributed runs: each rank evaluates its contiguous share of the split and the sums are
   /// all-reduced, so every rank returns the accuracy over the whole split.
   ProcessGroup* group = nullptr;

@@ -42,6 +42,7 @@ EvalOptions eval_options_for(const TrainConfig& config, const TrainSetup& setup)
   options.pin_memory = config.data.pin_memory;
   options.fold_bn = config.perf.fold_bn;
   options.tta = tta_mode(config.data);
+  options.fast_decode = config.data.decode == "fast";
   options.group = setup.group.get();
   if (!config.data.eval_transform.empty()) options.transform = std::make_shared<const Pipeline>(config.data.eval_transform);
   return options;
@@ -122,6 +123,7 @@ LoaderOptions train_loader_options(const TrainConfig& config, int64_t rank, int6
   options.augment.pad = config.data.crop_pad;
   options.augment.flip = config.data.augment && config.data.flip;
   options.augment.erase = config.data.augment ? config.data.random_erasing : 0.0;
+  options.augment.fast_decode = config.data.decode == "fast";
   options.sampler.seed = static_cast<uint64_t>(config.run.seed);
   options.sampler.rank = rank;
   options.sampler.world_size = world_size;

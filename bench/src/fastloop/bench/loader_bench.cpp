@@ -45,16 +45,18 @@ std::string cpu_model() {
 }
 
 // CIFAR: RandomCrop(32, padding=4) + RandomHorizontalFlip; image files: RandomResizedCrop + flip (on),
-// Resize + CenterCrop (off).
-AugmentOptions augment_for(const Dataset& data, bool augment) {
-  return augment ? augment_crop_flip(data.encoded ? 0 : 4) : AugmentOptions{};
+// Resize + CenterCrop (off); JPEGs decoded as --decode says.
+AugmentOptions augment_for(const Dataset& data, bool augment, const std::string& decode) {
+  AugmentOptions options = augment ? augment_crop_flip(data.encoded ? 0 : 4) : AugmentOptions{};
+  options.fast_decode = decode == "fast";
+  return options;
 }
 
 LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int64_t workers, bool augment) {
   LoaderOptions options;
   options.batch_size = o.batch_size;
   options.workers = workers;
-  options.augment = augment_for(data, augment);
+  options.augment = augment_for(data, augment, o.decode);
   Loader loader(data, options);
   int64_t epoch = 0;
   loader.start_epoch(epoch);
@@ -83,7 +85,7 @@ LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int
 
 AssembleBenchRow assemble_cell(const Dataset& data, const LoaderBenchOptions& o, at::ScalarType dtype,
                                bool channels_last) {
-  const AugmentOptions augment = augment_for(data, true);
+  const AugmentOptions augment = augment_for(data, true, o.decode);
   const int64_t batches = data.encoded ? 2 : o.batches;  // decoding is ~100x the work of a 32x32 crop
   std::vector<int64_t> indices(static_cast<size_t>(o.batch_size));
   std::iota(indices.begin(), indices.end(), int64_t{0});
@@ -114,6 +116,8 @@ LoaderBenchResult loader_bench_run(const LoaderBenchOptions& options) {
   LoaderBenchOptions o = options;
   if (o.batch_size < 1 || o.batches < 0 || o.repeats < 1 || o.warmup < 0 || o.images < o.batch_size)
     throw InputError("bench loader: need --batch-size, --repeats >= 1, --batches >= 0 and --images >= --batch-size");
+  if (o.decode != "exact" && o.decode != "fast")
+    throw InputError("bench loader: --decode '" + o.decode + "' is not one of: exact, fast");
   LoaderBenchResult result;
   result.machine = cpu_model() + ", " + std::to_string(usable_cores()) + " usable cores";
   result.cores = usable_cores();
@@ -210,6 +214,7 @@ std::string loader_bench_json(const LoaderBenchResult& r) {
   out["pytorch"] = r.pytorch_version;
   out["data"] = r.data;
   out["image_size"] = r.encoded ? r.options.image_size : 32;
+  out["decode"] = r.options.decode;
   out["batch_size"] = r.options.batch_size;
   out["images"] = r.options.images;
   out["batches"] = r.options.batches;
@@ -245,8 +250,11 @@ std::string loader_bench_markdown(const LoaderBenchResult& r) {
                                                  std::to_string(o.image_size * 256 / 224) + ") + CenterCrop(" +
                                                  std::to_string(o.image_size) + ")"
                                            : "augment = RandomCrop(32, padding=4) + RandomHorizontalFlip";
+  const std::string decode = r.encoded ? std::string(o.decode == "fast" ? "; --decode fast (JPEGs at a reduced DCT scale)"
+                                                                        : "; --decode exact (JPEGs at full scale)")
+                                       : "";
   md << "# fastloop bench loader\n\n"
-     << "Loader alone (no model), " << r.data << ", batch " << o.batch_size << ", shuffled; " << transforms
+     << "Loader alone (no model), " << r.data << ", batch " << o.batch_size << ", shuffled; " << transforms << decode
      << "; always normalized to float32 NCHW. Median of " << o.repeats << " x " << o.batches << " batches after "
      << o.warmup << " warm-up batches.\n\n"
      << "Machine: " << r.machine << "; LibTorch " << r.libtorch_version;

@@ -22,6 +22,7 @@ struct LoaderBenchOptions {
   int64_t python_batches = 0;       // timed batches per cell for the PyTorch peer; 0: 40 (synthetic), 20 (images)
   std::string data;                 // empty: CIFAR-shaped synthetic data; else a --data spec (imagefolder:DIR, ...)
   int64_t image_size = 224;         // image data: output side, pixels
+  std::string decode = "exact";     // image data: JPEG decoding, as fastloop train's --decode (exact | fast)
   std::string step_model = "resnet50";  // image data: the model the loader must keep up with; "": not timed
   int64_t step_batch = 32;          // images per timed training step
 };

@@ -16,6 +16,8 @@ struct AugmentOptions {
   bool flip = false;      // horizontal flip with probability 1/2
   double erase = 0.0;     // RandomErasing probability (random_erasing.h); 0: off
   bool alternate_flip = false;  // flip: random in epoch 0, then each sample's flip alternates per epoch (airbench)
+  bool fast_decode = false;     // JPEGs decoded at the smallest DCT scale that covers the pipeline's first resize
+                                // (--decode fast); false: at full scale, torchvision's pixels
   /// Encoded data: the transform pipeline (pipeline.h) every sample goes through; null: the default that
   /// the flags above stand for (image_augment.h's transform_spec_default). In-memory arrays keep the fused
   /// crop / flip / normalise pass of this file.

@@ -1,10 +1,11 @@
 // Encoded-image batch assembly through the loader's transform pipeline (pipeline.h): each sample decoded
-// (only the region a leading crop or resize reads, at the smallest JPEG DCT scale that covers it), its uint8
+// (only the region a leading crop or resize reads; at full scale, or with AugmentOptions::fast_decode at the
+// smallest JPEG DCT scale that covers it), its uint8
 // transforms run, and the result written through the output stage's value table into the batch. Random
 // draws come from (seed, epoch, index), so any number of loader workers makes the same batches. Each worker
 // thread keeps its decoder, resizer, file buffer, image and scratch across samples (thread_local: once grown,
 // the hot path allocates nothing but the sample's file name). Several views (views.h) share one decode of
-// each sample, at the finest scale any of them needs, and each runs its own pipeline on it.
+// each sample (fast_decode: at the finest scale any of them needs), and each runs its own pipeline on it.
 #include "fastloop/data/transforms/image_augment.h"
 
 #include "fastloop/core/errors.h"
@@ -107,9 +108,12 @@ bool fused_head(const Pipeline& pipeline, const ImageInfo& info, uint64_t seed, 
   return true;
 }
 
-// The smallest JPEG DCT scale that covers the plan's resize (other formats decode at full scale).
-ImageScale fused_scale(const ImageInfo& info, const ResizePlan& plan) {
-  if (info.format != ImageFormat::kJpeg) return {};
+// The scale to decode at for the plan's resize: full scale, whose pixels are torchvision's decode_image's; with
+// `fast`, the smallest JPEG DCT scale that covers it (1/2, 1/4 or 1/8 of the pixels per side to decode and
+// resize, but libjpeg-turbo's scaled IDCT averages each block instead of the antialiased resize's weights: a
+// few levels off, docs/python.md). Other formats decode at full scale.
+ImageScale fused_scale(const ImageInfo& info, const ResizePlan& plan, bool fast) {
+  if (!fast || info.format != ImageFormat::kJpeg) return {};
   return image_scale_at_least(std::max(static_cast<double>(plan.out_height) / plan.height,
                                        static_cast<double>(plan.out_width) / plan.width));
 }
@@ -134,16 +138,17 @@ void image_copy(const RgbImage& whole, ImageWork& work) {
 }
 
 // Sample `index` through the pipeline's uint8 transforms into work.image: a fused head decodes only the part
-// of the image its window reads, at the smallest scale that covers it; anything else decodes the whole image.
+// of the image its window reads (fast: at the smallest scale that covers it); anything else decodes the whole
+// image.
 void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                  ImageWork& work) {
+                  bool fast, ImageWork& work) {
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
   ++work.decodes;
   FusedHead head;
   if (fused_head(pipeline, info, seed, epoch, index, head)) {
-    const ImageScale scale = fused_scale(info, head.plan);
+    const ImageScale scale = fused_scale(info, head.plan, fast);
     const CropBox want = fused_box(info, scale, head.plan);
     const PixelRect& window = head.window;
     const bool whole = window.top == 0 && window.left == 0 && window.height == head.plan.out_height &&
@@ -179,8 +184,9 @@ struct ViewOut {
   int64_t plane() const { return 3 * height * width; }
 };
 
-// Sample `index` read and decoded once for every view: at the finest scale a view's fused head needs, the
-// whole image (a view's resize then reads its box of it; a view without one needs full scale).
+// Sample `index` read and decoded once for every view, the whole image (a view's resize then reads its box of
+// it): at full scale, or with `fast` at the finest scale a view's fused head needs (a view without one needs
+// full scale).
 struct SharedDecode {
   ImageInfo info;
   ImageScale scale;
@@ -189,7 +195,7 @@ struct SharedDecode {
 
 template <typename T>
 SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
-                          ImageWork& work) {
+                          bool fast, ImageWork& work) {
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
   const std::string name = dataset.encoded->name(index);
   SharedDecode decoded;
@@ -198,7 +204,7 @@ SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vect
   for (const ViewOut<T>& view : views) {
     FusedHead head;
     const ImageScale scale = fused_head(*view.pipeline, decoded.info, view.seed, epoch, index, head)
-                                 ? fused_scale(decoded.info, head.plan) : ImageScale{};
+                                 ? fused_scale(decoded.info, head.plan, fast) : ImageScale{};
     if (scale.num * decoded.scale.denom > decoded.scale.num * scale.denom) decoded.scale = scale;  // finer
   }
   ++work.decodes;
@@ -239,13 +245,13 @@ void view_write(const Dataset& dataset, int64_t index, const ViewOut<T>& view, i
 // Sample `index` into row b of every view's batch: one view decodes for itself, several share one decode.
 template <typename T, bool kChannelsLast>
 void sample_views_write(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
-                        int64_t b, ImageWork& work) {
+                        int64_t b, bool fast, ImageWork& work) {
   if (views.size() == 1) {
-    sample_image(dataset, index, *views[0].pipeline, views[0].seed, epoch, work);
+    sample_image(dataset, index, *views[0].pipeline, views[0].seed, epoch, fast, work);
     view_write<T, kChannelsLast>(dataset, index, views[0], epoch, b, work.image);
     return;
   }
-  const SharedDecode decoded = views_decode(dataset, index, views, epoch, work);
+  const SharedDecode decoded = views_decode(dataset, index, views, epoch, fast, work);
   for (const ViewOut<T>& view : views) {
     view_image(decoded, *view.pipeline, view.seed, epoch, index, work);
     view_write<T, kChannelsLast>(dataset, index, view, epoch, b, work.image);
@@ -254,7 +260,8 @@ void sample_views_write(const Dataset& dataset, int64_t index, const std::vector
 
 template <typename T, bool kChannelsLast>
 AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indices, int64_t count,
-                                   const std::vector<ViewOut<T>>& views, int64_t epoch, int64_t* dst_labels) {
+                                   const std::vector<ViewOut<T>>& views, int64_t epoch, bool fast,
+                                   int64_t* dst_labels) {
   const int64_t n = dataset.size();
   ImageWork& work = image_work();
   const int64_t decodes_before = work.decodes;
@@ -265,7 +272,7 @@ AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indice
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
-        sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, work);
+        sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, fast, work);
         break;
       } catch (const InputError&) {
         if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
@@ -313,8 +320,9 @@ AssembleCounts encoded_views_write_layout(bool channels_last, const Dataset& dat
     view.height = targets[v].images.size(2), view.width = targets[v].images.size(3);
   }
   int64_t* dst_labels = labels.data_ptr<int64_t>();
-  return channels_last ? encoded_views_write<T, true>(dataset, indices, count, views, epoch, dst_labels)
-                       : encoded_views_write<T, false>(dataset, indices, count, views, epoch, dst_labels);
+  const bool fast = options.fast_decode;
+  return channels_last ? encoded_views_write<T, true>(dataset, indices, count, views, epoch, fast, dst_labels)
+                       : encoded_views_write<T, false>(dataset, indices, count, views, epoch, fast, dst_labels);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Batch assembly from encoded images through the loader's transform pipeline (AugmentOptions::pipeline;
 // without one, the built-in flags' default: train = RandomResizedCrop(size) + RandomHorizontalFlip, eval =
 // Resize(size * 256 / 224) + CenterCrop(size), then ToTensor + Normalize). A pipeline that begins with a crop
-// or resize has each sample decoded at the smallest JPEG DCT scale that still covers its crop at the output
-// size (eval: only the part under the centre crop), resized with image_resize.h (ATen's uint8 antialiased
+// or resize has each sample decoded only where its crop reads (eval: the part under the centre crop), at full
+// scale (AugmentOptions::fast_decode: at the smallest JPEG DCT scale that still covers its crop at the output
+// size), resized with image_resize.h (ATen's uint8 antialiased
 // bilinear kernel, bit for bit); the uint8 transforms follow, and the output stage's value table writes the
 // result into the batch buffer.
 #pragma once
@@ -36,8 +37,9 @@ int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, i
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels);
 
-/// encoded_batch_assemble() of several views (views.h): each sample read and decoded once, at the finest JPEG
-/// DCT scale that any view's leading crop or resize needs (full scale when a view begins otherwise), then
+/// encoded_batch_assemble() of several views (views.h): each sample read and decoded once, at full scale (with
+/// options.fast_decode: the finest JPEG DCT scale any view's leading crop or resize needs, full scale when a
+/// view begins otherwise), then
 /// view v's pipeline with view_seed(seed, v)'s draws into views[v].images ([count, 3, H_v, W_v]). A single
 /// view decodes as encoded_batch_assemble() does: only the region its crop reads.
 AssembleCounts encoded_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
