@@ -160,7 +160,9 @@ TEST(ImageAugment, EncodedBatchesEqualAFullDecodeResizedByAten) {
                                    ? image_scale_at_least(std::max(static_cast<double>(g.resized_height) / info.height,
                                                                    static_cast<double>(g.resized_width) / info.width))
                                    : ImageScale{};
-      if (files[i].rfind("large", 0) == 0) EXPECT_EQ(scale.denom, fast ? 2 : 1) << files[i];
+      if (files[i].rfind("large", 0) == 0) {
+        EXPECT_EQ(scale.denom, fast ? 2 : 1) << files[i];
+      }
       const PixelRect whole{0, 0, scale.apply(info.height), scale.apply(info.width)};
       const at::Tensor want = reference_sample(files[i], scale, whole, g.resized_height, g.resized_width, g.crop.top,
                                                g.crop.left, 64, false, lut);
