@@ -1,6 +1,7 @@
 """Batches sized by the user's transform, as with ``DataLoader``: a pipeline that ends in a crop or resize to a
-size needs no ``image_size``; one that disagrees with a given ``image_size``, or whose size follows each image's,
-is refused by the constructor with a message saying what to do; the CLI's ``--eval-transform`` and the
+size needs no ``image_size``; one that disagrees with a given ``image_size`` is refused by the constructor with a
+message saying what to do; one whose size follows each image's stacks images while their sizes agree, as
+DataLoader's collate does (the first image of another size is named); the CLI's ``--eval-transform`` and the
 checkpoint's recorded one (``predict``, ``export``) take the same size.
 
 Parity: torchvision's evaluation pipeline ``Resize(s) + CenterCrop(c) + ToTensor + Normalize`` over
@@ -60,16 +61,41 @@ def test_a_given_image_size_must_agree_with_the_transforms(image_folder):
         fastloop.Loader(source, split="val", image_size=64, transform=_eval_pipeline(60, 48))
 
 
-def test_a_pipeline_whose_size_follows_each_image_is_refused_by_the_constructor(image_folder):
-    with pytest.raises(ValueError, match=r"size follows each image's.*CenterCrop\(224\)"):
-        fastloop.Loader(f"imagefolder:{image_folder}", split="val",
-                        transform=T.Compose([T.Resize(60), T.ToImage(), T.ToDtype(torch.float32, scale=True)]))
+def test_a_pipeline_whose_size_follows_each_image_stacks_while_the_sizes_agree(image_folder):
+    """As DataLoader's collate: the first image's size, and the first image of another size named."""
+    varied = fastloop.Loader(f"imagefolder:{image_folder}", split="val", batch_size=4, shuffle=False,
+                             transform=T.Compose([T.Resize(60), T.ToImage(), T.ToDtype(torch.float32, scale=True)]))
+    with pytest.raises(ValueError, match=r"\.(jpg|png): the transform made a 3 x \d+ x \d+ image.*the first image's"):
+        for _ in varied:
+            pass
     # With image_size given, each image is checked against it as it is made, and the first that differs is named.
     checked = fastloop.Loader(f"imagefolder:{image_folder}", split="val", batch_size=4, image_size=60,
                               transform="Resize(60), ToTensor()")
     with pytest.raises(ValueError, match=r"\.(jpg|png): the transform made a 3 x \d+ x \d+ image.*CenterCrop\(60\)"):
         for _ in checked:
             pass
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_same_sized_images_need_no_size_to_batch(tmp_path, workers):
+    """A CIFAR-like folder of 32 x 32 PNGs through ToImage() and ToDtype alone: stacked as DataLoader stacks them."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    for c in ("a", "b"):
+        (tmp_path / "train" / c).mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(tmp_path / "train" / c / f"{i}.png")
+    transform = T.Compose([T.ToImage(), T.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)])
+    loader = fastloop.Loader(f"imagefolder:{tmp_path}", batch_size=6, shuffle=False, transform=transform,
+                             workers=workers)
+    images, labels = next(iter(loader))
+    assert images.shape == (6, 3, 32, 32)
+    reference = torchvision.datasets.ImageFolder(str(tmp_path / "train"), transform=transform)
+    for i in range(6):
+        want, label = reference[i]
+        assert torch.equal(images[i], want) and labels[i] == label, i
 
 
 def test_the_cli_eval_transform_sizes_evaluation_predict_and_export(cli, tmp_path, image_folder):

@@ -2,6 +2,7 @@
 #include "fastloop/data/transforms/split_size.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/image_decode.h"
 #include "fastloop/data/transforms/pipeline.h"
 
 namespace fastloop {
@@ -11,7 +12,8 @@ std::string size_text(ImageSize size) { return std::to_string(size.height) + " x
 
 }  // namespace
 
-ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names) {
+ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names,
+                               ImageSize first) {
   const ImageSize given{size, size};
   if (transform.empty()) return size > 0 ? given : ImageSize{kImageSizeDefault, kImageSizeDefault};
   const Pipeline pipeline(transform);
@@ -24,6 +26,9 @@ ImageSize transform_image_size(const std::string& transform, int64_t size, const
     return own;
   }
   if (size > 0) return given;  // each image is checked against it as it is made
+  // DataLoader's collate stacks images while their sizes agree: the first image's size, each image checked
+  const ImageSize from_first = first.known() ? pipeline.output_size(first) : ImageSize{};
+  if (from_first.known()) return from_first;
   throw InputError(names.transform + " " + pipeline.repr() + " makes images whose size follows each image's, "
                    "and a batch needs one size: end it with a crop or a resize to a size (CenterCrop(224), "
                    "Resize((224, 224)), RandomResizedCrop(224)), or give " + names.size + " to check every image against");
@@ -31,7 +36,16 @@ ImageSize transform_image_size(const std::string& transform, int64_t size, const
 
 void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
   if (!split.encoded) return;
-  const ImageSize resolved = transform_image_size(transform, size, names);
+  ImageSize first;  // the first image's size, for a transform whose size follows each image's
+  if (!transform.empty() && size <= 0 && split.encoded->size() > 0) {
+    std::string scratch;
+    try {
+      const ImageInfo info = ImageDecoder().info(split.encoded->bytes(0, scratch), split.encoded->name(0));
+      first = {info.height, info.width};
+    } catch (const InputError&) {  // a damaged first image: the loader reports it by its policy, when read
+    }
+  }
+  const ImageSize resolved = transform_image_size(transform, size, names, first);
   split.image_height = resolved.height;
   split.image_width = resolved.width;
 }

@@ -20,8 +20,11 @@ struct SplitSizeNames {
 /// The size batches of `transform` (a spec; empty: the built-in transforms) hold, given `size` (> 0: the
 /// image size the user gave; 0: none). A transform that ends in a fixed size gives it, and a `size` that
 /// disagrees is an InputError naming both; one whose size follows each image needs `size` (InputError saying
-/// what to end it with otherwise); the built-in transforms make squares of `size`, or kImageSizeDefault.
-ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names = {});
+/// what to end it with otherwise) or, given the split's `first` image size, the size the transform makes of it
+/// (each image is then checked against it, as DataLoader's collate stacks images while their sizes agree); the
+/// built-in transforms make squares of `size`, or kImageSizeDefault.
+ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names = {},
+                               ImageSize first = {});
 
 /// An encoded split's size set from transform_image_size(); splits held in memory keep their images' own.
 void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names = {});
