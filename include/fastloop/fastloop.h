@@ -33,6 +33,7 @@
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/targets/coco_annotations.h"
 #include "fastloop/data/transforms/detection_transforms.h"
+#include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/registry.h"
 #include "fastloop/data/transforms/spec.h"

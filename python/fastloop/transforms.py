@@ -14,20 +14,28 @@ that is not implemented — raises ``TypeError`` naming it and listing what is s
 approximated or silently skipped (nor is the Loader's JPEG decode, unless ``decode="fast"`` asks for it:
 :class:`Loader`).
 
-How close to torchvision, on which CPU: each operation computes what torchvision's kernel computes, in the
-same float32 arithmetic, and gives the same bytes on every CPU (a batch is the same bits on any machine).
-torchvision's own bytes follow the kernels ATen picks for the CPU it runs on: on a CPU with AVX-512, every
-operation equals torchvision's bytes (the tests assert equality there). Elsewhere (AVX2, or
-``ATEN_CPU_CAPABILITY=default``) the warps — affine, rotate, perspective and the geometric operations of
-AutoAugment, RandAugment, TrivialAugmentWide and AugMix — differ where a float32 result falls within a few
-ulps of a rounding boundary: a bilinear warp by at most 1 level on at most 1% of the values (measured: 0.52%),
-a nearest warp only where a sample point falls on the middle between two pixels (a shear whose sample points
-do so row after row: up to 31 levels on 0.5% of the values), differences that AutoContrast or Equalize after
-the warp stretch with the channel's levels (6 levels on 0.007% of the values); and without AVX2 the colour
-blends (brightness, contrast, saturation, sharpness), which fastloop fuses as ATen's AVX2 and AVX-512 kernels
-do, by 1 level (2 after a later contrast). Every other operation keeps its tested bound on every CPU (flips, pads,
-crops, resizes, posterize, solarize, equalize: equal bytes; GaussianBlur: 1 level). The bounds and their
-measurements: ``tests/python/kernel_parity.py``.
+How close to torchvision, on which CPU: each operation on uint8 images computes what torchvision's kernel
+computes, in the same float32 arithmetic, and gives the same bytes on every CPU (a batch is the same bits on any
+machine, pinned by digests under every ATen capability). torchvision's own bytes follow run-time choices: the
+kernels ATen picks for the CPU's instructions, and for the warps' grids MKL's code path, which MKL picks by the
+CPU's vendor too (an AMD CPU with AVX-512 gets its AVX2 code). Where the tests show torchvision runs
+fastloop's arithmetic (ATen's AVX-512 kernels, and warp grids bit-equal to fastloop's on probes: an Intel CPU
+with AVX-512), every operation equals torchvision's bytes. Elsewhere the warps — affine, rotate, perspective and
+the geometric operations of AutoAugment, RandAugment, TrivialAugmentWide and AugMix — differ where a float32
+result falls within a few ulps of a rounding boundary: a bilinear warp by at most 1 level on at most 1% of the
+values (measured: 0.52%), a nearest warp only where a sample point falls on the middle between two pixels (a
+shear whose sample points do so row after row: up to 57 levels on 0.01% of the values), differences that
+AutoContrast or Equalize after the warp stretch with the channel's levels (6 levels on 0.007% of the values);
+and without AVX2 the colour blends (brightness, contrast, saturation, sharpness), which fastloop fuses as ATen's
+AVX2 and AVX-512 kernels do, by 1 level (2 after a later contrast). Every other operation keeps its tested bound
+on every CPU (flips, pads, crops, resizes, posterize, solarize, equalize: equal bytes; GaussianBlur: 1 level).
+The bounds and their measurements: ``tests/python/kernel_parity.py``.
+
+Operations after the conversion to float (``ToDtype(torch.float32, scale=True)`` first, then ``Resize``,
+``ColorJitter``, ...) run on float images with torchvision's float semantics, no rounding between them, by
+ATen's own ops in torchvision's order: torchvision's values on the machine that runs them (measured equal on an
+AVX-512 Xeon under every ATen capability), but not the same bits on every machine. Which operations run on
+float images: ``fastloop._C._float_step_names()``; the others raise ``TypeError`` there.
 """
 
 from __future__ import annotations
@@ -93,6 +101,7 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "ToPureTensor": (),
     "RGB": (),
     "RandomChannelPermutation": (),
+    "GaussianNoise": ("mean", "sigma", "clip"),
 }
 # Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,
 # in `options`; FixedSizeCrop's size in crop_height and crop_width).

@@ -97,6 +97,7 @@ at::Tensor transform_output(const std::string& spec, const at::Tensor& input, ui
     py::gil_scoped_release release;
     TransformScratch scratch;
     pipeline.run_u8(image, seed, 0, index, scratch);
+    if (pipeline.float_steps()) return pipeline.run_float(image, nullptr, seed, 0, index, scratch).to(at::kFloat);
     const int64_t C = image.channels, H = image.height, W = image.width;
     const std::vector<float> table = pipeline.value_table(C);
     out = at::empty({C, H, W}, at::kFloat);
@@ -193,6 +194,8 @@ void transforms_bind(py::module_& module) {
              "(pure, mask dtype, boxes dtype): whether `spec` has a ToPureTensor (target dicts then hold plain "
              "tensors) and the dtypes a ToDtype dict gives masks and boxes ('' unchanged; 'missing': the dict "
              "names neither the type nor 'others').");
+  module.def("_float_step_names", [] { return float_step_names(); },
+             "The torchvision class names the pipeline runs on float images (after the conversion to float).");
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");
   module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),

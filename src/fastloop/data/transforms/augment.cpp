@@ -4,6 +4,7 @@
 #include "fastloop/data/transforms/augment.h"
 
 #include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/random_erasing.h"
 #include "fastloop/data/loader/sampler.h"
@@ -132,12 +133,22 @@ void pipeline_batch_write(const Dataset& dataset, const int64_t* indices, int64_
       for (int64_t x = 0; x < W; ++x)
         for (int64_t c = 0; c < C; ++c) image.row(y)[x * C + c] = in[(c * H + y) * W + x];
     pipeline.run_u8(image, seed, epoch, index, scratch);
+    T* out = dst + b * C * H * W;
+    if (pipeline.float_steps()) {
+      const at::Tensor x = pipeline.run_float(image, nullptr, seed, epoch, index, scratch);
+      if (x.size(0) != C || x.size(1) != H || x.size(2) != W)
+        throw InputError("sample " + std::to_string(index) + ": the transform made a " + std::to_string(x.size(0)) +
+                         " x " + std::to_string(x.size(1)) + " x " + std::to_string(x.size(2)) + " image (C x H x W) "
+                         "from the data set's " + std::to_string(C) + " x " + std::to_string(H) + " x " +
+                         std::to_string(W) + ": the batch holds the data set's size; crop or resize back to it");
+      float_image_write(x, out, kChannelsLast ? 1 : H * W, kChannelsLast ? W * C : W, kChannelsLast ? C : 1);
+      continue;
+    }
     if (image.height != H || image.width != W || image.channels != C)
       throw InputError("sample " + std::to_string(index) + ": the transform made a " + std::to_string(image.channels) +
                        " x " + std::to_string(image.height) + " x " + std::to_string(image.width) + " image (C x H x W) "
                        "from the data set's " + std::to_string(C) + " x " + std::to_string(H) + " x " + std::to_string(W) +
                        ": the batch holds the data set's size; crop or resize back to it");
-    T* out = dst + b * C * H * W;
     for (int64_t y = 0; y < H; ++y)
       for (int64_t x = 0; x < W; ++x)
         for (int64_t c = 0; c < C; ++c) {

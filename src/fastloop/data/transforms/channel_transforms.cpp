@@ -3,13 +3,13 @@
 // detection loader's target dicts hold plain tensors too, as torchvision's do), RGB (grayscale_to_rgb: a grey
 // image's level copied into three channels, an image of 3 or more channels as it is) and
 // RandomChannelPermutation (the channels in a uniformly drawn order, as torch.randperm draws one).
+#include "fastloop/data/transforms/color_args.h"
 #include "fastloop/data/transforms/families.h"
 #include "fastloop/data/transforms/functional/color.h"
 
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <numeric>
 
 namespace fastloop {
 namespace {
@@ -58,14 +58,13 @@ class RandomChannelPermutation final : public Transform {
   TargetSupport target_support() const override { return TargetSupport::kPixels; }
 
  private:
-  // A uniform permutation of [0, channels): Fisher-Yates from the top, each swap one draw.
+  // torch.randperm(channels), as the colour transforms draw it.
   static std::array<int64_t, kMaxChannels> permutation(int64_t channels, Draws& draws) {
     if (channels > kMaxChannels)
       throw InputError("RandomChannelPermutation: an image of " + std::to_string(channels) + " channels (at most " +
                        std::to_string(kMaxChannels) + ")");
     std::array<int64_t, kMaxChannels> order{};
-    std::iota(order.begin(), order.begin() + channels, 0);
-    for (int64_t i = channels - 1; i > 0; --i) std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(draws.below(i + 1))]);
+    torch_randperm(draws, channels, order.data());
     return order;
   }
 };

@@ -17,5 +17,6 @@ void transforms_register_auto(TransformRegistry& registry);         // AutoAugme
 void transforms_register_boxes(TransformRegistry& registry);        // SanitizeBoundingBoxes, ClampBoundingBoxes, ConvertBoundingBoxFormat
 void transforms_register_detection(TransformRegistry& registry);    // RandomZoomOut, RandomIoUCrop, ..., RandomPhotometricDistort
 void transforms_register_channels(TransformRegistry& registry);     // Identity, ToPureTensor, RGB, RandomChannelPermutation
+void transforms_register_noise(TransformRegistry& registry);        // GaussianNoise
 
 } // namespace fastloop

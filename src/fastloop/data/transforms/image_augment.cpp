@@ -10,6 +10,7 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/draws.h"
+#include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/image_resize.h"
 #include "fastloop/data/transforms/pipeline.h"
 
@@ -226,17 +227,31 @@ void view_image(const SharedDecode& decoded, const Pipeline& pipeline, uint64_t 
 }
 
 // work.image, sample `index`'s image of `view`, into row b of the view's batch, then its output erasing.
+// The error of an image whose size is not the batch's.
+void check_view_size(const Dataset& dataset, int64_t index, int64_t channels, int64_t height, int64_t width,
+                     int64_t H, int64_t W) {
+  if (height != H || width != W || channels != 3)
+    throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(channels) + " x " +
+                     std::to_string(height) + " x " + std::to_string(width) + " image (C x H x W), but the "
+                     "batch holds 3 x " + std::to_string(H) + " x " + std::to_string(W) + " (the image size given, "
+                     "or, for a transform whose size follows each image's, the first image's): end the transform "
+                     "with a crop or resize to a size (e.g. CenterCrop(" + std::to_string(H) + ")), which the batches "
+                     "then take, and 3 channels");
+}
+
 template <typename T, bool kChannelsLast>
 void view_write(const Dataset& dataset, int64_t index, const ViewOut<T>& view, int64_t epoch, int64_t b,
-                const ImageU8& image) {
+                ImageWork& work) {
+  const ImageU8& image = work.image;
   const int64_t H = view.height, W = view.width;
-  if (image.height != H || image.width != W || image.channels != 3)
-    throw InputError(dataset.encoded->name(index) + ": the transform made a " + std::to_string(image.channels) + " x " +
-                     std::to_string(image.height) + " x " + std::to_string(image.width) + " image (C x H x W), but the "
-                     "batch holds 3 x " + std::to_string(H) + " x " + std::to_string(W) + " (the image size given): end "
-                     "the transform with a crop or resize to a size (e.g. CenterCrop(" + std::to_string(H) + ")), which "
-                     "the batches then take, and 3 channels");
   T* out = view.dst + b * view.plane();
+  if (view.pipeline->float_steps()) {  // operations on the float image after the conversion
+    const at::Tensor x = view.pipeline->run_float(image, nullptr, view.seed, epoch, index, work.scratch);
+    check_view_size(dataset, index, x.size(0), x.size(1), x.size(2), H, W);
+    float_image_write(x, out, kChannelsLast ? 1 : H * W, kChannelsLast ? W * 3 : W, kChannelsLast ? 3 : 1);
+    return;
+  }
+  check_view_size(dataset, index, image.channels, image.height, image.width, H, W);
   sample_write<T, kChannelsLast>(image, view.lut.data(), out);
   view.pipeline->erase_output(out, 3, H, W, kChannelsLast ? 1 : H * W, kChannelsLast ? W * 3 : W, kChannelsLast ? 3 : 1,
                               view.seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
@@ -248,13 +263,13 @@ void sample_views_write(const Dataset& dataset, int64_t index, const std::vector
                         int64_t b, bool fast, ImageWork& work) {
   if (views.size() == 1) {
     sample_image(dataset, index, *views[0].pipeline, views[0].seed, epoch, fast, work);
-    view_write<T, kChannelsLast>(dataset, index, views[0], epoch, b, work.image);
+    view_write<T, kChannelsLast>(dataset, index, views[0], epoch, b, work);
     return;
   }
   const SharedDecode decoded = views_decode(dataset, index, views, epoch, fast, work);
   for (const ViewOut<T>& view : views) {
     view_image(decoded, *view.pipeline, view.seed, epoch, index, work);
-    view_write<T, kChannelsLast>(dataset, index, view, epoch, b, work.image);
+    view_write<T, kChannelsLast>(dataset, index, view, epoch, b, work);
   }
 }
 

@@ -38,6 +38,7 @@ class ConvertTransform : public Transform {
     (void)image, (void)draws, (void)scratch;  // uint8 in, the same uint8 out: the value table does the rest
   }
   StageDtype dtype() const { return dtype_; }
+  const std::string& name() const { return name_; }
   bool scale() const { return scale_; }
   /// ToTensor's img.float().div(255) rather than to_dtype's image.to(dtype).mul_(1 / 255).
   bool divide() const { return divide_; }

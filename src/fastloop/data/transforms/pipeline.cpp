@@ -1,6 +1,7 @@
 // The compiled pipeline of pipeline.h: the split into the uint8 part and the output stage, and the output
 // stage's arithmetic per uint8 value, emulating torch's dtype rounding after each operation.
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/registry.h"
 
 #include "fastloop/data/loader/sampler.h"
@@ -89,6 +90,7 @@ Pipeline::Pipeline(const std::string& spec) {
   repr_ = pipeline_repr(transforms_);
   uint8_end_ = transforms_.size();
   std::string conversion;  // the repr of the conversion to float, once there is one
+  std::vector<size_t> after_conversion;  // the conversion and the transforms after it that touch pixels
   for (size_t k = 0; k < transforms_.size(); ++k) {
     const Transform* t = transforms_[k].get();
     if (!t->touches_pixels()) {  // targets alone, or nothing: runs where it stands, after the uint8 part if there
@@ -100,32 +102,84 @@ Pipeline::Pipeline(const std::string& spec) {
       if (convert->mask_dtype()) mask_dtype_ = *convert->mask_dtype();
       if (convert->boxes_dtype()) boxes_dtype_ = *convert->boxes_dtype();
       if (convert->dtype() == StageDtype::kUInt8) {
-        if (float_output())
+        if (float_output() && convert->name() == "ToDtype")
           throw TransformTypeError(convert->repr() + " after " + conversion + ": converting the float image back to "
                                    "uint8 is not supported");
-        continue;  // PILToTensor, ToImage, ToDtype(torch.uint8): uint8 stays uint8
+        continue;  // PILToTensor, ToImage, ToDtype(torch.uint8): uint8 stays uint8, a float tensor passes
       }
       if (!float_output()) uint8_end_ = k, conversion = convert->repr();
       dtype_ = convert->dtype();
-      output_steps_.push_back(t);
-    } else if (dynamic_cast<const NormalizeTransform*>(t)) {
-      if (!float_output())
-        throw TransformTypeError("Normalize(): Input tensor should be a float tensor. Got torch.uint8. (put "
-                                 "ToDtype(torch.float32, scale=True) or ToTensor() before Normalize)");
-      output_steps_.push_back(t);
-    } else if (const auto* erasing = dynamic_cast<const RandomErasingTransform*>(t); erasing && float_output()) {
-      output_erasing_.push_back({erasing, static_cast<int64_t>(k), output_steps_.size()});
+      after_conversion.push_back(k);
+    } else if (dynamic_cast<const NormalizeTransform*>(t) && !float_output()) {
+      throw TransformTypeError("Normalize(): Input tensor should be a float tensor. Got torch.uint8. (put "
+                               "ToDtype(torch.float32, scale=True) or ToTensor() before Normalize)");
     } else if (float_output()) {
-      throw TransformTypeError(t->repr() + " comes after " + conversion + ": fastloop runs image operations on uint8 "
-                               "images only; put it before the conversion to float");
+      after_conversion.push_back(k);
     }
   }
+  stage_split(after_conversion);
   for (size_t k = 0; k < uint8_end_; ++k) {
     const auto group = resize_crop_group(transforms_, k);
     if (group && group->first + group->count <= uint8_end_) fused_.push_back(*group), k += group->count - 1;
   }
   if (uint8_end_ > 0) head_ = dynamic_cast<const ResizePlanTransform*>(transforms_[0].get());
   if (head_ && uint8_end_ > 1) head_crop_ = dynamic_cast<const ResizePlanTransform*>(transforms_[1].get());
+}
+
+// A conversion or Normalize: a step of the value table.
+bool is_table_step(const Transform* t) {
+  return dynamic_cast<const ConvertTransform*>(t) || dynamic_cast<const NormalizeTransform*>(t);
+}
+
+void Pipeline::stage_split(const std::vector<size_t>& after_conversion) {
+  const auto needs_float = [&](size_t k) {
+    return !is_table_step(transforms_[k].get()) && !dynamic_cast<const RandomErasingTransform*>(transforms_[k].get());
+  };
+  if (std::none_of(after_conversion.begin(), after_conversion.end(), needs_float)) {  // a table, erasing the output
+    for (const size_t k : after_conversion) {
+      const Transform* t = transforms_[k].get();
+      if (is_table_step(t)) output_steps_.push_back(t);
+      else output_erasing_.push_back({dynamic_cast<const RandomErasingTransform*>(t), static_cast<int64_t>(k), output_steps_.size()});
+    }
+    return;
+  }
+  // The table up to the first other step; from there on, every transform runs on the float image in turn.
+  size_t split = 0;
+  while (is_table_step(transforms_[after_conversion[split]].get())) {
+    const auto* t = transforms_[after_conversion[split]].get();
+    output_steps_.push_back(t);
+    if (const auto* convert = dynamic_cast<const ConvertTransform*>(t)) table_dtype_ = convert->dtype();
+    ++split;
+  }
+  const size_t first = after_conversion[split];
+  for (size_t k = first; k < transforms_.size(); ++k)
+    float_steps_.push_back({k, transforms_[k]->touches_pixels() ? float_step_make(transforms_[k]) : FloatStep{}});
+  after_uint8_.erase(std::remove_if(after_uint8_.begin(), after_uint8_.end(), [&](size_t k) { return k > first; }),
+                     after_uint8_.end());
+}
+
+at::Tensor Pipeline::run_float(const ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch,
+                               int64_t index, TransformScratch& scratch) const {
+  std::vector<double> table(static_cast<size_t>(image.channels * 256));  // float64 pipelines keep their precision
+  for (int64_t c = 0; c < image.channels; ++c)
+    for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = output_value(v, c, 0);
+  at::Tensor x = float_image_from_u8(image, table, stage_scalar_type(table_dtype_));
+  ImageU8& shadow = scratch.spare;  // the uint8 kernels move the targets on an image of the float image's size
+  for (const auto& [k, step] : float_steps_) {
+    const Transform& t = *transforms_[k];
+    Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
+    if (!step || (targets && t.target_support() == TargetSupport::kMoves)) {
+      shadow.reshape(x.size(1), x.size(2), x.size(0));
+      Draws same = draws;
+      if (targets) {
+        t.apply_targets(shadow, *targets, same, scratch);
+      } else {
+        t.apply(shadow, same, scratch);  // a box operation on an image alone throws here, as in the uint8 part
+      }
+    }
+    if (step) step(x, draws);
+  }
+  return x.contiguous();
 }
 
 ImageSize Pipeline::output_size(ImageSize in) const {
@@ -180,18 +234,20 @@ void Pipeline::check_targets() const {
   }
 }
 
-float Pipeline::output_value(double v, int64_t channel, size_t first_step) const {
+double Pipeline::output_value(double v, int64_t channel, size_t first_step) const {
   StageDtype dtype = StageDtype::kUInt8;
   for (size_t s = 0; s < first_step; ++s)
     if (const auto* convert = dynamic_cast<const ConvertTransform*>(output_steps_[s])) dtype = convert->dtype();
   double x = first_step == 0 ? v : dtype_round(v, dtype);  // the value tensor is cast to the image's dtype
   for (size_t s = first_step; s < output_steps_.size(); ++s) {
     if (const auto* convert = dynamic_cast<const ConvertTransform*>(output_steps_[s])) {
+      // torch computes float16 and bfloat16 in float32 (opmath), float64 in float64
+      const StageDtype opmath = convert->dtype() == StageDtype::kFloat64 ? StageDtype::kFloat64 : StageDtype::kFloat32;
       if (dtype == StageDtype::kUInt8) {  // uint8 -> float: ToTensor divides, to_dtype multiplies by 1 / 255
         const double in = dtype_round(x, convert->dtype());
         x = !convert->scale() ? in
             : convert->divide() ? static_cast<float>(static_cast<float>(x) / 255.0f)
-                                : dtype_round(dtype_round(in * dtype_round(1.0 / 255.0, convert->dtype() == StageDtype::kFloat64 ? StageDtype::kFloat64 : StageDtype::kFloat32), StageDtype::kFloat32), convert->dtype());
+                                : dtype_round(dtype_round(in * dtype_round(1.0 / 255.0, opmath), opmath), convert->dtype());
       } else {
         x = dtype_round(x, convert->dtype());  // float -> float: a cast
       }
@@ -205,7 +261,7 @@ float Pipeline::output_value(double v, int64_t channel, size_t first_step) const
       x = dtype_round(dtype_round(x / at(normalize->std()), opmath), dtype);
     }
   }
-  return static_cast<float>(x);
+  return x;
 }
 
 std::vector<float> Pipeline::value_table(int64_t channels) const {
@@ -218,7 +274,7 @@ std::vector<float> Pipeline::value_table(int64_t channels) const {
     }
   std::vector<float> table(static_cast<size_t>(channels * 256));
   for (int64_t c = 0; c < channels; ++c)
-    for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = output_value(v, c, 0);
+    for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = static_cast<float>(output_value(v, c, 0));
   return table;
 }
 

@@ -13,7 +13,10 @@
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +69,15 @@ class Pipeline {
   /// it ends in a fixed size (a crop or a resize to a size); {0, 0} when the size follows the image or the draws.
   ImageSize output_size(ImageSize in = {}) const;
 
+  /// Whether operations run on the float image after the conversion (a Resize or ColorJitter after ToDtype):
+  /// then the loader writes run_float()'s tensor instead of the value table's values.
+  bool float_steps() const { return !float_steps_.empty(); }
+  /// The part after the uint8 transforms on a float image (float_ops.h: torchvision's float kernels through
+  /// ATen), starting from `image` (what run_u8 or run_targets made) through the value table's first steps; the
+  /// targets (if any) move with it. Returns [C, H, W] in the pipeline's dtype.
+  at::Tensor run_float(const ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch, int64_t index,
+                       TransformScratch& scratch) const;
+
   /// What torchvision's pipeline makes of a sample's targets, which the loader's target dicts follow: plain
   /// tensors after a ToPureTensor (else tv_tensors), and the dtype a ToDtype dict gives masks and boxes
   /// ("torch.int64", ...; empty: unchanged).
@@ -95,20 +107,22 @@ class Pipeline {
       if (!box.erase) continue;
       for (int64_t c = 0; c < channels; ++c) {
         // A fixed value is one output value per channel; 'random' draws (and converts) each pixel's.
-        const float fixed = op->random() ? 0.0f : output_value(op->value_draw(c, draws), c, steps_before);
+        const auto fixed = static_cast<float>(op->random() ? 0.0 : output_value(op->value_draw(c, draws), c, steps_before));
         for (int64_t y = box.top; y < box.top + box.height; ++y)
           for (int64_t x = box.left; x < box.left + box.width; ++x)
             store(out + c * channel_stride + y * row_stride + x * pixel_stride,
-                  op->random() ? output_value(op->value_draw(c, draws), c, steps_before) : fixed);
+                  op->random() ? static_cast<float>(output_value(op->value_draw(c, draws), c, steps_before)) : fixed);
       }
     }
   }
 
   /// A float value `v` of channel c (an erased pixel's) through the output steps [first_step, end): rounded to
   /// the dtype at that point, then each later Normalize as torch computes it.
-  float output_value(double v, int64_t channel, size_t first_step) const;
+  double output_value(double v, int64_t channel, size_t first_step) const;
 
  private:
+  // The output stage of the transforms [conversion, end) that touch pixels: a value table and erasing, or float steps.
+  void stage_split(const std::vector<size_t>& after_conversion);
   // The uint8 transforms from `first` on, with targets or (nullptr) without.
   void run_from(ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch, int64_t index,
                 TransformScratch& scratch, size_t first) const;
@@ -117,6 +131,12 @@ class Pipeline {
   std::vector<TransformPtr> transforms_;
   size_t uint8_end_ = 0;  // transforms_[0, uint8_end_) run on uint8 images
   std::vector<size_t> after_uint8_;  // later transforms that touch no pixel (targets alone): run after them
+  struct FloatStepAt {
+    size_t position;
+    std::function<void(at::Tensor&, Draws&)> step;  // empty: a transform of targets alone
+  };
+  std::vector<FloatStepAt> float_steps_;  // from the first transform the value table cannot hold, to the end
+  StageDtype table_dtype_ = StageDtype::kFloat32;  // the float image's dtype where float_steps_ begin
   bool pure_tensors_ = false;
   std::string mask_dtype_, boxes_dtype_;
   const ResizePlanTransform* head_ = nullptr;

@@ -18,6 +18,7 @@ const TransformRegistry& transform_registry() {
     transforms_register_boxes(built);
     transforms_register_detection(built);
     transforms_register_channels(built);
+    transforms_register_noise(built);
     return built;
   }();
   return registry;

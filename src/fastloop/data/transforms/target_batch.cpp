@@ -1,6 +1,7 @@
 #include "fastloop/data/transforms/target_batch.h"
 
 #include "fastloop/data/codecs/image_decode.h"
+#include "fastloop/data/transforms/float_ops.h"
 
 #include <ATen/ATen.h>
 
@@ -41,17 +42,6 @@ void image_write(const ImageU8& image, const std::vector<float>& table, T* out) 
       for (int64_t x = 0; x < W; ++x) o[x] = lc[px[x * C]];
     }
   }
-}
-
-at::ScalarType stage_scalar_type(StageDtype dtype) {
-  switch (dtype) {
-    case StageDtype::kUInt8: return at::kByte;
-    case StageDtype::kFloat16: return at::kHalf;
-    case StageDtype::kBFloat16: return at::kBFloat16;
-    case StageDtype::kFloat64: return at::kDouble;
-    case StageDtype::kFloat32: break;
-  }
-  return at::kFloat;
 }
 
 // The uint8 image through the output stage's value table (and a RandomErasing after it) into `out`, a [C, H, W]
@@ -126,6 +116,13 @@ void target_sample(const Dataset& dataset, int64_t index, const Pipeline& pipeli
   pipeline.run_targets(work.image, work.targets, seed, epoch, index, work.scratch);
   const ImageU8& image = work.image;
   const bool fixed_size = pipeline.output_size().known();  // every sample of the batch has this size
+  if (pipeline.float_steps()) {  // operations on the float image: their tensor, copied without an ATen op
+    const at::Tensor x = pipeline.run_float(image, &work.targets, seed, epoch, index, work.scratch);
+    out.image = stack_slot(stack.images, i, count, fixed_size, x.sizes().vec(), x.scalar_type(), buffers);
+    std::memcpy(out.image.data_ptr(), x.data_ptr(), x.nbytes());
+    targets_output(work.targets, x.size(1), x.size(2), i, count, fixed_size, out, stack, buffers);
+    return;
+  }
   out.image = stack_slot(stack.images, i, count, fixed_size, {image.channels, image.height, image.width},
                          stage_scalar_type(pipeline.dtype()), buffers);
   image_output(image, pipeline, seed, epoch, index, out.image);

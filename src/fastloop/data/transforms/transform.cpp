@@ -245,6 +245,12 @@ TransformPtr TransformRegistry::make(const TransformSpec& spec) const {
                            supported);
 }
 
+const std::vector<TransformParam>& TransformRegistry::signature(const std::string& name) const {
+  for (const auto& entry : entries_)
+    if (entry.name == name) return entry.signature;
+  throw TransformTypeError("transform " + name + " is not supported by fastloop's pipeline");
+}
+
 std::vector<std::string> TransformRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& entry : entries_) out.push_back(entry.name);

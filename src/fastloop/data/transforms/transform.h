@@ -169,6 +169,8 @@ class TransformRegistry {
   /// Binds and builds `spec`; an unknown name throws TransformTypeError listing every supported name.
   TransformPtr make(const TransformSpec& spec) const;
   std::vector<std::string> names() const;  // sorted
+  /// The signature `name` was registered with (TransformTypeError for a name it does not hold).
+  const std::vector<TransformParam>& signature(const std::string& name) const;
 
  private:
   struct Entry {
