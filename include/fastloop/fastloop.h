@@ -32,6 +32,7 @@
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/targets/coco_annotations.h"
+#include "fastloop/data/transforms/crop_views.h"
 #include "fastloop/data/transforms/detection_transforms.h"
 #include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/pipeline.h"

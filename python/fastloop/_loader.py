@@ -13,7 +13,7 @@ from ._batch import (batch_num_classes, batch_rng, batch_transform_apply, batch_
                      compile_batch_transform, contains_batch_transform)
 from ._arrow import is_dataset
 from ._files import Files
-from .transforms import compile_transform
+from .transforms import compile_transform, compile_views
 
 __all__ = ["Loader"]
 
@@ -62,6 +62,10 @@ class Loader:
         loader = fastloop.Loader("imagefolder:photos", transform=[global_crop, global_crop, local_crop])
         for (g1, g2, local), labels in loader:  # [B, 3, 224, 224] twice, [B, 3, 96, 96]
 
+    A pipeline with ``FiveCrop`` or ``TenCrop`` (in it or in a ``Compose``) yields what ``DataLoader`` collates of
+    its tuple of crops: ``(crops, labels)``, ``crops`` a list of 5 (10) tensors ``[B, C, H, W]``, made as views of
+    one decode that draw alike (torchvision draws the transforms after the crop once for the whole tuple).
+
     Across processes: a Loader pickles as its arguments and epoch (not its threads or buffers), so
     ``torch.multiprocessing.spawn`` and spawn-started workers re-create it. A CPU Loader inherited through
     ``fork()`` (a ``DataLoader`` worker, ``os.fork``) starts its threads afresh in the child on its next
@@ -78,6 +82,14 @@ class Loader:
         transform, batch_transform = given["transform"], given["batch_transform"]
         # Kept as specs (a list of them for views): they pickle, and TypeError names what cannot run.
         given["transform"], given["views"] = _transforms_compiled(transform, given["views"])
+        if _params.crop_views(given["transform"]):
+            if batch_transform is not None:
+                raise TypeError(f"fastloop.Loader: batch_transform={type(batch_transform).__name__}(...) with a "
+                                "FiveCrop or TenCrop: DataLoader would give the batch transform a list of crops, "
+                                "which MixUp and CutMix refuse; drop batch_transform")
+            if hasattr(given["source"], "_fastloop_target"):
+                raise TypeError("fastloop.Loader: BoundingBoxes'es and Mask's are not supported by FiveCrop() or "
+                                "TenCrop() (torchvision refuses them too): use them on a classification source")
         if given["views"] is not None and batch_transform is not None:
             raise TypeError(f"fastloop.Loader: batch_transform={type(batch_transform).__name__}(...) with several "
                             "views: MixUp and CutMix mix the labels of a batch, which views for self-supervised "
@@ -365,9 +377,22 @@ def _transforms_compiled(transform: Any, views: Optional[int]) -> Tuple[Any, Opt
                          "pipeline per view (each a Compose or a spec string)")
     if items is None or not any(_is_pipeline(t) for t in items):  # one pipeline (a list: its transforms)
         _batch_transform_refused(transform, "transform=")
-        return (compile_transform(transform) if transform is not None else None), views
+        if transform is None:
+            return None, views
+        spec = compile_transform(transform)
+        crops = compile_views(spec)
+        if len(crops) == 1:
+            return spec, views
+        # FiveCrop / TenCrop: its tuple of crops as views that draw alike (DataLoader's collate: a list of tensors)
+        if views is not None:
+            raise TypeError(f"fastloop.Loader: views={views} with a pipeline that has a FiveCrop or TenCrop, whose "
+                            f"{len(crops)} crops are the views already; leave views out")
+        return crops, len(crops)
     for v, item in enumerate(items):
         _batch_transform_refused(item, f"transform[{v}]")
+        if _is_pipeline(item) and len(compile_views(compile_transform(item))) > 1:
+            raise TypeError(f"fastloop.Loader: transform[{v}] has a FiveCrop or TenCrop, whose crops fastloop makes "
+                            "views of each image: give that pipeline alone as transform=, not in a list of views")
     if not all(_is_pipeline(t) for t in items):
         odd = next(type(t).__name__ for t in items if not _is_pipeline(t))
         raise TypeError(f"fastloop.Loader: transform= mixes whole pipelines with a single {odd}: give a list of "

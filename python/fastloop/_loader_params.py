@@ -237,6 +237,11 @@ def _equal(value: Any, default: Any) -> bool:
         return False
 
 
+def crop_views(transform: Any) -> bool:
+    """Whether the compiled ``transform`` is the views of a FiveCrop or TenCrop (one per crop of its tuple)."""
+    return isinstance(transform, list) and any("_CropView(" in spec for spec in transform)
+
+
 def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
     """What ``_C.Loader`` takes: each argument under its setting, as the binding reads it; a None is left out
     (the C++ default, or on/off by split, or ``--perf auto``'s workers)."""
@@ -250,6 +255,8 @@ def binding_args(args: Dict[str, Any]) -> Dict[str, Any]:
         transform = args["transform"]
         out["views"] = list(transform) if isinstance(transform, list) else [transform or ""] * views
         out.pop("transform", None)
+        if crop_views(transform):  # torchvision draws once for the tuple of crops: every view draws as view 0
+            out["view_seeds"] = [0] * len(out["views"])
     source = args["source"]
     if isinstance(source, Files):  # carried as lists; the C++ side checks each file
         out["files"], out["labels"], out["classes"] = source.paths, source.labels, source.classes or []

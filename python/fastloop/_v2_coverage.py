@@ -40,15 +40,8 @@ _NOT_YET: Dict[str, str] = {
     "RandomChannelPermutation": "permutes the image's channels at random; not compiled yet",
     "GaussianNoise": "adds noise to float images; fastloop runs image operations on uint8 images only, before "
                      "the conversion to float",
-    "ElasticTransform": "warps by a random displacement field per image (blurred noise through grid_sample); no "
-                        "kernel yet",
     "LinearTransformation": "multiplies the flattened float image by a [D, D] matrix (whitening); needs float "
                             "images and a tensor argument the spec language does not carry",
-    "JPEG": "encodes and decodes each image with libjpeg at a random quality; no encoder in the workers yet",
-    "FiveCrop": "gives a tuple of 5 crops per image, which a batch of one image per sample cannot hold "
-                "(`Loader(transform=[...])` makes several views of each image)",
-    "TenCrop": "gives a tuple of 10 crops per image, which a batch of one image per sample cannot hold "
-               "(`Loader(transform=[...])` makes several views of each image)",
     "UniformTemporalSubsample": "selects frames of a video [T, C, H, W]; fastloop reads no video yet",
     "ClampKeyPoints": "acts on `tv_tensors.KeyPoints`, which fastloop's targets do not carry yet (boxes and masks "
                       "do)",

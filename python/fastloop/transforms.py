@@ -102,6 +102,10 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "RGB": (),
     "RandomChannelPermutation": (),
     "GaussianNoise": ("mean", "sigma", "clip"),
+    "JPEG": ("quality",),
+    "ElasticTransform": ("alpha", "sigma", "interpolation", "fill"),
+    "FiveCrop": ("size",),  # a tuple of crops: fastloop.Loader runs the pipeline as views (crop_views.h)
+    "TenCrop": ("size", "vertical_flip"),
 }
 # Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,
 # in `options`; FixedSizeCrop's size in crop_height and crop_width).
@@ -115,8 +119,9 @@ _CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 
 
 def supported_transforms() -> List[str]:
-    """The torchvision class names fastloop compiles (those of this build: ``_C._transform_names()``)."""
-    return sorted(set(_C._transform_names()))
+    """The torchvision class names fastloop compiles (those of this build: ``_C._transform_names()``; its
+    internal transforms, whose names start with ``_``, aside)."""
+    return sorted(set(name for name in _C._transform_names() if not name.startswith("_")))
 
 
 def _refuse(what: str) -> TypeError:
@@ -230,4 +235,12 @@ def compile_transform(obj: Any) -> str:
         spec = ", ".join(_compile_one(t) for t in (list(transforms) if isinstance(transforms, torch.nn.ModuleList) else transforms))
     else:
         spec = _compile_one(obj)
-    return _C._transform_repr(spec)  # made once in C++: torchvision's checks run here
+    # Made once in C++: torchvision's checks run here (on each view a FiveCrop or TenCrop makes, see compile_views).
+    return _C._transform_views(spec)[0]
+
+
+def compile_views(spec: str) -> List[str]:
+    """The pipelines a compiled spec runs as, one per image it returns: the spec itself, or with a ``FiveCrop`` /
+    ``TenCrop`` (whose tuple of crops the transforms after it each go through, as torchvision applies them) one
+    per crop, the crop at that place of torchvision's tuple standing for the ``FiveCrop``."""
+    return list(_C._transform_views(spec)[1])

@@ -31,6 +31,7 @@ struct SplitLoaderArgs {
   std::optional<bool> shuffle, drop_last;
   std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
   std::optional<std::vector<std::string>> views;  // several views: each one's spec ("": the built-in)
+  std::vector<int64_t> view_seeds;  // per view, the view whose draws it shares (the crops of a FiveCrop); empty: own
   // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
@@ -64,7 +65,8 @@ struct SplitLoaderArgs {
       if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
           take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
-          take("classes", a.classes) || take("views", a.views) || take("coco_root", a.coco_root) ||
+          take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
+          take("coco_root", a.coco_root) ||
           take("coco_masks", a.coco_masks) || take("mask_files", a.mask_files))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
@@ -266,18 +268,20 @@ class SplitLoader {
     if (args.shuffle) options.sampler.shuffle = *args.shuffle;
     if (args.drop_last) options.drop_last = *args.drop_last;
     if (!args.transform.empty()) options.augment.pipeline = std::make_shared<const Pipeline>(args.transform);
-    if (args.views) options.views = views_of(*args.views, config, split);
+    if (args.views) options.views = views_of(*args.views, args.view_seeds, config, split);
     return options;
   }
 
   /// Each view's pipeline, and its size as the split's is resolved (split_size.h) for encoded data.
-  static std::vector<LoaderView> views_of(const std::vector<std::string>& specs, const TrainConfig& config,
+  static std::vector<LoaderView> views_of(const std::vector<std::string>& specs,
+                                          const std::vector<int64_t>& seeds, const TrainConfig& config,
                                           const Dataset& split) {
     if (specs.empty()) throw InputError("fastloop.Loader: no views given (a list of transforms needs one at least)");
     std::vector<LoaderView> views;
     for (size_t v = 0; v < specs.size(); ++v) {
       LoaderView view;
       if (!specs[v].empty()) view.pipeline = std::make_shared<const Pipeline>(specs[v]);
+      if (v < seeds.size()) view.seed_view = seeds[v];
       if (split.encoded) {
         const std::string name = "fastloop.Loader: transform[" + std::to_string(v) + "]";
         const ImageSize size = transform_image_size(specs[v], config.data.image.size, {name, "image_size"});

@@ -155,6 +155,20 @@ py::list transform_draws(const std::string& spec, int64_t height, int64_t width,
   return samples;
 }
 
+// (canonical spelling, each view's pipeline): one view unless `spec` has a FiveCrop / TenCrop (crop_views.h);
+// every view is compiled, so torchvision's checks run on each.
+py::tuple transform_views(const std::string& spec) {
+  const CropViews expanded = crop_views_expand(spec_parse(spec));
+  std::vector<std::string> views;
+  for (const auto& view : expanded.views) views.push_back(Pipeline(spec_to_string(view)).repr());
+  std::string canonical = views.front();
+  if (!expanded.crop_repr.empty()) {
+    const size_t at = canonical.find(expanded.view_marker);
+    if (at != std::string::npos) canonical.replace(at, expanded.view_marker.size(), expanded.crop_repr);
+  }
+  return py::make_tuple(canonical, views);
+}
+
 }  // namespace
 
 void transforms_bind(py::module_& module) {
@@ -196,6 +210,9 @@ void transforms_bind(py::module_& module) {
              "names neither the type nor 'others').");
   module.def("_float_step_names", [] { return float_step_names(); },
              "The torchvision class names the pipeline runs on float images (after the conversion to float).");
+  module.def("_transform_views", &transform_views, py::arg("spec"),
+             "(canonical spec, [each view's spec]): the pipelines a spec with FiveCrop or TenCrop runs as, one per "
+             "crop of the tuple (one view without them).");
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");
   module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),

@@ -152,7 +152,8 @@ Batch Loader::assemble(int64_t batch) {
   HostViews host = rings_.empty() ? host_acquire(count) : ring_acquire(batch, count);
   std::vector<ViewTarget> targets;
   for (size_t v = 0; v < host.images.size(); ++v)
-    targets.push_back({options_.views.empty() ? nullptr : options_.views[v].pipeline, host.images[v]});
+    targets.push_back({options_.views.empty() ? nullptr : options_.views[v].pipeline, host.images[v],
+                       options_.views.empty() ? -1 : options_.views[v].seed_view});
   const AssembleCounts counts = batch_views_assemble(dataset_, indices_.data() + begin, count, options_.augment,
                                                      targets, options_.sampler.seed, epoch_, host.labels);
   skipped_ += counts.skipped;

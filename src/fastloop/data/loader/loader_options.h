@@ -21,6 +21,7 @@ namespace fastloop {
 struct LoaderView {
   std::shared_ptr<const Pipeline> pipeline;
   int64_t height = 0, width = 0;  // pixels
+  int64_t seed_view = -1;  // ViewTarget::seed_view: the view whose draws it shares (-1: its own)
 };
 
 struct LoaderOptions {

@@ -227,7 +227,7 @@ AssembleCounts batch_views_assemble(const Dataset& dataset, const int64_t* indic
     AugmentOptions view_options = options;
     if (views[v].pipeline) view_options.pipeline = views[v].pipeline;
     at::Tensor images = views[v].images;
-    batch_assemble(dataset, indices, count, view_options, view_seed(seed, static_cast<int64_t>(v)), epoch, images,
+    batch_assemble(dataset, indices, count, view_options, view_target_seed(views[v], seed, static_cast<int64_t>(v)), epoch, images,
                    labels);
   }
   return {};

@@ -329,7 +329,7 @@ AssembleCounts encoded_views_write_layout(bool channels_last, const Dataset& dat
     ViewOut<T>& view = views[v];
     view.pipeline = targets[v].pipeline ? targets[v].pipeline.get() : &pipeline_of(dataset, options, work);
     pipeline_check_output(*view.pipeline);
-    view.seed = view_seed(seed, static_cast<int64_t>(v));
+    view.seed = view_target_seed(targets[v], seed, static_cast<int64_t>(v));
     for (const float value : view.pipeline->value_table(3)) view.lut.push_back(static_cast<T>(value));  // Tensor::to's rounding
     view.dst = targets[v].images.data_ptr<T>();
     view.height = targets[v].images.size(2), view.width = targets[v].images.size(3);

@@ -38,6 +38,7 @@ struct TransformScratch {
   ImageU8 spare;
   std::vector<float> floats;
   std::vector<int32_t> ints;
+  std::vector<float> field;  // a per-image field that outlives a kernel's use of `floats` (ElasticTransform's)
 };
 
 } // namespace fastloop

@@ -25,7 +25,13 @@ uint64_t view_seed(uint64_t seed, int64_t view);
 struct ViewTarget {
   std::shared_ptr<const Pipeline> pipeline;
   at::Tensor images;
+  int64_t seed_view = -1;  // the view whose seed it draws with (-1: its own); the crops of a FiveCrop share one
 };
+
+/// The seed `target`, view `view` of a run with `seed`, draws with: view_seed of its seed_view, or of its own.
+inline uint64_t view_target_seed(const ViewTarget& target, uint64_t seed, int64_t view) {
+  return view_seed(seed, target.seed_view >= 0 ? target.seed_view : view);
+}
 
 /// What assembling a batch did besides writing it.
 struct AssembleCounts {

@@ -73,6 +73,25 @@ struct PerspectiveCoordinates {
   }
 };
 
+// _create_identity_grid's rows plus the displacement field (grid.add_(displacement), one float32 sum), then
+// grid_sample's unnormalisation.
+struct ElasticCoordinates {
+  const float* displacement;  // H x W x 2
+  const float* grid_x;        // W
+  const float* grid_y;        // H
+  float scale_x, scale_y;
+  int64_t width;
+  WARP_INLINE void operator()(int64_t y, float* __restrict ix, float* __restrict iy) const {
+    const ElasticCoordinates k = *this;  // locals, as AffineCoordinates
+    const float* d = k.displacement + y * k.width * 2;
+    const float by = k.grid_y[y];
+    for (int64_t j = 0; j < k.width; ++j) {
+      ix[j] = warp_unnormalize(k.grid_x[j] + d[2 * j], k.scale_x);
+      iy[j] = warp_unnormalize(by + d[2 * j + 1], k.scale_y);
+    }
+  }
+};
+
 template <typename Coordinates>
 WARP_FAST void warp_rows_fast(const ImageU8& image, ImageU8& out, bool bilinear, const WarpFill& fill, float* ix,
                               float* iy, const WarpRowBuffers& buffers, const Coordinates& coordinates) {
@@ -171,6 +190,29 @@ void warp_perspective_u8(ImageU8& image, const std::array<double, 8>& coefficien
   const float scale_x = static_cast<float>(image.width) / 2.f, scale_y = static_cast<float>(image.height) / 2.f;
   const PerspectiveCoordinates coordinates{a, b, c, d, e, f, k[6], k[7], scale_x, scale_y, ow};
   warp_image(image, oh, ow, interpolation, fill, scratch, coordinates);
+}
+
+void identity_grid_f32(int64_t size, float* out) {
+  if (size == 1) {  // torch.linspace's single step is its start
+    out[0] = 0.f;
+    return;
+  }
+  const double s = static_cast<double>(size);
+  const auto start = static_cast<float>((1.0 - s) / s), end = static_cast<float>((s - 1.0) / s);
+  const float step = (end - start) / static_cast<float>(size - 1);
+  const int64_t halfway = size / 2;
+  for (int64_t i = 0; i < size; ++i) {
+    out[i] = i < halfway ? std::fma(step, static_cast<float>(i), start)
+                         : std::fma(-step, static_cast<float>(size - i - 1), end);
+  }
+}
+
+void warp_elastic_u8(ImageU8& image, const float* displacement, const float* grid_x, const float* grid_y,
+                     Interpolation interpolation, const WarpFill& fill, TransformScratch& scratch) {
+  warp_interpolation_check(interpolation);
+  const float scale_x = static_cast<float>(image.width) / 2.f, scale_y = static_cast<float>(image.height) / 2.f;
+  const ElasticCoordinates coordinates{displacement, grid_x, grid_y, scale_x, scale_y, image.width};
+  warp_image(image, image.height, image.width, interpolation, fill, scratch, coordinates);
 }
 
 }  // namespace fastloop

@@ -33,6 +33,16 @@ void warp_affine_u8(ImageU8& image, const std::array<double, 6>& matrix, int64_t
 void warp_perspective_u8(ImageU8& image, const std::array<double, 8>& coefficients, Interpolation interpolation,
                          const WarpFill& fill, TransformScratch& scratch);
 
+/// torchvision's _create_identity_grid along one side of `size` pixels: torch.linspace((1 - size) / size,
+/// (size - 1) / size, size) in float32 as ATen's linspace kernel computes it (from both ends, the halves meeting
+/// in the middle), with the fused multiply-add its AVX2 and AVX-512 builds contract the product into.
+void identity_grid_f32(int64_t size, float* out);
+
+/// v2.functional.elastic's image kernel: the identity grid plus `displacement` (torchvision's [1, H, W, 2] in
+/// float32, x then y per pixel) sampled by grid_sample as the other warps; the image keeps its size.
+void warp_elastic_u8(ImageU8& image, const float* displacement, const float* grid_x, const float* grid_y,
+                     Interpolation interpolation, const WarpFill& fill, TransformScratch& scratch);
+
 /// affine_u8 and rotate_u8 (affine.h) with torchvision's fill=None expressible.
 void affine_warp_u8(ImageU8& image, double angle, std::array<double, 2> translate, double scale,
                     std::array<double, 2> shear, Interpolation interpolation, const WarpFill& fill,
