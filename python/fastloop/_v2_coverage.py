@@ -50,11 +50,6 @@ _NOT_YET: Dict[str, str] = {
     "TenCrop": "gives a tuple of 10 crops per image, which a batch of one image per sample cannot hold "
                "(`Loader(transform=[...])` makes several views of each image)",
     "UniformTemporalSubsample": "selects frames of a video [T, C, H, W]; fastloop reads no video yet",
-    "ClampKeyPoints": "acts on `tv_tensors.KeyPoints`, which fastloop's targets do not carry yet (boxes and masks "
-                      "do)",
-    "SanitizeKeyPoints": "acts on `tv_tensors.KeyPoints`, which fastloop's targets do not carry yet (boxes and "
-                         "masks do)",
-    "SetClampingMode": "sets the clamping mode of bounding boxes for later transforms; not compiled yet",
 }
 
 
