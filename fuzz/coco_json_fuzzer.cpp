@@ -1,7 +1,8 @@
 // libFuzzer target for COCO annotation files (data/targets/coco_annotations.h) and the masks made from them
 // (coco_mask.h): any bytes read or throw InputError; a file that reads is consistent (images sorted by id with
-// unique ids, every annotation in one image's slice, boxes and labels one per annotation) and each image's masks
-// are made on a small canvas, or refused with InputError, without reading or writing out of bounds.
+// unique ids, every annotation in one image's slice, boxes and labels one per annotation, keypoints K per
+// annotation or refused with InputError) and each image's masks are made on a small canvas, or refused with
+// InputError, without reading or writing out of bounds.
 #include "fastloop/core/errors.h"
 #include "fastloop/data/targets/coco_annotations.h"
 #include "fuzz_files.h"
@@ -81,6 +82,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(boxes.size() == 4 * labels.size() && static_cast<int64_t>(labels.size()) == coco->annotation_count(i),
           "boxes, labels and annotations disagree");
     masks_try(*coco, i);
+    std::vector<float> points;
+    std::vector<int64_t> visibility;
+    try {
+      const int64_t per = coco->keypoints(i, points, &visibility);
+      check(per >= 0 && static_cast<int64_t>(visibility.size()) == per * coco->annotation_count(i) &&
+                points.size() == 2 * visibility.size(),
+            "keypoints, visibility and annotations disagree");
+    } catch (const fastloop::InputError&) {  // annotations of one image with different counts
+    }
   }
   return 0;
 }

@@ -29,10 +29,9 @@ PYTHON_TESTS=(tests/python/test_transforms_color.py tests/python/test_transforms
   tests/python/test_transforms_geometry.py tests/python/test_transform_size.py tests/python/test_batch_transform.py
   tests/python/test_pipelines_train.py tests/python/test_loader_params.py tests/python/test_transforms_targets.py
   tests/python/test_resize_crop_fusion.py tests/python/test_transform_digests.py tests/python/test_decode_parity.py
-  tests/python/test_transforms_detection.py tests/python/test_reference_presets.py
-  tests/python/test_transforms_jpeg.py
-  tests/python/test_transforms_elastic.py
-  tests/python/test_crop_views.py)
+  tests/python/test_transforms_detection.py tests/python/test_reference_presets.py tests/python/test_keypoints.py
+  tests/python/test_transforms_jpeg.py tests/python/test_transforms_elastic.py tests/python/test_crop_views.py
+  tests/python/test_transforms_float.py)
 native="$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')"
 for capability in "${@:-avx2 default mkl-avx2}"; do
   for cap in $capability; do

@@ -16,6 +16,9 @@ from . import _C
 AVAILABLE_TARGET_KEYS = frozenset({"segmentation", "area", "iscrowd", "image_id", "bbox", "category_id", "boxes",
                                    "masks", "labels"})
 DEFAULT_TARGET_KEYS = frozenset({"image_id", "boxes", "labels"})
+#: fastloop's keys for COCO person keypoints, asked for by name ("all" is torchvision's set): torchvision 0.29's
+#: wrapper has no keypoints (``ValueError: Target keys ['keypoints'] are not available``).
+KEYPOINT_TARGET_KEYS = frozenset({"keypoints", "keypoints_visibility"})
 
 
 def _target_keys(target_keys: Union[None, str, Sequence[str]]) -> Set[str]:
@@ -24,7 +27,7 @@ def _target_keys(target_keys: Union[None, str, Sequence[str]]) -> Set[str]:
     if target_keys == "all":
         return set(AVAILABLE_TARGET_KEYS)
     keys = set(target_keys)
-    extra = keys - AVAILABLE_TARGET_KEYS
+    extra = keys - AVAILABLE_TARGET_KEYS - KEYPOINT_TARGET_KEYS
     if extra:
         raise ValueError(f"Target keys {sorted(extra)} are not available")
     return keys
@@ -43,7 +46,9 @@ class CocoDetection:
         annFile (str or ``pathlib.Path``): Path to the COCO instances JSON annotation file.
         target_keys (sequence of str or "all", optional): Keys of the target dictionaries, among
             ``"boxes"``, ``"labels"``, ``"masks"``, ``"image_id"`` and the file's own ``"segmentation"``,
-            ``"area"``, ``"iscrowd"``, ``"bbox"``, ``"category_id"``. Default: ``{"image_id", "boxes", "labels"}``.
+            ``"area"``, ``"iscrowd"``, ``"bbox"``, ``"category_id"``, and fastloop's ``"keypoints"`` and
+            ``"keypoints_visibility"`` (below). Default: ``{"image_id", "boxes", "labels"}``; ``"all"`` is
+            torchvision's set, without the keypoint keys.
 
     A sample is ``(image, target)``: ``image`` a ``tv_tensors.Image`` uint8 ``[3, H, W]`` (RGB), ``target`` a dict
     with ``boxes`` a ``tv_tensors.BoundingBoxes`` (XYXY, float32, ``canvas_size=(H, W)``), ``labels`` an int64
@@ -52,6 +57,18 @@ class CocoDetection:
     boxes are float32 even when all of an image's numbers are integers in the file (torchvision then makes int64
     boxes), and an annotation whose ``image_id`` or ``category_id`` names nothing in the file is a ``ValueError``
     when constructed (pycocotools keeps it; torchvision never reads it).
+
+    Keypoints (COCO person keypoints files, ``person_keypoints_*.json``): torchvision 0.29's wrapper refuses
+    ``target_keys=[..., "keypoints"]`` (``ValueError: Target keys ['keypoints'] are not available``), so fastloop
+    gives them its own way: ``keypoints`` a ``tv_tensors.KeyPoints`` float32 ``[N, K, 2]`` (``canvas_size=(H, W)``)
+    of each annotation's ``keypoints`` triplets' x, y (K = 17 for COCO persons; ``[N, 0, 2]`` for annotations
+    without keypoints), and ``keypoints_visibility`` an int64 ``[N, K]`` tensor of their v flags (0 not labelled,
+    1 labelled but not visible, 2 visible). Points with v = 0 are (0, 0) in the file and are kept as such. Through
+    ``fastloop.Loader(..., transform=...)`` the keypoints move with every geometric transform as torchvision's
+    ``*_keypoints`` kernels move them (never clamped but by ``ClampKeyPoints``); ``keypoints_visibility`` is the
+    file's, untouched by the transform, as a plain tensor in a torchvision target is (``SanitizeKeyPoints`` drops
+    keypoints, and labels with ``labels_getter="default"``, not the visibility). Annotations of one image with
+    different numbers of keypoints raise ``ValueError`` when their keypoints are asked for.
 
     Raises:
         ValueError: the annotation file is malformed (the message names the file and the element), or a target
@@ -103,7 +120,8 @@ class CocoDetection:
             return {"image_id": self.ids[index]}
         return self._target_dict(index, canvas_size, lambda: self._C.boxes_xyxy(index), "XYXY",
                                  lambda: self._C.labels(index),
-                                 lambda: self._C.masks(index, canvas_size[0], canvas_size[1]))
+                                 lambda: self._C.masks(index, canvas_size[0], canvas_size[1]),
+                                 lambda: self._C.keypoints(index)[0])
 
     def __reduce__(self) -> Tuple[Any, ...]:
         """Pickles as its arguments: a copy in another process reads the annotation file again."""
@@ -113,20 +131,23 @@ class CocoDetection:
         """What ``fastloop.Loader(dataset)`` hands its C++ side: the annotations read once (shared, not read
         again), the image root, and whether the workers make masks."""
         return {"data.source": "coco", "coco": self._C, "coco_root": self.root,
-                "coco_masks": "masks" in self.target_keys}
+                "coco_masks": "masks" in self.target_keys, "coco_keypoints": "keypoints" in self.target_keys}
 
     def _fastloop_target(self, index: int, canvas_size: Tuple[int, int], boxes: Optional[torch.Tensor], fmt: str,
                          labels: Optional[torch.Tensor], kept: Optional[torch.Tensor],
-                         masks: Optional[torch.Tensor]) -> Dict[str, Any]:
-        """The target dict of a Loader's sample: what ``target()`` gives, with the boxes, labels and masks the
-        transform made (``kept``: the boxes left by SanitizeBoundingBoxes, by their index in the file's order;
-        the file's own keys are given whole, as torchvision's SanitizeBoundingBoxes leaves them)."""
+                         masks: Optional[torch.Tensor], keypoints: Optional[torch.Tensor] = None) -> Dict[str, Any]:
+        """The target dict of a Loader's sample: what ``target()`` gives, with the boxes, labels, masks and
+        keypoints the transform made (``kept``: the boxes left by SanitizeBoundingBoxes, by their index in the
+        file's order; the file's own keys and keypoints_visibility are given whole, as torchvision's
+        SanitizeBoundingBoxes leaves them)."""
         if boxes is None:
             return {"image_id": self.ids[index]}
-        return self._target_dict(index, canvas_size, lambda: boxes, fmt, lambda: labels, lambda: masks)
+        return self._target_dict(index, canvas_size, lambda: boxes, fmt, lambda: labels, lambda: masks,
+                                 lambda: keypoints)
 
     def _target_dict(self, index: int, canvas_size: Tuple[int, int], boxes: Callable[[], torch.Tensor], fmt: str,
-                     labels: Callable[[], torch.Tensor], masks: Callable[[], torch.Tensor]) -> Dict[str, Any]:
+                     labels: Callable[[], torch.Tensor], masks: Callable[[], torch.Tensor],
+                     keypoints: Callable[[], torch.Tensor]) -> Dict[str, Any]:
         """The target_keys of sample ``index`` in torchvision's order; boxes, labels and masks made only when
         asked for (masks cost a rasterization)."""
         from torchvision import tv_tensors
@@ -141,7 +162,11 @@ class CocoDetection:
             target["masks"] = tv_tensors.Mask(masks())
         if "labels" in keys:
             target["labels"] = labels()
-        for key in keys - {"image_id", "boxes", "masks", "labels"}:
+        if "keypoints" in keys:
+            target["keypoints"] = tv_tensors.KeyPoints(keypoints(), canvas_size=tuple(canvas_size))
+        if "keypoints_visibility" in keys:
+            target["keypoints_visibility"] = self._C.keypoints(index)[1]
+        for key in keys - {"image_id", "boxes", "masks", "labels"} - KEYPOINT_TARGET_KEYS:
             target[key] = self._C.native(index, key)
         return target
 

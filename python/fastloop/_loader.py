@@ -501,7 +501,8 @@ def _targets_typed(targets: List[Any], output: Tuple[bool, str, str]) -> List[An
             out.append(_target_convert(target, mask_dtype, pure, "Mask"))
             continue
         target = dict(target)
-        for key, dtype, kind in (("masks", mask_dtype, "Mask"), ("boxes", boxes_dtype, "BoundingBoxes")):
+        for key, dtype, kind in (("masks", mask_dtype, "Mask"), ("boxes", boxes_dtype, "BoundingBoxes"),
+                                 ("keypoints", "", "KeyPoints")):
             if key in target:
                 target[key] = _target_convert(target[key], dtype, pure, kind)
         out.append(target)
@@ -515,8 +516,9 @@ def _targets_batch(source: Any, batch: Tuple[Optional[torch.Tensor], List[tuple]
     segmentation source's class maps (tensors) stacked like the images (by the loader's worker when their sizes
     agree: torch.stack here would wake an OpenMP team that spins on the workers' cores)."""
     images, samples, masks = batch
-    targets = [source._fastloop_target(index, tuple(image.shape[-2:]), boxes, fmt, labels, kept, masks)
-               for index, image, boxes, fmt, labels, kept, masks in samples]
+    targets = [source._fastloop_target(index, tuple(image.shape[-2:]), boxes, fmt, labels, kept, masks,
+                                       keypoints=keypoints)
+               for index, image, boxes, fmt, labels, kept, masks, keypoints in samples]
     if images is None:
         return [sample[1] for sample in samples], _targets_typed(targets, output)
     if targets and all(isinstance(t, torch.Tensor) for t in targets):

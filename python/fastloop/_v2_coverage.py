@@ -43,11 +43,6 @@ _NOT_YET: Dict[str, str] = {
     "LinearTransformation": "multiplies the flattened float image by a [D, D] matrix (whitening); needs float "
                             "images and a tensor argument the spec language does not carry",
     "UniformTemporalSubsample": "selects frames of a video [T, C, H, W]; fastloop reads no video yet",
-    "ClampKeyPoints": "acts on `tv_tensors.KeyPoints`, which fastloop's targets do not carry yet (boxes and masks "
-                      "do)",
-    "SanitizeKeyPoints": "acts on `tv_tensors.KeyPoints`, which fastloop's targets do not carry yet (boxes and "
-                         "masks do)",
-    "SetClampingMode": "sets the clamping mode of bounding boxes for later transforms; not compiled yet",
 }
 
 

@@ -65,7 +65,7 @@ class _ClassMaps:
 
     def _fastloop_target(self, index: int, canvas_size: Tuple[int, int], boxes: Optional[torch.Tensor], fmt: str,
                          labels: Optional[torch.Tensor], kept: Optional[torch.Tensor],
-                         masks: Optional[torch.Tensor]) -> torch.Tensor:
+                         masks: Optional[torch.Tensor], keypoints: Optional[torch.Tensor] = None) -> torch.Tensor:
         """A Loader sample's class map (uint8 ``[H, W]``, moved with the pixels); the Loader stacks them."""
         return masks
 

@@ -39,6 +39,19 @@ at::Tensor labels_of(const CocoFile& file, int64_t i) {
   return out;
 }
 
+// (float32 [N, K, 2], int64 [N, K]): the annotations' keypoints and their visibility flags.
+py::tuple keypoints_of(const CocoFile& file, int64_t i) {
+  std::vector<float> xy;
+  std::vector<int64_t> visibility;
+  const int64_t index = file.checked(i);
+  const int64_t per = file.annotations->keypoints(index, xy, &visibility);
+  const int64_t n = file.annotations->annotation_count(index);
+  at::Tensor points = at::empty({n, per, 2}, at::kFloat), flags = at::empty({n, per}, at::kLong);
+  std::memcpy(points.data_ptr<float>(), xy.data(), xy.size() * sizeof(float));
+  std::memcpy(flags.data_ptr<int64_t>(), visibility.data(), visibility.size() * sizeof(int64_t));
+  return py::make_tuple(points, flags);
+}
+
 at::Tensor masks_of(const CocoFile& file, int64_t i, int64_t height, int64_t width) {
   const int64_t n = file.annotations->annotation_count(file.checked(i));
   at::Tensor out = at::empty({n, height, width}, at::kByte);
@@ -143,6 +156,8 @@ void coco_bind(py::module_& module) {
            py::arg("index"))
       .def("boxes_xyxy", &boxes_of, py::arg("index"), "float32 [N, 4]: XYWH as float32, then x + w, y + h")
       .def("labels", &labels_of, py::arg("index"), "int64 [N]: the category ids")
+      .def("keypoints", &keypoints_of, py::arg("index"),
+           "(float32 [N, K, 2], int64 [N, K]): each annotation's keypoints x, y and visibility v")
       .def("masks", &masks_of, py::arg("index"), py::arg("height"), py::arg("width"),
            "uint8 [N, height, width]: pycocotools' masks on that canvas")
       .def("native", &native_of, py::arg("index"), py::arg("key"),

@@ -40,6 +40,7 @@ struct SplitLoaderArgs {
   std::shared_ptr<const CocoAnnotations> coco;
   std::string coco_root;
   bool coco_masks = false;
+  bool coco_keypoints = false;
   // source "segmentation": fastloop.VOCSegmentation / SegmentationFiles: `files` the images, these their class maps
   std::vector<std::string> mask_files;
 
@@ -66,8 +67,8 @@ struct SplitLoaderArgs {
           take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
           take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
-          take("coco_root", a.coco_root) ||
-          take("coco_masks", a.coco_masks) || take("mask_files", a.mask_files))
+          take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
+          take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -156,14 +157,14 @@ class SplitLoader {
     return py::make_tuple(std::move(batch->images), std::move(batch->labels));
   }
 
-  /// A batch with targets: (images stacked or None, [(index, image, boxes, format, labels, kept, masks), ...],
+  /// A batch with targets: (images stacked or None, [(index, image, boxes, format, labels, kept, masks, keypoints), ...],
   /// class maps stacked or None), made into torchvision's target dicts by the Python package (fastloop/_targets.py).
   static py::tuple targets_batch(const Batch& batch) {
     const auto or_none = [](const at::Tensor& t) { return t.defined() ? py::cast(t) : py::none(); };
     py::list samples;
     for (const TargetSample& s : batch.samples)
       samples.append(py::make_tuple(s.index, s.image, or_none(s.boxes), box_format_name(s.format), or_none(s.labels),
-                                    or_none(s.kept), or_none(s.masks)));
+                                    or_none(s.kept), or_none(s.masks), or_none(s.keypoints)));
     return py::make_tuple(or_none(batch.images), samples, or_none(batch.masks));
   }
 
@@ -210,7 +211,7 @@ class SplitLoader {
     if (config.data.source == "coco") {  // one split of images with targets, as both splits (as fastloop.Files)
       DatasetSplits splits = encoded_load(std::make_shared<CocoImages>(args.coco_root, args.coco), {},
                                           data_options_of(config.data));
-      splits.train.targets = std::make_shared<CocoTargets>(args.coco, args.coco_masks);
+      splits.train.targets = std::make_shared<CocoTargets>(args.coco, args.coco_masks, args.coco_keypoints);
       splits.test.targets = splits.train.targets;
       return splits;
     }

@@ -48,10 +48,12 @@ at::Tensor transform_apply(const std::string& spec, const at::Tensor& input, uin
 
 // The uint8 part of `spec` on an image and its targets: boxes float64 [N, 4] XYXY (or None), masks uint8 [M, H, W]
 // (or None; instance masks when `instance_masks`, one per box), labels int64 [N]. Returns (image, boxes in the
-// pipeline's output format or None, the format's name, labels, each kept box's input index, masks or None).
+// pipeline's output format or None, the format's name, labels, each kept box's input index, masks or None), and
+// with `keypoints` (float32 [..., 2]) a seventh entry: the keypoints moved (float32, the same shape but for
+// SanitizeKeyPoints' dropped groups).
 py::tuple transform_apply_targets(const std::string& spec, const at::Tensor& input, const std::optional<at::Tensor>& boxes,
                                   const std::optional<at::Tensor>& masks, bool instance_masks, const at::Tensor& labels,
-                                  uint64_t seed, int64_t index) {
+                                  uint64_t seed, int64_t index, const std::optional<at::Tensor>& keypoints) {
   const Pipeline pipeline(spec);
   pipeline.check_targets();
   ImageU8 image = image_from_tensor(input);
@@ -67,6 +69,19 @@ py::tuple transform_apply_targets(const std::string& spec, const at::Tensor& inp
   if (masks) {
     for (int64_t m = 0; m < masks->size(0); ++m) targets.masks.push_back(image_from_tensor((*masks)[m].unsqueeze(0)));
     targets.instance_masks = instance_masks;
+  }
+  if (keypoints) {
+    TORCH_CHECK(keypoints->dim() >= 2 && keypoints->size(-1) == 2, "_transform_apply_targets: keypoints must be [..., 2], "
+                "not ", keypoints->sizes());
+    const at::Tensor k = keypoints->to(at::kFloat).contiguous().view({-1});
+    targets.has_keypoints = true;
+    targets.keypoints.assign(k.data_ptr<float>(), k.data_ptr<float>() + k.numel());
+    const auto sizes = keypoints->sizes();
+    targets.keypoints_shape.assign(sizes.begin(), sizes.end() - 1);
+    if (!boxes && labels.numel() > 0) {  // labels alone: what SanitizeKeyPoints' labels_getter finds
+      const at::Tensor l = labels.to(at::kLong).contiguous();
+      targets.labels.assign(l.data_ptr<int64_t>(), l.data_ptr<int64_t>() + l.numel());
+    }
   }
   {
     py::gil_scoped_release release;
@@ -84,8 +99,16 @@ py::tuple transform_apply_targets(const std::string& spec, const at::Tensor& inp
     for (const ImageU8& mask : targets.masks) planes.push_back(tensor_from_image(mask)[0]);
     out_masks = py::cast(planes.empty() ? at::empty({0, image.height, image.width}, at::kByte) : at::stack(planes));
   }
+  if (!keypoints)
+    return py::make_tuple(tensor_from_image(image), out_boxes, box_format_name(targets.format),
+                          at::tensor(targets.labels, at::kLong), at::tensor(targets.kept, at::kLong), out_masks);
+  std::vector<int64_t> shape = targets.keypoints_shape;
+  shape.push_back(2);
+  at::Tensor out_keypoints = at::empty(shape, at::kFloat);
+  std::copy(targets.keypoints.begin(), targets.keypoints.end(), out_keypoints.data_ptr<float>());
   return py::make_tuple(tensor_from_image(image), out_boxes, box_format_name(targets.format),
-                        at::tensor(targets.labels, at::kLong), at::tensor(targets.kept, at::kLong), out_masks);
+                        at::tensor(targets.labels, at::kLong), at::tensor(targets.kept, at::kLong), out_masks,
+                        out_keypoints);
 }
 
 // The whole pipeline, output stage included, as the loader writes a sample: float32 [C, H, W].
@@ -190,9 +213,11 @@ void transforms_bind(py::module_& module) {
              "draws of (seed, epoch 0, index); returns the uint8 [C, H', W'] result.");
   module.def("_transform_apply_targets", &transform_apply_targets, py::arg("spec"), py::arg("image"), py::arg("boxes"),
              py::arg("masks"), py::arg("instance_masks"), py::arg("labels"), py::arg("seed"), py::arg("index") = 0,
+             py::arg("keypoints") = py::none(),
              "Runs the uint8 part of `spec` on an image with its boxes (float64 [N, 4] XYXY or None), masks (uint8 "
-             "[M, H, W] or None) and labels, as a detection loader's worker does; returns (image, boxes, format, "
-             "labels, kept, masks).");
+             "[M, H, W] or None), labels and keypoints (float32 [..., 2] or None), as a detection loader's worker "
+             "does; returns (image, boxes, format, labels, kept, masks), and the keypoints moved as a 7th entry "
+             "when given.");
   module.def("_transform_output", &transform_output, py::arg("spec"), py::arg("image"), py::arg("seed"),
              py::arg("index") = 0,
              "Runs all of the pipeline `spec` on one uint8 [C, H, W] image, the output stage (conversion, Normalize, "

@@ -15,6 +15,11 @@ void CocoTargets::sample_targets(int64_t index, int64_t height, int64_t width, S
   annotations_->labels(index, targets.labels);
   targets.kept.resize(static_cast<size_t>(count));
   std::iota(targets.kept.begin(), targets.kept.end(), int64_t{0});
+  if (keypoints_) {
+    const int64_t per = annotations_->keypoints(index, targets.keypoints, nullptr);
+    targets.has_keypoints = true;
+    targets.keypoints_shape = {count, per};
+  }
   if (!masks_) return;
   thread_local std::vector<uint8_t> planes;
   const size_t plane = static_cast<size_t>(height * width);

@@ -56,6 +56,29 @@ void CocoAnnotations::boxes_xyxy(int64_t i, std::vector<float>& out) const {
   }
 }
 
+int64_t CocoAnnotations::keypoints(int64_t i, std::vector<float>& xy, std::vector<int64_t>* visibility) const {
+  const int64_t n = annotation_count(i);
+  const int64_t per = n == 0 ? 0 : annotation(i, 0).keypoint_count;
+  xy.resize(static_cast<size_t>(n * per * 2));
+  if (visibility) visibility->resize(static_cast<size_t>(n * per));
+  for (int64_t k = 0; k < n; ++k) {
+    const CocoAnnotation& a = annotation(i, k);
+    if (a.keypoint_count != per)
+      throw InputError(path_ + ": annotation id " + std::to_string(a.id) + " (image id " +
+                       std::to_string(images_[static_cast<size_t>(i)].id) + ") has " + std::to_string(a.keypoint_count) +
+                       " keypoints where the image's first annotation has " + std::to_string(per) +
+                       ": keypoints [N, K, 2] need the same K for every annotation of an image; leave \"keypoints\" "
+                       "out of target_keys or give each annotation the same keypoints");
+    const float* v = keypoint_values_.data() + a.keypoints_first;
+    for (int64_t p = 0; p < per; ++p) {
+      xy[static_cast<size_t>((k * per + p) * 2)] = v[3 * p];
+      xy[static_cast<size_t>((k * per + p) * 2 + 1)] = v[3 * p + 1];
+      if (visibility) (*visibility)[static_cast<size_t>(k * per + p)] = static_cast<int64_t>(v[3 * p + 2]);
+    }
+  }
+  return per;
+}
+
 void CocoAnnotations::labels(int64_t i, std::vector<int64_t>& out) const {
   const int64_t n = annotation_count(i);
   out.resize(static_cast<size_t>(n));

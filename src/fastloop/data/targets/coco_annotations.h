@@ -38,6 +38,8 @@ struct CocoAnnotation {
   int32_t rle_height = 0, rle_width = 0;  // RLE "size"
   int64_t first = 0;  // polygons: first in polygons_; RLE: first run in counts_ (string: first character in text_)
   int64_t count = 0;  // polygons: how many; RLE: runs (string: characters)
+  int64_t keypoints_first = 0;  // first number of its "keypoints" triplets in CocoAnnotations' keypoint values
+  int64_t keypoint_count = 0;   // triplets (x, y, visibility); 0 without "keypoints"
 };
 
 class CocoAnnotations {
@@ -74,6 +76,11 @@ class CocoAnnotations {
   /// segmentation pycocotools cannot rasterize either: none, an empty list, a first polygon of fewer than 3
   /// points, an RLE whose size is not the canvas.
   void masks(int64_t i, int64_t height, int64_t width, uint8_t* out) const;
+  /// Image `i`'s keypoints from each annotation's "keypoints" triplets [x1, y1, v1, ...]: x, y as float32 into
+  /// `xy` (annotation_count(i) * K * 2, cleared first) and v into `visibility` (annotation_count(i) * K) unless it
+  /// is nullptr; returns K. An annotation without "keypoints" has none; annotations of one image with different
+  /// counts throw InputError naming the annotation (a KeyPoints tensor [N, K, 2] has one K).
+  int64_t keypoints(int64_t i, std::vector<float>& xy, std::vector<int64_t>* visibility) const;
 
   /// Polygon `k` of an annotation (a.count of them): its numbers x0, y0, x1, y1, ... into `out` (cleared
   /// first), the doubles the file's decimals parse to.
@@ -105,6 +112,7 @@ class CocoAnnotations {
   // The polygons' words, in blocks that never move (a growing vector would hold its old and new copy at once).
   std::vector<std::unique_ptr<uint32_t[]>> coordinate_blocks_;
   std::vector<uint32_t> counts_;
+  std::vector<float> keypoint_values_;       // every annotation's "keypoints" numbers, x, y, v (float32: torch.tensor's)
   std::string text_;                         // file names and compressed RLE counts
 };
 

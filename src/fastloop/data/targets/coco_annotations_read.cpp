@@ -190,6 +190,7 @@ class CocoReader {
       else if (key == "area") a.area = number(field, where.field("area"));
       else if (key == "bbox") seen |= 8, bbox_read(field, a, where.field("bbox"));
       else if (key == "segmentation") segmentation_read(field, a, where.field("segmentation"));
+      else if (key == "keypoints") keypoints_read(field, a, where.field("keypoints"));
     });
     static const char* const kRequired[4] = {"id", "image_id", "category_id", "bbox"};
     for (int bit = 0; bit < 4; ++bit)
@@ -214,6 +215,20 @@ class CocoReader {
       a.bbox[n++] = v;
     }
     if (n != 4) fail(where, "must be 4 numbers [x, y, width, height]");
+  }
+
+  // "keypoints": [x1, y1, v1, x2, y2, v2, ...] (COCO person keypoints), kept as float32 as torch.tensor keeps them.
+  void keypoints_read(od::value field, CocoAnnotation& a, const Where& where) {
+    std::vector<float>& values = out_.keypoint_values_;
+    a.keypoints_first = static_cast<int64_t>(values.size());
+    size_t n = 0;
+    array_each(field, where, [&](od::value item, size_t k) {
+      values.push_back(static_cast<float>(number(item, where.at(k))));
+      ++n;
+    });
+    if (n % 3 != 0)
+      fail(where, "has " + std::to_string(n) + " numbers: keypoints are x, y, visibility triplets (a multiple of 3)");
+    a.keypoint_count = static_cast<int64_t>(n / 3);
   }
 
   void segmentation_read(od::value field, CocoAnnotation& a, const Where& where) {

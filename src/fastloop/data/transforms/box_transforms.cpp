@@ -54,14 +54,18 @@ class SanitizeBoundingBoxes final : public BoxTransform {
 
 class ClampBoundingBoxes final : public BoxTransform {
  public:
-  ClampBoundingBoxes(const TransformArgs& args, bool clamps)
-      : BoxTransform("ClampBoundingBoxes(clamping_mode=" + value_repr(args.get("clamping_mode")) + ")"), clamps_(clamps) {}
+  // clamps: soft or hard (the same on axis-aligned boxes); automatic: "auto", the boxes' own clamping_mode
+  ClampBoundingBoxes(const TransformArgs& args, bool clamps, bool automatic)
+      : BoxTransform("ClampBoundingBoxes(clamping_mode=" + value_repr(args.get("clamping_mode")) + ")"),
+        clamps_(clamps),
+        automatic_(automatic) {}
   void apply_targets(ImageU8& image, SampleTargets& targets, Draws&, TransformScratch&) const override {
-    if (clamps_) boxes_clamp(targets.boxes, image.height, image.width);  // a sample without boxes passes
+    if (clamps_ && (!automatic_ || targets.clamp_boxes))  // a sample without boxes passes
+      boxes_clamp(targets.boxes, image.height, image.width);
   }
 
  private:
-  bool clamps_;
+  bool clamps_, automatic_;
 };
 
 class ConvertBoundingBoxFormat final : public BoxTransform {
@@ -98,11 +102,11 @@ void transforms_register_boxes(TransformRegistry& registry) {
                });
   registry.add("ClampBoundingBoxes", {{"clamping_mode", value_string("auto")}},
                [](const TransformArgs& args) -> TransformPtr {
-                 if (args.is_none("clamping_mode")) return std::make_shared<ClampBoundingBoxes>(args, false);
+                 if (args.is_none("clamping_mode")) return std::make_shared<ClampBoundingBoxes>(args, false, false);
                  const std::string mode = args.get_string("clamping_mode");
                  if (mode != "soft" && mode != "hard" && mode != "auto")
                    throw InputError("clamping_mode must be soft, hard, auto or None, got " + mode);
-                 return std::make_shared<ClampBoundingBoxes>(args, true);  // soft and hard agree on axis-aligned boxes
+                 return std::make_shared<ClampBoundingBoxes>(args, true, mode == "auto");
                });
   registry.add("ConvertBoundingBoxFormat", {param_required("format")}, [](const TransformArgs& args) -> TransformPtr {
     return std::make_shared<ConvertBoundingBoxFormat>(box_format_parse(args.get_string("format")));

@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/color_args.h"
 #include "fastloop/data/transforms/families.h"
 #include "fastloop/data/transforms/functional/boxes.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/geometry_args.h"
 #include "fastloop/data/transforms/spec.h"
@@ -38,6 +39,9 @@ void det_pad_sample(ImageU8& image, SampleTargets* targets, const Padding& paddi
   if (targets && targets->has_boxes && mode != PaddingMode::kConstant)
     throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
                      "' is not supported with bounding boxes (use padding_mode='constant')");
+  if (targets && targets->has_keypoints && mode != PaddingMode::kConstant)
+    throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
+                     "' is not supported with KeyPoints (supported modes are constant)");
   const int64_t height = image.height, width = image.width;
   uint8_t bytes[4];
   pad_fill_bytes(fill.value_or(std::vector<double>{}), image.channels, bytes);
@@ -51,7 +55,9 @@ void det_pad_sample(ImageU8& image, SampleTargets* targets, const Padding& paddi
       std::swap(mask, scratch.spare);
     }
   }
-  boxes_pad(targets->boxes, height, width, padding.left, padding.top, padding.right, padding.bottom);
+  boxes_pad(targets->boxes, height, width, padding.left, padding.top, padding.right, padding.bottom,
+            targets->clamp_boxes);
+  keypoints_translate(targets->keypoints, padding.left, padding.top);
 }
 
 // F.crop of the image and every mask (zero outside the image); the caller moves the boxes.
@@ -144,7 +150,8 @@ class RandomIoUCrop final : public Transform, public TargetDrawTransform {
     const Crop c = params(image.height, image.width, targets, draws);
     if (!c.crops) return;
     det_crop_pixels(image, targets, c.top, c.left, c.height, c.width, scratch);
-    boxes_crop(targets.boxes, c.top, c.left, c.height, c.width);
+    boxes_crop(targets.boxes, c.top, c.left, c.height, c.width, targets.clamp_boxes);
+    keypoints_translate(targets.keypoints, -c.left, -c.top);  // moved, never zeroed: only boxes are marked
     for (size_t i = 0; i < c.within.size(); ++i)
       if (!c.within[i]) std::fill_n(targets.boxes.begin() + static_cast<std::ptrdiff_t>(4 * i), 4, 0.0);
   }
@@ -275,8 +282,9 @@ class FixedSizeCrop final : public Transform {
     const Params p = params(image.height, image.width, draws);
     if (p.needs_crop) {
       det_crop_pixels(image, targets, p.top, p.left, p.height, p.width, scratch);
+      keypoints_translate(targets.keypoints, -p.left, -p.top);  // F.crop's kernel; not dropped with boxes
       if (targets.has_boxes) {  // crop (clamped), clamped again, and the boxes left without area dropped
-        boxes_crop(targets.boxes, p.top, p.left, p.height, p.width);
+        boxes_crop(targets.boxes, p.top, p.left, p.height, p.width, targets.clamp_boxes);
         std::vector<bool> valid(static_cast<size_t>(targets.box_count()));
         for (size_t i = 0; i < valid.size(); ++i) {
           const double* b = &targets.boxes[4 * i];

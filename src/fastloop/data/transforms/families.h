@@ -15,6 +15,7 @@ void transforms_register_geometry(TransformRegistry& registry);     // RandomCro
 void transforms_register_color(TransformRegistry& registry);        // ColorJitter, Grayscale, ..., RandomEqualize
 void transforms_register_auto(TransformRegistry& registry);         // AutoAugment, RandAugment, TrivialAugmentWide, AugMix
 void transforms_register_boxes(TransformRegistry& registry);        // SanitizeBoundingBoxes, ClampBoundingBoxes, ConvertBoundingBoxFormat
+void transforms_register_keypoints(TransformRegistry& registry);    // ClampKeyPoints, SanitizeKeyPoints, SetClampingMode
 void transforms_register_detection(TransformRegistry& registry);    // RandomZoomOut, RandomIoUCrop, ..., RandomPhotometricDistort
 void transforms_register_channels(TransformRegistry& registry);     // Identity, ToPureTensor, RGB, RandomChannelPermutation
 void transforms_register_noise(TransformRegistry& registry);        // GaussianNoise

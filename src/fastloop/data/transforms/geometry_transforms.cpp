@@ -6,6 +6,7 @@
 #include "fastloop/data/transforms/functional/boxes.h"
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/functional/flip.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/geometry_args.h"
 #include "fastloop/data/transforms/resize_crop_fusion.h"
 
@@ -31,8 +32,10 @@ class GeoRandomFlip : public FlipDrawTransform {
     for (ImageU8& mask : targets.masks) flip(mask);
     if (vertical_) {
       boxes_flip_vertical(targets.boxes, image.height);
+      keypoints_flip_vertical(targets.keypoints, image.height);
     } else {
       boxes_flip_horizontal(targets.boxes, image.width);
+      keypoints_flip_horizontal(targets.keypoints, image.width);
     }
     flip(image);
   }
@@ -63,13 +66,17 @@ void geo_pad_fill(const std::optional<std::vector<double>>& fill, PaddingMode mo
   pad_fill_bytes(fill ? *fill : std::vector<double>{}, channels, out);
 }
 
-// pad (then crop) of a sample's boxes: shifted, then clamped to the crop.
+// pad (then crop) of a sample's boxes and keypoints: shifted, the boxes then clamped to the crop (keypoints never
+// are), each shift a step of its own as torchvision's pad then crop.
 void geo_pad_crop_boxes(SampleTargets& targets, int64_t height, int64_t width, const Padding& padding, int64_t top,
                         int64_t left, int64_t out_height, int64_t out_width) {
-  boxes_pad(targets.boxes, height, width, padding.left, padding.top, padding.right, padding.bottom);
+  boxes_pad(targets.boxes, height, width, padding.left, padding.top, padding.right, padding.bottom, targets.clamp_boxes);
+  if (padding.left || padding.top) keypoints_translate(targets.keypoints, padding.left, padding.top);
   const int64_t padded_height = height + padding.top + padding.bottom, padded_width = width + padding.left + padding.right;
-  if (top != 0 || left != 0 || out_height != padded_height || out_width != padded_width)
-    boxes_crop(targets.boxes, top, left, out_height, out_width);
+  if (top != 0 || left != 0 || out_height != padded_height || out_width != padded_width) {
+    boxes_crop(targets.boxes, top, left, out_height, out_width, targets.clamp_boxes);
+    keypoints_translate(targets.keypoints, -left, -top);
+  }
 }
 
 // pad (then crop, for RandomCrop) of a sample's targets: masks with their fill, boxes shifted and clamped
@@ -81,6 +88,9 @@ void geo_pad_crop_targets(const std::string& transform, SampleTargets& targets, 
   if (targets.has_boxes && mode != PaddingMode::kConstant && (padding.left || padding.top || padding.right || padding.bottom))
     throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
                      "' is not supported with bounding boxes (use padding_mode='constant')");
+  if (targets.has_keypoints && mode != PaddingMode::kConstant && (padding.left || padding.top || padding.right || padding.bottom))
+    throw InputError(transform + "(): Padding mode '" + padding_mode_name(mode) +
+                     "' is not supported with KeyPoints (supported modes are constant)");
   uint8_t mask_bytes[4];
   pad_fill_bytes(mask_fill(mask_fill_values, transform).value_or(std::vector<double>{}), 1, mask_bytes);
   for (ImageU8& mask : targets.masks) {

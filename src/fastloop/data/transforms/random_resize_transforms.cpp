@@ -6,6 +6,7 @@
 
 #include "fastloop/data/transforms/color_args.h"
 #include "fastloop/data/transforms/functional/boxes.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/functional/resize.h"
 #include "fastloop/data/transforms/geometry_args.h"
 #include "fastloop/data/transforms/resize_crop_fusion.h"
@@ -33,6 +34,7 @@ void random_resize_sample(ImageU8& image, SampleTargets* targets, int64_t out_he
     std::swap(mask, scratch.spare);
   }
   boxes_resize(targets->boxes, height, width, out_height, out_width);
+  keypoints_resize(targets->keypoints, height, width, out_height, out_width);
 }
 
 // The part the three share: draw an output size for a height x width input, then resize to it.

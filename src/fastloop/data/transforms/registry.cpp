@@ -16,6 +16,7 @@ const TransformRegistry& transform_registry() {
     transforms_register_color(built);
     transforms_register_auto(built);
     transforms_register_boxes(built);
+    transforms_register_keypoints(built);
     transforms_register_detection(built);
     transforms_register_channels(built);
     transforms_register_noise(built);

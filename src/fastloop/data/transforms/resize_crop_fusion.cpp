@@ -4,6 +4,7 @@
 #include "fastloop/data/transforms/resize_crop_fusion.h"
 
 #include "fastloop/data/transforms/functional/boxes.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/functional/flip.h"
 #include "fastloop/data/transforms/functional/resize.h"
 
@@ -96,8 +97,15 @@ void resize_crop_apply(const ResizeCropGroup& group, ImageU8& image, SampleTarge
     if (flip) fused_flip(mask, vertical);
   }
   if (h != height || w != width) boxes_resize(targets->boxes, height, width, h, w);
-  if (flip && vertical) boxes_flip_vertical(targets->boxes, h);
-  if (flip && !vertical) boxes_flip_horizontal(targets->boxes, w);
+  keypoints_resize(targets->keypoints, height, width, h, w);
+  if (flip && vertical) {
+    boxes_flip_vertical(targets->boxes, h);
+    keypoints_flip_vertical(targets->keypoints, h);
+  }
+  if (flip && !vertical) {
+    boxes_flip_horizontal(targets->boxes, w);
+    keypoints_flip_horizontal(targets->keypoints, w);
+  }
   if (crop.changes) group.crop->pad_crop_boxes(*targets, h, w, crop);
 }
 

@@ -5,6 +5,7 @@
 
 #include "fastloop/data/transforms/families.h"
 #include "fastloop/data/transforms/functional/boxes.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/functional/crop_pad.h"
 #include "fastloop/data/transforms/functional/resize.h"
 #include "fastloop/data/transforms/spec.h"
@@ -124,8 +125,10 @@ class RandomResizedCrop : public ResizePlanTransform {
   void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
     const ResizePlan p = plan(image.height, image.width, draws);
     plan_apply_targets(p, image, targets, scratch);
-    boxes_crop(targets.boxes, p.top, p.left, p.height, p.width);
+    boxes_crop(targets.boxes, p.top, p.left, p.height, p.width, targets.clamp_boxes);
     boxes_resize(targets.boxes, p.height, p.width, p.out_height, p.out_width);
+    keypoints_translate(targets.keypoints, -p.left, -p.top);
+    keypoints_resize(targets.keypoints, p.height, p.width, p.out_height, p.out_width);
   }
   TransformDraw draw(int64_t height, int64_t width, Draws& draws) const override {
     const ResizePlan p = plan(height, width, draws);
@@ -173,6 +176,7 @@ class Resize : public ResizePlanTransform {
     const ResizePlan p = plan(image.height, image.width, draws);
     plan_apply_targets(p, image, targets, scratch);
     boxes_resize(targets.boxes, p.height, p.width, p.out_height, p.out_width);  // not clamped, as torchvision's
+    keypoints_resize(targets.keypoints, p.height, p.width, p.out_height, p.out_width);
   }
 
  private:
@@ -210,8 +214,10 @@ class CenterCrop : public ResizePlanTransform {
   void apply_targets(ImageU8& image, SampleTargets& targets, Draws& draws, TransformScratch& scratch) const override {
     const int64_t height = image.height, width = image.width;
     plan_apply_targets(plan(height, width, draws), image, targets, scratch);
-    boxes_crop(targets.boxes, py_round(static_cast<double>(height - size_.first) / 2.0),
-               py_round(static_cast<double>(width - size_.second) / 2.0), size_.first, size_.second);
+    const int64_t top = py_round(static_cast<double>(height - size_.first) / 2.0);
+    const int64_t left = py_round(static_cast<double>(width - size_.second) / 2.0);
+    boxes_crop(targets.boxes, top, left, size_.first, size_.second, targets.clamp_boxes);
+    keypoints_translate(targets.keypoints, -left, -top);
   }
 
  private:

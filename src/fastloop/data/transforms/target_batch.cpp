@@ -92,6 +92,12 @@ void targets_output(const SampleTargets& targets, int64_t height, int64_t width,
     out.labels = at::tensor(targets.labels, at::kLong);
     out.kept = at::tensor(targets.kept, at::kLong);
   }
+  if (targets.has_keypoints) {
+    std::vector<int64_t> shape = targets.keypoints_shape;
+    shape.push_back(2);
+    out.keypoints = at::empty(shape, at::kFloat);
+    std::copy(targets.keypoints.begin(), targets.keypoints.end(), out.keypoints.data_ptr<float>());
+  }
   const bool class_map = !targets.instance_masks && targets.masks.size() == 1;
   if (!class_map) stack.masks = at::Tensor();  // a batch of class maps only
   if (targets.masks.empty() && !targets.instance_masks) return;

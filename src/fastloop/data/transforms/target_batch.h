@@ -24,6 +24,7 @@ struct TargetSample {
   at::Tensor labels;   // int64 [K]
   at::Tensor kept;     // int64 [K]: each box's index among the sample's boxes before SanitizeBoundingBoxes
   at::Tensor masks;    // uint8 [K, H, W] instance masks, or [H, W] a class map; undefined when none
+  at::Tensor keypoints;  // float32 [..., 2] (COCO: [N, K, 2]) in pixels; undefined when the source gives none
 };
 
 /// A batch's images and class maps in one tensor each, when every sample's agree in size: `images`

@@ -30,6 +30,10 @@ const char* box_format_name(BoxFormat format) {
 
 void SampleTargets::keep(const std::vector<bool>& valid) {
   const int64_t n = box_count();
+  if (!labels.empty() && static_cast<int64_t>(labels.size()) != n)  // SanitizeKeyPoints dropped some: torch's IndexError
+    throw InputError("SanitizeBoundingBoxes: the sample has " + std::to_string(n) + " boxes and " +
+                     std::to_string(labels.size()) + " labels (a SanitizeKeyPoints with labels_getter='default' before "
+                     "it dropped labels with their keypoints); give one of them labels_getter=None");
   int64_t out = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (!valid[static_cast<size_t>(i)]) continue;

@@ -2,7 +2,9 @@
 // tv_tensors, which every geometric transform moves with the pixels from one draw of its parameters
 // (transforms.v2's one kernel per (op, type)). Boxes are kept as XYXY in double precision on the image's
 // canvas whatever format they are given back in; masks are 1-channel uint8 images of the image's size,
-// resampled with nearest and filled with the transform's fill for masks. No torch types: the kernels compile without LibTorch.
+// resampled with nearest and filled with the transform's fill for masks. KeyPoints are x, y pairs in float32, as
+// torchvision keeps them (its kernels compute in the points' dtype), never clamped by a geometric transform (only
+// ClampKeyPoints clamps them). No torch types: the kernels compile without LibTorch.
 #pragma once
 
 #include "fastloop/data/transforms/image_u8.h"
@@ -36,9 +38,14 @@ struct SampleTargets {
   std::vector<int64_t> kept;      // one per box: its index among the sample's boxes before any was dropped
   std::vector<ImageU8> masks;     // instance masks (one per box) or a class map (one), 1 channel, image-sized
   bool instance_masks = false;    // masks[i] belongs to box i (SanitizeBoundingBoxes drops it with the box)
+  bool clamp_boxes = true;        // the boxes' clamping_mode is "soft" or "hard" (false: None, SetClampingMode(None))
+
+  bool has_keypoints = false;
+  std::vector<float> keypoints;           // x, y pairs in pixels of the image's current canvas
+  std::vector<int64_t> keypoints_shape;   // the KeyPoints tensor's shape without its last dimension (2): {N, K}, {N}
 
   int64_t box_count() const { return static_cast<int64_t>(boxes.size() / 4); }
-  bool empty() const { return !has_boxes && masks.empty(); }
+  bool empty() const { return !has_boxes && masks.empty() && !has_keypoints; }
   /// Keeps the boxes (and their labels, kept indices and instance masks) whose `valid` entry is true.
   void keep(const std::vector<bool>& valid);
 };

@@ -5,6 +5,7 @@
 #include "fastloop/data/transforms/functional/affine.h"
 #include "fastloop/data/transforms/functional/blur.h"
 #include "fastloop/data/transforms/functional/boxes.h"
+#include "fastloop/data/transforms/functional/keypoints.h"
 #include "fastloop/data/transforms/functional/perspective.h"
 #include "fastloop/data/transforms/functional/warp.h"
 #include "fastloop/data/transforms/geometry_args.h"
@@ -84,7 +85,9 @@ class GeoRandomRotation : public Transform {
       std::tie(out_width, out_height) =
           affine_expanded_size(inverse_affine_matrix(center, -a, {0.0, 0.0}, 1.0, {0.0, 0.0}), width, height);
     }
-    boxes_affine(targets.boxes, m, shift_x, shift_y, out_height, out_width);
+    boxes_affine(targets.boxes, m, shift_x, shift_y, out_height, out_width, targets.clamp_boxes);
+    const auto kp_shift = expand_ ? keypoints_expand_shift(m, height, width) : std::array<double, 2>{0.0, 0.0};
+    keypoints_affine(targets.keypoints, m, kp_shift[0], kp_shift[1]);
   }
 
  private:
@@ -134,9 +137,10 @@ class GeoRandomAffine : public Transform {
     const WarpFill fill = warp_.mask_fill_of("RandomAffine");
     for (ImageU8& mask : targets.masks)
       affine_warp_u8(mask, p.angle, p.translate, p.scale, p.shear, Interpolation::kNearest, fill, warp_.center, scratch);
-    boxes_affine(targets.boxes,
-                 forward_affine_matrix(warp_.box_center(image.height, image.width), p.angle, p.translate, p.scale, p.shear),
-                 0.0, 0.0, image.height, image.width);
+    const auto m =
+        forward_affine_matrix(warp_.box_center(image.height, image.width), p.angle, p.translate, p.scale, p.shear);
+    boxes_affine(targets.boxes, m, 0.0, 0.0, image.height, image.width, targets.clamp_boxes);
+    keypoints_affine(targets.keypoints, m);
     affine_warp_u8(image, p.angle, p.translate, p.scale, p.shear, warp_.interpolation,
                    warp_fill_make(warp_.fill, image.channels), warp_.center, scratch);
   }
@@ -205,7 +209,8 @@ class GeoRandomPerspective : public Transform {
     const auto coefficients = perspective_coefficients(start, end);
     const WarpFill fill = warp_.mask_fill_of("RandomPerspective");
     for (ImageU8& mask : targets.masks) perspective_u8(mask, coefficients, Interpolation::kNearest, fill, scratch);
-    boxes_perspective(targets.boxes, coefficients, image.height, image.width);
+    boxes_perspective(targets.boxes, coefficients, image.height, image.width, targets.clamp_boxes);
+    keypoints_perspective(targets.keypoints, coefficients);
     perspective_u8(image, coefficients, warp_.interpolation, warp_fill_make(warp_.fill, image.channels), scratch);
   }
 

@@ -36,15 +36,15 @@ void boxes_resize(std::vector<double>& boxes, int64_t in_height, int64_t in_widt
   for (size_t i = 0; i < boxes.size(); ++i) boxes[i] *= i % 2 == 0 ? sx : sy;
 }
 
-void boxes_crop(std::vector<double>& boxes, int64_t top, int64_t left, int64_t height, int64_t width) {
+void boxes_crop(std::vector<double>& boxes, int64_t top, int64_t left, int64_t height, int64_t width, bool clamp) {
   for (size_t i = 0; i < boxes.size(); ++i) boxes[i] -= static_cast<double>(i % 2 == 0 ? left : top);
-  boxes_clamp(boxes, height, width);
+  if (clamp) boxes_clamp(boxes, height, width);
 }
 
 void boxes_pad(std::vector<double>& boxes, int64_t height, int64_t width, int64_t left, int64_t top, int64_t right,
-               int64_t bottom) {
+               int64_t bottom, bool clamp) {
   for (size_t i = 0; i < boxes.size(); ++i) boxes[i] += static_cast<double>(i % 2 == 0 ? left : top);
-  boxes_clamp(boxes, height + top + bottom, width + left + right);
+  if (clamp) boxes_clamp(boxes, height + top + bottom, width + left + right);
 }
 
 std::array<double, 6> forward_affine_matrix(std::array<double, 2> center, double angle, std::array<double, 2> translate,
@@ -83,14 +83,15 @@ void boxes_envelope(std::vector<double>& boxes, Map map) {
 }  // namespace
 
 void boxes_affine(std::vector<double>& boxes, const std::array<double, 6>& m, double shift_x, double shift_y,
-                  int64_t out_height, int64_t out_width) {
+                  int64_t out_height, int64_t out_width, bool clamp) {
   boxes_envelope(boxes, [&](double x, double y) {
     return std::pair<double, double>{m[0] * x + m[1] * y + m[2] - shift_x, m[3] * x + m[4] * y + m[5] - shift_y};
   });
-  boxes_clamp(boxes, out_height, out_width);
+  if (clamp) boxes_clamp(boxes, out_height, out_width);
 }
 
-void boxes_perspective(std::vector<double>& boxes, const std::array<double, 8>& k, int64_t height, int64_t width) {
+void boxes_perspective(std::vector<double>& boxes, const std::array<double, 8>& k, int64_t height, int64_t width,
+                       bool clamp) {
   if (boxes.empty()) return;
   const double denom = k[0] * k[4] - k[1] * k[3];
   if (denom == 0.0) {
@@ -108,7 +109,7 @@ void boxes_perspective(std::vector<double>& boxes, const std::array<double, 8>& 
     const double w = inv[6] * x + inv[7] * y + 1.0;
     return std::pair<double, double>{(inv[0] * x + inv[1] * y + inv[2]) / w, (inv[3] * x + inv[4] * y + inv[5]) / w};
   });
-  boxes_clamp(boxes, height, width);
+  if (clamp) boxes_clamp(boxes, height, width);
 }
 
 std::vector<bool> boxes_valid(const std::vector<double>& boxes, int64_t height, int64_t width, double min_size,
