@@ -128,10 +128,14 @@ PARAMETERS: List[Parameter] = [
         r'``"skip"``\ ped and replaced.')),
     Parameter("transform", Any, None, "transform", doc=(
         "a ``torchvision.transforms`` / ``transforms.v2`` pipeline (``Compose`` of supported "
-        "operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must end "
-        "in float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``); batches of image "
-        "files take the size it ends in (a pipeline whose size follows each image's, such as ``Resize(160)`` "
-        "alone, needs a crop after it or ``image_size``). None: the built-in augmentation. A list of pipelines "
+        "operations) or a spec string, run per image by the C++ workers (``fastloop.transforms``); it must "
+        "convert to float (``ToTensor()`` / ``ToDtype(torch.float32, scale=True)``, then ``Normalize``), and "
+        "operations after the conversion run on float images as torchvision runs them; batches of image files "
+        "take the size it ends in (one whose size follows each image's, such as ``ToImage(), ToDtype(...)`` "
+        "alone, takes the first image's, and an image of another size is an error naming it, as "
+        "``DataLoader``'s collate stacks them; or give ``image_size``). A ``FiveCrop`` or ``TenCrop`` makes "
+        "the batch a list of 5 or 10 ``[B, C, H, W]`` tensors, as ``DataLoader`` collates their tuples. None: "
+        "the built-in augmentation. A list of pipelines "
         "(each a ``Compose`` or a spec string) makes one view of each image per pipeline (see ``views``); a list "
         "of single transforms is one pipeline, as a ``Compose`` of them.")),
     Parameter("views", Optional[int], None, None, doc=(

@@ -193,8 +193,8 @@ def test_compile_transform_refuses_what_it_cannot_run():
         compile_transform(T.ToDtype({tv_tensors.Mask: torch.int64}))
     with pytest.raises(TypeError, match="LANCZOS"):
         compile_transform(T.Resize(10, interpolation=T.InterpolationMode.LANCZOS))
-    with pytest.raises(TypeError, match="RandomRotation.*on a float image"):  # CenterCrop would run there
-        _C._transform_repr("ToDtype(torch.float32, scale=True), RandomRotation(30)")
+    with pytest.raises(TypeError, match="RandomPosterize.*on a float image"):  # CenterCrop would run there
+        _C._transform_repr("ToDtype(torch.float32, scale=True), RandomPosterize(4)")
     with pytest.raises(TypeError, match="Input tensor should be a float tensor. Got torch.uint8"):
         _C._transform_repr("Normalize((0.5,), (0.5,))")
 

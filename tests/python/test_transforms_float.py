@@ -160,8 +160,8 @@ def test_gaussian_noise_draws_standard_normals():
 
 # ---------------------------------------------------------------------------------------------- refusals
 def test_operations_fastloop_does_not_run_on_float_images_are_refused_by_name():
-    with pytest.raises(TypeError, match=r"RandomRotation\(.*on a float image.*ColorJitter.*Resize"):
-        compile_transform([TO_FLOAT, T.RandomRotation(10)])
+    with pytest.raises(TypeError, match=r"TrivialAugmentWide\(.*on a float image.*ColorJitter.*RandomRotation.*Resize"):
+        compile_transform([TO_FLOAT, T.TrivialAugmentWide()])
     with pytest.raises(TypeError, match=r"RandomPosterize.*on a float image"):
         compile_transform([TO_FLOAT, T.RandomPosterize(4)])
     with pytest.raises(TypeError, match="converting the float image back to uint8"):
@@ -227,3 +227,59 @@ def test_boxes_and_masks_move_with_a_float_resize_and_flip(workers, tmp_path):
         torch.testing.assert_close(target["boxes"], want["boxes"].as_subclass(torch.Tensor), atol=1e-3, rtol=0)
         assert torch.equal(target["masks"], want["masks"].as_subclass(torch.Tensor))
         assert torch.equal(target["labels"], want["labels"])
+
+
+# ---------------------------------------------------------------------------------------------- warps
+def _with_params(transform: Any, params: dict, image: torch.Tensor) -> torch.Tensor:
+    """torchvision's `transform` with `params` in place of its make_params (and its p, if any, as 1)."""
+    transform.make_params = lambda flat_inputs: params
+    p = getattr(transform, "p", None)
+    try:
+        if p is not None:
+            transform.p = 1.0
+        return transform(image)
+    finally:
+        del transform.make_params
+        if p is not None:
+            transform.p = p
+
+
+WARPS = [
+    T.RandomRotation(40, interpolation=T.InterpolationMode.BILINEAR),
+    T.RandomRotation((-120, 120), expand=True, fill=0.3),
+    T.RandomRotation((90, 90), interpolation=T.InterpolationMode.BILINEAR),  # torchvision's rot90 fast path
+    T.RandomRotation(30, center=(5, 9), fill=[0.1, 0.5, 0.9]),
+    T.RandomAffine(25, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-10, 10, -5, 5),
+                   interpolation=T.InterpolationMode.BILINEAR, fill=0.5),
+    T.RandomAffine(0, shear=15),  # nearest, fill 0
+    T.RandomPerspective(0.5, p=1.0, interpolation=T.InterpolationMode.BILINEAR, fill=0.25),
+    T.RandomPerspective(0.3, p=0.5, interpolation=T.InterpolationMode.NEAREST),
+]
+
+
+@pytest.mark.parametrize("warp", WARPS, ids=repr)
+def test_warps_after_the_conversion_run_on_float_images_as_torchvision(warp, images):
+    from torchvision.transforms.v2.functional._geometry import _perspective_coefficients
+
+    transforms = [TO_FLOAT, warp]
+    spec = compile_transform(transforms)
+    for index in range(6):
+        image = images[index % len(images)]
+        x = TO_FLOAT(image)
+        d = _draw(spec, 1, image, index)
+        if isinstance(warp, T.RandomPerspective):
+            if not d["applied"][0]:
+                want = x
+            else:
+                h, w = image.shape[-2:]
+                start = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
+                end = [[int(d["endpoints"][2 * i]), int(d["endpoints"][2 * i + 1])] for i in range(4)]
+                want = _with_params(warp, {"coefficients": _perspective_coefficients(start, end, None)}, x)
+        elif isinstance(warp, T.RandomAffine):
+            want = _with_params(warp, {"angle": d["angle"][0], "translate": [int(v) for v in d["translate"]],
+                                       "scale": d["scale"][0], "shear": list(d["shear"])}, x)
+        else:
+            want = _with_params(warp, {"angle": d["angle"][0]}, x)
+        got = _C._transform_output(spec, image, SEED, index)
+        assert got.shape == want.shape, (got.shape, want.shape)
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=0, msg=lambda m: f"{spec} #{index} {d}: {m}")

@@ -5,6 +5,7 @@
 #include "fastloop/data/transforms/float_ops.h"
 
 #include "fastloop/data/transforms/erasing_transforms.h"
+#include "fastloop/data/transforms/float_warps.h"
 #include "fastloop/data/transforms/geometry_args.h"
 #include "fastloop/data/transforms/output_stage.h"
 #include "fastloop/data/transforms/registry.h"
@@ -249,8 +250,9 @@ at::ScalarType stage_scalar_type(StageDtype dtype) {
 const std::vector<std::string>& float_step_names() {
   static const std::vector<std::string> names = {
       "CenterCrop", "ColorJitter", "ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Grayscale", "Normalize",
-      "PILToTensor", "RandomCrop", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
-      "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ToDtype", "ToImage"};
+      "PILToTensor", "RandomAffine", "RandomCrop", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
+      "RandomInvert", "RandomPerspective", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize",
+      "ToDtype", "ToImage"};
   return names;
 }
 
@@ -291,6 +293,7 @@ FloatStep float_step_make(const TransformPtr& t) {
   if (const auto* normalize = dynamic_cast<const NormalizeTransform*>(t.get())) return normalize_step(normalize);
   if (const auto* convert = dynamic_cast<const ConvertTransform*>(t.get())) return convert_step(convert);
   if (const auto* erasing = dynamic_cast<const RandomErasingTransform*>(t.get())) return erasing_step(erasing);
+  if (auto warp = float_warp_step(t)) return *warp;
   if (const auto* step = dynamic_cast<const FloatKernelTransform*>(t.get()))
     return [step](at::Tensor& image, Draws& draws) { step->apply_float(image, draws); };
   std::string names;

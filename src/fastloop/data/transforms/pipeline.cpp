@@ -164,7 +164,7 @@ at::Tensor Pipeline::run_float(const ImageU8& image, SampleTargets* targets, uin
   for (int64_t c = 0; c < image.channels; ++c)
     for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = output_value(v, c, 0);
   at::Tensor x = float_image_from_u8(image, table, stage_scalar_type(table_dtype_));
-  ImageU8& shadow = scratch.spare;  // the uint8 kernels move the targets on an image of the float image's size
+  thread_local ImageU8 shadow;  // the uint8 kernels move the targets on an image of the float image's size
   for (const auto& [k, step] : float_steps_) {
     const Transform& t = *transforms_[k];
     Draws draws = pipeline_draws(seed, epoch, index, static_cast<int64_t>(k));
