@@ -160,3 +160,21 @@ def _native_stacks(pid: int) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return "\n".join(line for line in done.stdout.splitlines() if line.startswith(("#", "Thread")))
+
+
+def assert_boxes_close(actual, expected, what: object) -> None:
+    """Boxes fastloop moved (float64) against torchvision's (float32, a tv_tensor or not): within 1e-3 px."""
+    import torch
+
+    assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
+    torch.testing.assert_close(actual, expected.as_subclass(torch.Tensor).double(), atol=1e-3, rtol=0,
+                               msg=lambda m: f"{what}: {m}")
+
+
+def torchvision_error(make: Callable[[], object]) -> tuple:
+    """(type, message) of the error torchvision raises making something; fails when it raises none."""
+    try:
+        make()
+    except (TypeError, ValueError) as e:
+        return type(e), str(e)
+    raise AssertionError("torchvision accepted it")

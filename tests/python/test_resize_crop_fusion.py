@@ -17,7 +17,8 @@ from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
 
 from kernel_parity import assert_within_one_level, torch_resize_is_fastloops
-from test_transforms_detection import HEIGHT, WIDTH, SEED, _assert_boxes, _sample, _tv
+from conftest import assert_boxes_close
+from test_transforms_detection import HEIGHT, WIDTH, SEED, _sample, _tv
 
 fastloop = pytest.importorskip("fastloop")
 from fastloop.transforms import compile_transform  # noqa: E402
@@ -73,7 +74,7 @@ def test_fused_resize_flip_crop_equals_torchvision_one_after_another(transforms)
             spec, image, boxes.double(), masks, True, labels, SEED, index)
         want = [_replay(transforms, sizes[index][0], draws, x) for x in _tv(image, boxes, masks)]
         what = (spec, index, sizes[index][0], draws)
-        _assert_boxes(got_boxes, want[1], what)
+        assert_boxes_close(got_boxes, want[1], what)
         assert torch.equal(got_labels, labels) and torch.equal(kept, torch.arange(len(labels)))
         assert torch.equal(got_masks, want[2]), what
         assert_within_one_level(got_image, want[0], exact=nearest or torch_resize_is_fastloops(), what=what)

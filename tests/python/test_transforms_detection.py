@@ -30,6 +30,7 @@ import torchvision.transforms.v2.functional as F
 from torchvision import tv_tensors
 from torchvision.ops import box_iou
 from torchvision.transforms import InterpolationMode
+from conftest import assert_boxes_close
 
 from kernel_parity import assert_chain_matches, assert_within_one_level, torch_blends_are_fastloops, \
     torch_resize_is_fastloops
@@ -67,11 +68,6 @@ def _tv(image, boxes, masks):
     canvas = tuple(image.shape[-2:])
     return (tv_tensors.Image(image), tv_tensors.BoundingBoxes(boxes, format="XYXY", canvas_size=canvas),
             tv_tensors.Mask(masks))
-
-
-def _assert_boxes(actual: torch.Tensor, expected: torch.Tensor, what: object) -> None:
-    assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
-    torch.testing.assert_close(actual, expected.double(), atol=1e-3, rtol=0, msg=lambda m: f"{what}: {m}")
 
 
 def _ks_same(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -115,7 +111,7 @@ def test_transform_moves_image_boxes_and_masks_as_torchvision_with_its_draws(tra
         d = draws[index][0]
         got_image, got_boxes, _, got_labels, kept, got_masks = _fastloop(spec, image, boxes, masks, labels, index)
         want = [_replay_geometry(transform, d, x) for x in _tv(image, boxes, masks)]
-        _assert_boxes(got_boxes, want[1], (spec, d))
+        assert_boxes_close(got_boxes, want[1], (spec, d))
         assert torch.equal(got_labels, labels) and torch.equal(kept, torch.arange(len(labels)))
         assert torch.equal(got_masks, want[2]), (spec, d)
         if resizes and not nearest:
@@ -170,7 +166,7 @@ def test_fixed_size_crop_crops_drops_empty_boxes_and_pads_as_torchvision(size):
         want_image, want_boxes, want_masks, want_labels = _fixed_size_crop(size, 5, d, image, boxes, masks, labels)
         assert got_image.shape[-2:] == ((size, size) if isinstance(size, int) else size)
         assert torch.equal(got_image, want_image), (spec, d)
-        _assert_boxes(got_boxes, want_boxes, (spec, d))
+        assert_boxes_close(got_boxes, want_boxes, (spec, d))
         assert torch.equal(got_labels, want_labels) and torch.equal(labels[kept], got_labels)
         assert torch.equal(got_masks, want_masks), (spec, d)
         dropped += len(labels) - len(got_labels)
@@ -199,7 +195,7 @@ def test_random_iou_crop_keeps_the_boxes_torchvision_keeps_for_the_crop_it_draws
         if "top" not in d:  # the "leave as is" option
             assert d["min_jaccard_overlap"][0] >= 1.0
             assert torch.equal(got_image, image) and torch.equal(got_masks, masks)
-            _assert_boxes(got_boxes, boxes, d)
+            assert_boxes_close(got_boxes, boxes, d)
             continue
         cropped += 1
         top, left, height, width = (int(d[k][0]) for k in ("top", "left", "height", "width"))
@@ -212,7 +208,7 @@ def test_random_iou_crop_keeps_the_boxes_torchvision_keeps_for_the_crop_it_draws
         want_image, want_boxes, want_masks = (F.crop(x, top, left, height, width) for x in _tv(image, boxes, masks))
         want_boxes[~within] = 0  # torchvision's _transform: degenerate, for SanitizeBoundingBoxes to drop
         assert torch.equal(got_image, want_image) and torch.equal(got_masks, want_masks), d
-        _assert_boxes(got_boxes, want_boxes, d)
+        assert_boxes_close(got_boxes, want_boxes, d)
     assert cropped >= 12
 
 
@@ -281,7 +277,7 @@ def test_photometric_distort_replays_torchvision_with_its_draws(transform):
         image, boxes, masks, labels = _sample(800 + index)
         d = draws[index][0]
         got_image, got_boxes, _, got_labels, _, got_masks = _fastloop(spec, image, boxes, masks, labels, index)
-        _assert_boxes(got_boxes, boxes, d)
+        assert_boxes_close(got_boxes, boxes, d)
         assert torch.equal(got_masks, masks) and torch.equal(got_labels, labels)
         assert torch.equal(got_image, _C._transform_apply(spec, image, SEED, index))
         factor = {k: (d[k][0] if d[k] else None) for k in ("brightness_factor", "contrast_factor",

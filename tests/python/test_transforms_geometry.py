@@ -28,6 +28,7 @@ import torch
 import torchvision.transforms.v2 as T
 import torchvision.transforms.v2.functional as F
 from torchvision.transforms import InterpolationMode
+from conftest import torchvision_error
 
 from kernel_parity import (assert_warp_matches, assert_within_one_level, torch_resize_is_fastloops,
                            warp_matches)
@@ -244,14 +245,6 @@ def test_resize_kernel_equals_torchvision_where_registered(images):
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _torchvision_error(make):
-    try:
-        make()
-    except (TypeError, ValueError) as e:
-        return type(e), str(e)
-    raise AssertionError("torchvision accepted it")
-
-
 @pytest.mark.parametrize(
     "spec,make",
     [
@@ -272,17 +265,17 @@ def _torchvision_error(make):
     ],
 )
 def test_bad_arguments_raise_torchvisions_error(spec, make):
-    kind, message = _torchvision_error(make)
+    kind, message = torchvision_error(make)
     with pytest.raises(kind, match=re.escape(message)):
         _apply(spec, torch.zeros(3, 8, 8, dtype=torch.uint8))
 
 
 def test_crop_larger_than_the_image_raises_as_torchvision(images):
     image = images[3]  # 61 x 97
-    kind, message = _torchvision_error(lambda: T.RandomCrop(100)(image))
+    kind, message = torchvision_error(lambda: T.RandomCrop(100)(image))
     with pytest.raises(kind, match=re.escape(message)):
         _apply("RandomCrop(100)", image)
-    kind, message = _torchvision_error(lambda: T.RandomCrop(100, padding=5)(image))
+    kind, message = torchvision_error(lambda: T.RandomCrop(100, padding=5)(image))
     with pytest.raises(kind, match=re.escape(message)):
         _apply("RandomCrop(100, padding=5)", image)
     assert _apply("RandomCrop(100, pad_if_needed=True)", image).shape == (3, 100, 100)

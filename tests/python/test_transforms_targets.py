@@ -19,6 +19,7 @@ import torchvision.transforms.v2 as T
 import torchvision.transforms.v2.functional as F
 from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
+from conftest import assert_boxes_close
 
 from kernel_parity import assert_warp_matches, assert_within_one_level, torch_resize_is_fastloops
 
@@ -58,11 +59,6 @@ def _torchvision_inputs(image, boxes, masks, labels):
              "masks": tv_tensors.Mask(masks), "labels": labels})
 
 
-def _assert_boxes(actual: torch.Tensor, expected: torch.Tensor, what: object) -> None:
-    assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
-    torch.testing.assert_close(actual, expected.double(), atol=1e-3, rtol=0, msg=lambda m: f"{what}: {m}")
-
-
 DETERMINISTIC = [
     T.RandomHorizontalFlip(p=1),
     T.RandomVerticalFlip(p=1),
@@ -92,7 +88,7 @@ def test_deterministic_transform_moves_targets_as_torchvision(transform):
         got_image, got_boxes, fmt, got_labels, kept, got_masks = _fastloop(spec, image, boxes, masks, labels)
         want_image, want = transform(*_torchvision_inputs(image, boxes, masks, labels))
         assert fmt == want["boxes"].format.name, (spec, fmt)
-        _assert_boxes(got_boxes, want["boxes"], spec)
+        assert_boxes_close(got_boxes, want["boxes"], spec)
         if isinstance(transform, T.Compose) and transform.transforms[-1].labels_getter is None:
             assert torch.equal(got_labels, labels)  # labels_getter=None: the labels are left as they were
         else:
@@ -157,7 +153,7 @@ def test_random_transform_moves_targets_as_torchvision_with_its_draws(transform,
         want_image = _replay(transform, d, timage, (HEIGHT, WIDTH))
         want_boxes = _replay(transform, d, target["boxes"], (HEIGHT, WIDTH))
         want_masks = _replay(transform, d, target["masks"], (HEIGHT, WIDTH))
-        _assert_boxes(got_boxes, want_boxes, (spec, d))
+        assert_boxes_close(got_boxes, want_boxes, (spec, d))
         assert torch.equal(got_labels, labels)
         if warp:
             assert_warp_matches(got_image, want_image, nearest, (spec, d))

@@ -236,17 +236,6 @@ FloatStep convert_step(const ConvertTransform* convert) {
 
 }  // namespace
 
-at::ScalarType stage_scalar_type(StageDtype dtype) {
-  switch (dtype) {
-    case StageDtype::kUInt8: return at::kByte;
-    case StageDtype::kFloat32: return at::kFloat;
-    case StageDtype::kFloat16: return at::kHalf;
-    case StageDtype::kBFloat16: return at::kBFloat16;
-    case StageDtype::kFloat64: return at::kDouble;
-  }
-  return at::kFloat;
-}
-
 const std::vector<std::string>& float_step_names() {
   static const std::vector<std::string> names = {
       "CenterCrop", "ColorJitter", "ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Grayscale", "Normalize",

@@ -2,7 +2,7 @@
 // conversion to float, as torchvision's rotate_image / affine_image / perspective_image run on float tensors.
 #pragma once
 
-#include "fastloop/data/transforms/float_ops.h"
+#include "fastloop/data/transforms/float_step.h"
 
 #include <optional>
 

@@ -4,7 +4,7 @@
 // truncated to int16, added, clamped to [0, 255] (or wrapped, clip=False); on float (after the conversion):
 // image + (mean + z * sigma), clamped to [0, 1].
 #include "fastloop/data/transforms/families.h"
-#include "fastloop/data/transforms/float_ops.h"
+#include "fastloop/data/transforms/float_step.h"
 #include "fastloop/data/transforms/spec.h"
 
 #include <algorithm>

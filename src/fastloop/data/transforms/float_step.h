@@ -1,0 +1,51 @@
+// What a step on a float image is (float_ops.h makes them; float_warps.h the warps'): its signature, the
+// interface of transforms with a float kernel of their own, and the float image's dtype and its way into a batch.
+#pragma once
+
+#include "fastloop/data/transforms/output_stage.h"
+#include "fastloop/data/transforms/transform.h"
+
+#include <ATen/ATen.h>
+
+#include <functional>
+
+namespace fastloop {
+
+/// One transform on a float image [C, H, W] (contiguous, the pipeline's float dtype) with the sample's draws of
+/// that transform; it may replace the tensor (a resize, a crop).
+using FloatStep = std::function<void(at::Tensor& image, Draws& draws)>;
+
+/// A transform with a float kernel of its own (GaussianNoise): what its float step runs.
+class FloatKernelTransform : public Transform {
+ public:
+  virtual void apply_float(at::Tensor& image, Draws& draws) const = 0;
+};
+
+/// torch's dtype of a stage dtype (float32, float16, bfloat16, float64; uint8).
+inline at::ScalarType stage_scalar_type(StageDtype dtype) {
+  switch (dtype) {
+    case StageDtype::kUInt8: return at::kByte;
+    case StageDtype::kFloat16: return at::kHalf;
+    case StageDtype::kBFloat16: return at::kBFloat16;
+    case StageDtype::kFloat64: return at::kDouble;
+    case StageDtype::kFloat32: break;
+  }
+  return at::kFloat;
+}
+
+/// A float image [C, H, W] into `out`, value (c, y, x) at c * channel_stride + y * row_stride + x * pixel_stride,
+/// as float32 cast to T (the value table's path casts so too). Plain loops: no ATen op wakes an OpenMP team
+/// from a worker thread.
+template <typename T>
+void float_image_write(const at::Tensor& image, T* out, int64_t channel_stride, int64_t row_stride,
+                       int64_t pixel_stride) {
+  const at::Tensor f = image.scalar_type() == at::kFloat ? image.contiguous() : image.to(at::kFloat).contiguous();
+  const float* in = f.data_ptr<float>();
+  const int64_t C = f.size(0), H = f.size(1), W = f.size(2);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x)
+        out[c * channel_stride + y * row_stride + x * pixel_stride] = static_cast<T>(in[(c * H + y) * W + x]);
+}
+
+} // namespace fastloop
