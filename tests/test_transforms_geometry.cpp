@@ -1,7 +1,8 @@
 // The geometry kernels of data/transforms/functional (flip, crop_pad, resize, warp/affine/perspective, blur)
 // against ATen's own kernels in this process, the ones torchvision.transforms.v2.functional calls on uint8
 // tensors: equal bytes for flips, crops, pads and every resize mode, for rotate/affine/perspective (ATen's
-// grid_sample on torchvision's grid, fill blended as _apply_grid_transform does) and at most 1 level for the
+// grid_sample on torchvision's grid, fill blended as _apply_grid_transform does; equal where the test shows
+// ATen runs fastloop's arithmetic, kernel_parity.py's one-warp rule elsewhere) and at most 1 level for the
 // Gaussian blur (torch convolves with the 2-D kernel, we run it separably). tests/python/
 // test_transforms_geometry.py checks the same against torchvision itself on JPEG photos.
 #include "fastloop/data/transforms/functional/affine.h"
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace fastloop;
@@ -75,14 +77,65 @@ ImageU8 aten_warp(const ImageU8& image, const at::Tensor& grid, bool bilinear, c
   return from_chw(out.round().to(at::kByte));
 }
 
-at::Tensor affine_grid(const std::array<double, 6>& m, int64_t w, int64_t h, int64_t ow, int64_t oh) {
+// Whether bmm made every coordinate of `grid` (from `base` [1, N, 3] and `theta` [1, 3, 2], or over `denominator`'s
+// [1, 3, 2] for a perspective) as fastloop's warps compute it: fma(y, t1, x * t0) + t2 in float32 (MKL's AVX-512
+// code on Intel's CPUs; its AVX2 code, which AMD's AVX-512 CPUs get too, rounds otherwise: kernel_parity.py).
+bool grid_is_fastloops(const at::Tensor& base, const at::Tensor& theta, const at::Tensor& grid,
+                       const at::Tensor& denominator = at::Tensor()) {
+  const at::Tensor b = base.reshape({-1, 3}).contiguous(), t = theta.reshape({3, 2}).contiguous();
+  const at::Tensor g = grid.reshape({-1, 2}).contiguous();
+  const float* pb = b.data_ptr<float>();
+  const float* pt = t.data_ptr<float>();
+  const float* pg = g.data_ptr<float>();
+  const at::Tensor d = denominator.defined() ? denominator.reshape({3, 2}).contiguous() : at::Tensor();
+  for (int64_t i = 0; i < b.size(0); ++i) {
+    const float x = pb[3 * i], y = pb[3 * i + 1];
+    for (int64_t k = 0; k < 2; ++k) {
+      float v = std::fma(y, pt[2 + k], x * pt[k]) + pt[4 + k];
+      if (d.defined()) {
+        const float* pd = d.data_ptr<float>();
+        v = v / (std::fma(y, pd[2 + k], x * pd[k]) + pd[4 + k]) - 1.f;
+      }
+      if (v != pg[2 * i + k]) return false;
+    }
+  }
+  return true;
+}
+
+// torchvision's _affine_grid with ATen, and whether its bmm ran fastloop's arithmetic here.
+struct AtenGrid {
+  at::Tensor grid;
+  bool fastloops = false;
+};
+
+AtenGrid affine_grid(const std::array<double, 6>& m, int64_t w, int64_t h, int64_t ow, int64_t oh) {
   const at::Tensor theta = at::tensor(std::vector<double>(m.begin(), m.end()), at::kFloat).view({1, 2, 3});
   at::Tensor base = at::empty({1, oh, ow, 3});
   base.select(3, 0).copy_(at::linspace((1.0 - ow) * 0.5, (ow - 1.0) * 0.5, ow));
   base.select(3, 1).copy_(at::linspace((1.0 - oh) * 0.5, (oh - 1.0) * 0.5, oh).unsqueeze(-1));
   base.select(3, 2).fill_(1);
   const at::Tensor rescaled = theta.transpose(1, 2) / at::tensor({0.5f * w, 0.5f * h});
-  return base.view({1, oh * ow, 3}).bmm(rescaled).view({1, oh, ow, 2});
+  const at::Tensor grid = base.view({1, oh * ow, 3}).bmm(rescaled).view({1, oh, ow, 2});
+  return {grid, grid_is_fastloops(base, rescaled, grid)};
+}
+
+// Ours against ATen's warp: equal bytes where ATen runs the arithmetic fastloop restates (its AVX-512 grid_sample
+// on a grid it made as fastloop does), else kernel_parity.py's rule for one warp: bilinear within 1 level, and
+// at most 1% of the values differ (a nearest sample point on a pixel middle takes the other pixel).
+void expect_warp_matches(const ImageU8& ours, const ImageU8& aten, bool bilinear, bool grid_fastloops,
+                         const std::string& what) {
+  const int worst = max_difference(ours, aten);
+  ASSERT_GE(worst, 0) << what << ": the shapes differ";
+  if (grid_fastloops && at::get_cpu_capability() == "AVX512") {
+    EXPECT_EQ(worst, 0) << what;
+    return;
+  }
+  int64_t differing = 0;
+  for (int64_t i = 0; i < ours.bytes(); ++i) differing += ours.data()[i] != aten.data()[i];
+  EXPECT_LE(differing, ours.bytes() / 100) << what;
+  if (bilinear) {
+    EXPECT_LE(worst, 1) << what;
+  }
 }
 
 const int64_t kChannels[] = {1, 3, 4};
@@ -190,17 +243,16 @@ TEST(TransformsGeometry, RotateAndAffineEqualTorchvisionsGridSample) {
           ImageU8 ours = image;
           rotate_u8(ours, angle, interpolation, false, std::array<double, 2>{5.0, 7.0}, {12.0}, scratch);
           const auto m = inverse_affine_matrix({5.0 - W * 0.5, 7.0 - H * 0.5}, -angle, {0, 0}, 1.0, {0, 0});
-          EXPECT_EQ(
-              max_difference(ours, aten_warp(image, affine_grid(m, W, H, W, H), bilinear, std::vector<float>(C, 12.f))),
-              0)
-              << "rotate " << angle << " C " << C << " bilinear " << bilinear;
+          const AtenGrid grid = affine_grid(m, W, H, W, H);
+          expect_warp_matches(ours, aten_warp(image, grid.grid, bilinear, std::vector<float>(C, 12.f)), bilinear,
+                              grid.fastloops, "rotate " + std::to_string(angle) + " C " + std::to_string(C));
         }
         ImageU8 ours = image;
         affine_u8(ours, 20.0, {3.0, -2.0}, 1.3, {10.0, -5.0}, interpolation, {}, std::nullopt, scratch);
         const auto m = inverse_affine_matrix({0, 0}, 20.0, {3.0, -2.0}, 1.3, {10.0, -5.0});
-        EXPECT_EQ(
-            max_difference(ours, aten_warp(image, affine_grid(m, W, H, W, H), bilinear, std::vector<float>(C, 0.f))), 0)
-            << "affine C " << C << " bilinear " << bilinear;
+        const AtenGrid grid = affine_grid(m, W, H, W, H);
+        expect_warp_matches(ours, aten_warp(image, grid.grid, bilinear, std::vector<float>(C, 0.f)), bilinear,
+                            grid.fastloops, "affine C " + std::to_string(C));
       }
     }
   }
@@ -246,14 +298,17 @@ TEST(TransformsGeometry, PerspectiveEqualsTorchvisionsGridSample) {
   base.select(3, 0).copy_(at::linspace(0.5, ow - 0.5, ow));
   base.select(3, 1).copy_(at::linspace(0.5, oh - 0.5, oh).unsqueeze(-1));
   base.select(3, 2).fill_(1);
-  const at::Tensor g1 = base.view({1, oh * ow, 3}).bmm(theta1.transpose(1, 2) / at::tensor({0.5f * ow, 0.5f * oh}));
+  const at::Tensor rescaled = theta1.transpose(1, 2) / at::tensor({0.5f * ow, 0.5f * oh});
+  const at::Tensor g1 = base.view({1, oh * ow, 3}).bmm(rescaled);
   const at::Tensor g2 = base.view({1, oh * ow, 3}).bmm(theta2.transpose(1, 2));
   const at::Tensor grid = (g1 / g2 - 1.0).view({1, oh, ow, 2});
+  const bool fastloops = grid_is_fastloops(base, rescaled, grid, theta2.transpose(1, 2));
   for (bool bilinear : {false, true}) {
     ImageU8 ours = image;
     perspective_u8(ours, k, bilinear ? Interpolation::kBilinear : Interpolation::kNearest,
                    warp_fill_make(std::vector<double>{1, 2, 3}, 3), scratch);
-    EXPECT_EQ(max_difference(ours, aten_warp(image, grid, bilinear, {1.f, 2.f, 3.f})), 0) << bilinear;
+    expect_warp_matches(ours, aten_warp(image, grid, bilinear, {1.f, 2.f, 3.f}), bilinear, fastloops,
+                        bilinear ? "perspective, bilinear" : "perspective, nearest");
   }
 }
 
