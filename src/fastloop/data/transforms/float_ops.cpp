@@ -119,24 +119,6 @@ at::Tensor blur_float(const at::Tensor& image, int64_t kx, int64_t ky, double si
 }
 
 // ---------------------------------------------------------------------------------------------- steps
-double draw_value(const TransformDraw& drawn, const std::string& name) {
-  for (const auto& [key, values] : drawn)
-    if (key == name && !values.empty()) return values[0];
-  return 0.0;
-}
-
-bool draw_has(const TransformDraw& drawn, const std::string& name) {
-  for (const auto& [key, values] : drawn)
-    if (key == name) return !values.empty();
-  return false;
-}
-
-// The transform's arguments as it spells them (its repr, bound to its registered signature).
-TransformArgs args_of(const Transform& transform) {
-  const TransformSpec spec = spec_parse(transform.repr()).at(0);
-  return TransformArgs(spec, transform_registry().signature(spec.name));
-}
-
 FloatStep colour_step(const TransformPtr& t) {
   return [t](at::Tensor& image, Draws& draws) {
     const TransformDraw drawn = t->draw(image.size(1), image.size(2), draws);
@@ -146,8 +128,9 @@ FloatStep colour_step(const TransformPtr& t) {
       if (key != "fn_idx") continue;
       for (const double fn : order) {
         const int k = static_cast<int>(fn);
-        if (!draw_has(drawn, kNames[k])) continue;
-        const double f = draw_value(drawn, kNames[k]);
+        const std::vector<double>* factor = float_draw_values(drawn, kNames[k]);
+        if (!factor || factor->empty()) continue;
+        const double f = (*factor)[0];
         if (k == 0) image = image.mul(f).clamp_(0, 1);
         if (k == 1) image = blend_float(image, at::mean(grey_float(image), {-3, -2, -1}, true), f);
         if (k == 2 && image.size(0) == 3) image = blend_float(image, grey_float(image), f);
@@ -161,7 +144,7 @@ FloatStep colour_step(const TransformPtr& t) {
 FloatStep coin_step(const TransformPtr& t, std::function<at::Tensor(const at::Tensor&)> kernel) {
   return [t, kernel](at::Tensor& image, Draws& draws) {
     const TransformDraw drawn = t->draw(image.size(1), image.size(2), draws);
-    if (drawn.empty() || draw_value(drawn, "apply") != 0.0) image = kernel(image).contiguous();
+    if (drawn.empty() || float_draw(drawn, "apply") != 0.0) image = kernel(image).contiguous();
   };
 }
 
@@ -172,7 +155,7 @@ at::Tensor grey_to(const at::Tensor& image, int64_t channels) {
 }
 
 FloatStep pad_crop_step(const PadCropTransform* crop, const TransformPtr& t) {
-  const TransformArgs args = args_of(*t);
+  const TransformArgs args = float_transform_args(*t);
   const auto fill = geo_fill(args, "fill");
   if (args.get_string("padding_mode") != "constant")
     throw TransformTypeError(t->repr() + " on a float image: fastloop pads float images with a constant fill only");
@@ -261,7 +244,7 @@ FloatStep float_step_make(const TransformPtr& t) {
   if (name == "RandomHorizontalFlip" || name == "RandomVerticalFlip") {
     const int64_t dim = name == "RandomHorizontalFlip" ? 2 : 1;
     return [t, dim](at::Tensor& image, Draws& draws) {
-      if (draw_value(t->draw(image.size(1), image.size(2), draws), "flip") != 0.0) image = image.flip({dim}).contiguous();
+      if (float_draw(t->draw(image.size(1), image.size(2), draws), "flip") != 0.0) image = image.flip({dim}).contiguous();
     };
   }
   if (const auto* crop = dynamic_cast<const PadCropTransform*>(t.get())) return pad_crop_step(crop, t);
@@ -269,13 +252,13 @@ FloatStep float_step_make(const TransformPtr& t) {
   if (name == "RandomInvert") return coin_step(t, [](const at::Tensor& x) { return 1.0 - x; });
   if (name == "RandomGrayscale") return coin_step(t, [](const at::Tensor& x) { return grey_to(x, x.size(0)); });
   if (name == "Grayscale") {
-    const int64_t channels = args_of(*t).get_int("num_output_channels");
+    const int64_t channels = float_transform_args(*t).get_int("num_output_channels");
     return coin_step(t, [channels](const at::Tensor& x) { return grey_to(x, channels); });
   }
   if (name == "GaussianBlur") {
-    const std::vector<int64_t> kernel = args_of(*t).get_ints("kernel_size");
+    const std::vector<int64_t> kernel = float_transform_args(*t).get_ints("kernel_size");
     return [t, kernel](at::Tensor& image, Draws& draws) {
-      const double sigma = draw_value(t->draw(image.size(1), image.size(2), draws), "sigma");
+      const double sigma = float_draw(t->draw(image.size(1), image.size(2), draws), "sigma");
       image = blur_float(image, kernel[0], kernel.size() > 1 ? kernel[1] : kernel[0], sigma);
     };
   }

@@ -3,17 +3,40 @@
 #pragma once
 
 #include "fastloop/data/transforms/output_stage.h"
+#include "fastloop/data/transforms/registry.h"
+#include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/transform.h"
 
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace fastloop {
 
 /// One transform on a float image [C, H, W] (contiguous, the pipeline's float dtype) with the sample's draws of
 /// that transform; it may replace the tensor (a resize, a crop).
 using FloatStep = std::function<void(at::Tensor& image, Draws& draws)>;
+
+/// The values a transform drew under `name` (Transform::draw's result), nullptr where it drew none by that name.
+inline const std::vector<double>* float_draw_values(const TransformDraw& drawn, const std::string& name) {
+  for (const auto& [key, values] : drawn)
+    if (key == name) return &values;
+  return nullptr;
+}
+
+/// Value `i` of the draw `name`; 0 where there is none (a coin that said no, a factor not drawn).
+inline double float_draw(const TransformDraw& drawn, const std::string& name, size_t i = 0) {
+  const std::vector<double>* values = float_draw_values(drawn, name);
+  return values && values->size() > i ? (*values)[i] : 0.0;
+}
+
+/// The transform's arguments as it spells them (its repr, bound to its registered signature).
+inline TransformArgs float_transform_args(const Transform& transform) {
+  const TransformSpec spec = spec_parse(transform.repr()).at(0);
+  return TransformArgs(spec, transform_registry().signature(spec.name));
+}
 
 /// A transform with a float kernel of its own (GaussianNoise): what its float step runs.
 class FloatKernelTransform : public Transform {

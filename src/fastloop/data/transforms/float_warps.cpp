@@ -62,18 +62,6 @@ at::Tensor apply_grid(const at::Tensor& image, const at::Tensor& grid, Interpola
   return x.squeeze(0).contiguous();
 }
 
-double draw_first(const TransformDraw& drawn, const std::string& name, size_t i = 0) {
-  for (const auto& [key, values] : drawn)
-    if (key == name && values.size() > i) return values[i];
-  return 0.0;
-}
-
-const std::vector<double>* draw_values(const TransformDraw& drawn, const std::string& name) {
-  for (const auto& [key, values] : drawn)
-    if (key == name) return &values;
-  return nullptr;
-}
-
 struct WarpArgs {
   Interpolation interpolation;
   std::optional<std::vector<double>> fill;
@@ -81,12 +69,11 @@ struct WarpArgs {
   bool expand = false;
 };
 
-// The transform's arguments as it spells them (its repr, bound to its registered signature).
+// The warp's interpolation, fill, centre and expand as it spells them.
 WarpArgs warp_args(const Transform& t, bool has_center) {
-  const TransformSpec spec = spec_parse(t.repr()).at(0);
-  const TransformArgs args(spec, transform_registry().signature(spec.name));
+  const TransformArgs args = float_transform_args(t);
   WarpArgs out{args.get_interpolation("interpolation"), geo_fill(args, "fill"), std::nullopt};
-  if (spec.name == "RandomRotation") out.expand = args.get_bool("expand");
+  if (args.transform() == "RandomRotation") out.expand = args.get_bool("expand");
   if (has_center && !args.is_none("center")) {
     const std::vector<double> c = args.get_doubles("center");
     out.center = std::array<double, 2>{c.at(0), c.at(1)};
@@ -105,7 +92,7 @@ FloatStep rotation_step(const TransformPtr& t) {
   const bool expand = a.expand;
   return [t, a, expand](at::Tensor& image, Draws& draws) {
     const int64_t h = image.size(1), w = image.size(2);
-    const double angle = std::fmod(std::fmod(draw_first(t->draw(h, w, draws), "angle"), 360.0) + 360.0, 360.0);
+    const double angle = std::fmod(std::fmod(float_draw(t->draw(h, w, draws), "angle"), 360.0) + 360.0, 360.0);
     if (!a.center) {  // rotate_image's fast paths: transposes, no warp
       if (angle == 0) return;
       if (angle == 180) return void(image = at::rot90(image, 2, {-2, -1}).contiguous());
@@ -125,9 +112,9 @@ FloatStep affine_step(const TransformPtr& t) {
   return [t, a](at::Tensor& image, Draws& draws) {
     const int64_t h = image.size(1), w = image.size(2);
     const TransformDraw d = t->draw(h, w, draws);
-    const auto matrix = inverse_affine_matrix(centre_offset(a.center, h, w), draw_first(d, "angle"),
-                                              {draw_first(d, "translate", 0), draw_first(d, "translate", 1)},
-                                              draw_first(d, "scale"), {draw_first(d, "shear", 0), draw_first(d, "shear", 1)});
+    const auto matrix = inverse_affine_matrix(centre_offset(a.center, h, w), float_draw(d, "angle"),
+                                              {float_draw(d, "translate", 0), float_draw(d, "translate", 1)},
+                                              float_draw(d, "scale"), {float_draw(d, "shear", 0), float_draw(d, "shear", 1)});
     image = apply_grid(image, affine_grid(matrix, w, h, w, h, image.scalar_type()), a.interpolation, a.fill);
   };
 }
@@ -137,8 +124,8 @@ FloatStep perspective_step(const TransformPtr& t) {
   return [t, a](at::Tensor& image, Draws& draws) {
     const int64_t h = image.size(1), w = image.size(2);
     const TransformDraw d = t->draw(h, w, draws);
-    const std::vector<double>* k = draw_values(d, "coefficients");
-    if (draw_first(d, "applied") == 0.0 || !k || k->size() != 8) return;
+    const std::vector<double>* k = float_draw_values(d, "coefficients");
+    if (float_draw(d, "applied") == 0.0 || !k || k->size() != 8) return;
     image = apply_grid(image, perspective_grid(*k, w, h, image.scalar_type()), a.interpolation, a.fill);
   };
 }

@@ -151,6 +151,10 @@ void Pipeline::stage_split(const std::vector<size_t>& after_conversion) {
     if (const auto* convert = dynamic_cast<const ConvertTransform*>(t)) table_dtype_ = convert->dtype();
     ++split;
   }
+  // The table's values per channel count (1 to 4), in double: float64 pipelines keep their precision.
+  for (size_t channels = 1; channels < float_tables_.size(); ++channels)
+    for (size_t c = 0; c < channels; ++c)
+      for (int v = 0; v < 256; ++v) float_tables_[channels].push_back(output_value(v, static_cast<int64_t>(c), 0));
   const size_t first = after_conversion[split];
   for (size_t k = first; k < transforms_.size(); ++k)
     float_steps_.push_back({k, transforms_[k]->touches_pixels() ? float_step_make(transforms_[k]) : FloatStep{}});
@@ -160,10 +164,9 @@ void Pipeline::stage_split(const std::vector<size_t>& after_conversion) {
 
 at::Tensor Pipeline::run_float(const ImageU8& image, SampleTargets* targets, uint64_t seed, int64_t epoch,
                                int64_t index, TransformScratch& scratch) const {
-  std::vector<double> table(static_cast<size_t>(image.channels * 256));  // float64 pipelines keep their precision
-  for (int64_t c = 0; c < image.channels; ++c)
-    for (int v = 0; v < 256; ++v) table[static_cast<size_t>(c * 256 + v)] = output_value(v, c, 0);
-  at::Tensor x = float_image_from_u8(image, table, stage_scalar_type(table_dtype_));
+  const auto channels = static_cast<size_t>(image.channels);
+  TORCH_CHECK(channels < float_tables_.size(), "run_float: an image of ", channels, " channels");
+  at::Tensor x = float_image_from_u8(image, float_tables_[channels], stage_scalar_type(table_dtype_));
   thread_local ImageU8 shadow;  // the uint8 kernels move the targets on an image of the float image's size
   for (const auto& [k, step] : float_steps_) {
     const Transform& t = *transforms_[k];

@@ -15,6 +15,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -137,6 +138,7 @@ class Pipeline {
   };
   std::vector<FloatStepAt> float_steps_;  // from the first transform the value table cannot hold, to the end
   StageDtype table_dtype_ = StageDtype::kFloat32;  // the float image's dtype where float_steps_ begin
+  std::array<std::vector<double>, 5> float_tables_;  // [channels]: the value table before float_steps_
   bool pure_tensors_ = false;
   std::string mask_dtype_, boxes_dtype_;
   const ResizePlanTransform* head_ = nullptr;
