@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 apt_packages=(build-essential cmake ninja-build ccache pkg-config zlib1g-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgloo-dev iproute2 chromium dataset-fashion-mnist
   clang-14 libclang-rt-14-dev python3 python3-venv libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev
-  libwebp-dev libtiff-dev libsimdjson-dev libcurl4-openssl-dev curl bubblewrap qemu-user)
+  libwebp-dev libtiff-dev libsimdjson-dev libcurl4-openssl-dev curl bubblewrap qemu-user
+  ffmpeg libavcodec-dev libavformat-dev libavutil-dev libswscale-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
