@@ -14,7 +14,8 @@
 //   COCO detection targets (data/targets/coco_annotations.h) and images (data/sources/coco_images.h);
 //   torchvision-named transform pipelines, parsed and compiled (data/transforms/spec.h, transform.h, pipeline.h).
 // - Trained models: evaluation, prediction and export as calls (run/eval_run.h, run/predict_run.h,
-//   run/export_run.h), a checkpoint's ModelInfo (models/model_info.h), TorchScript models (models/torchscript.h).
+//   run/export_run.h), a checkpoint's ModelInfo (models/model_info.h), TorchScript models (models/torchscript.h);
+//   tensors in safetensors files (io/safetensors_tensors.h).
 // - Errors: InputError and RunError (core/errors.h); exit codes for your own command line (run/exit_code.h).
 #pragma once
 
@@ -41,6 +42,7 @@
 #include "fastloop/data/transforms/split_size.h"
 #include "fastloop/data/transforms/transform.h"
 #include "fastloop/data/transforms/views.h"
+#include "fastloop/io/safetensors_tensors.h"
 #include "fastloop/models/model_info.h"
 #include "fastloop/models/registry.h"
 #include "fastloop/models/torchscript.h"

@@ -33,9 +33,6 @@ _BY_DESIGN: Dict[str, str] = {
 #: comes to run leaves its line unused; a class of a newer torchvision without a line here reads "no reason
 #: recorded", which tests/python/test_v2_coverage.py fails.
 _NOT_YET: Dict[str, str] = {
-    "LinearTransformation": "multiplies the flattened float image by a [D, D] matrix (whitening; D = C * H * W, "
-                            "9.4 M values at 3 x 32 x 32): a tensor argument the spec language does not carry; "
-                            "multiply the batch by it instead",
     "UniformTemporalSubsample": "selects frames of a video [T, C, H, W]; fastloop reads no video yet",
 }
 

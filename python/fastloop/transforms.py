@@ -41,8 +41,10 @@ float images: ``fastloop._C._float_step_names()``; the others raise ``TypeError`
 from __future__ import annotations
 
 import enum
+import hashlib
 import math
 import numbers
+import os
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
@@ -109,6 +111,7 @@ _SIGNATURES: Dict[str, Tuple[str, ...]] = {
     "ElasticTransform": ("alpha", "sigma", "interpolation", "fill"),
     "FiveCrop": ("size",),  # a tuple of crops: fastloop.Loader runs the pipeline as views (crop_views.h)
     "TenCrop": ("size", "vertical_flip"),
+    "LinearTransformation": ("transformation_matrix", "mean_vector"),  # its tensors travel in a file: _tensor_file
 }
 # Arguments a class keeps under another attribute (RandomIoUCrop's sampler_options, None made the default list,
 # in `options`; FixedSizeCrop's size in crop_height and crop_width).
@@ -178,7 +181,27 @@ def _children(obj: Any, name: str) -> str:
     return "[" + ", ".join(_compile_one(t) for t in transforms) + "]"
 
 
+def _tensor_file(tensors: Dict[str, torch.Tensor]) -> str:
+    """A safetensors file holding `tensors` (a transform's tensor arguments, which the spec names by path), in
+    ``$FASTLOOP_CACHE`` (default ``~/.cache/fastloop``)'s ``tensors/``, named by a hash of the contents: compiling the
+    same transform again finds the same file, and processes that share the folder share it."""
+    tensors = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    digest = hashlib.sha256()
+    for key, tensor in sorted(tensors.items()):
+        digest.update(f"{key}:{tensor.dtype}:{tuple(tensor.shape)}:".encode())
+        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    cache = os.environ.get("FASTLOOP_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "fastloop")
+    folder = os.path.join(cache, "tensors")
+    path = os.path.join(folder, digest.hexdigest()[:32] + ".safetensors")
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        _C._save_tensors(path, sorted(tensors.items()))  # atomic: a reader sees the whole file or none
+    return path
+
+
 def _argument(obj: Any, name: str, arg: str) -> str:
+    if name == "LinearTransformation":
+        return repr(_tensor_file({"transformation_matrix": obj.transformation_matrix, "mean_vector": obj.mean_vector}))
     value = _ATTRIBUTES[(name, arg)](obj) if (name, arg) in _ATTRIBUTES else getattr(obj, arg)
     if name == "RandomErasing" and arg == "value" and value is None:
         value = "random"  # v2 stores value='random' as None

@@ -238,6 +238,13 @@ void transforms_bind(py::module_& module) {
   module.def("_transform_views", &transform_views, py::arg("spec"),
              "(canonical spec, [each view's spec]): the pipelines a spec with FiveCrop or TenCrop runs as, one per "
              "crop of the tuple (one view without them).");
+  module.def("_save_tensors",
+             [](const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
+               safetensors_write(path, NamedTensors(tensors.begin(), tensors.end()), {});
+             },
+             py::arg("path"), py::arg("tensors"),
+             "Writes [(name, tensor)] to `path` as safetensors, atomically (a transform's tensor arguments: "
+             "LinearTransformation's).");
   module.def("_transform_names", [] { return transform_registry().names(); },
              "The torchvision class names the pipeline compiles.");
   module.def("_transform_draws", &transform_draws, py::arg("spec"), py::arg("height"), py::arg("width"),

@@ -15,6 +15,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("FASTLOOP_BUILD_DIR", ROOT / "build"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fastloop_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The package's cache (a transform's tensor files) in the session's temporary folder, not the user's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FASTLOOP_CACHE", str(tmp_path_factory.mktemp("fastloop-cache")))
+        yield
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """FASTLOOP_REPEAT=N runs every selected test N times (scripts/stress.sh): a flake shows as a failure."""
     repeat = int(os.environ.get("FASTLOOP_REPEAT", "1"))

@@ -94,6 +94,7 @@ EXAMPLES: Dict[str, Callable[[], Any]] = {
 # Classes that torchvision runs only after others (Normalize on float images): compiled in that pipeline.
 IN_PIPELINE: Dict[str, Callable[[Any], Any]] = {
     "Normalize": lambda t: T.Compose([T.ToDtype(torch.float32, scale=True), t]),
+    "LinearTransformation": lambda t: T.Compose([T.ToDtype(torch.float32, scale=True), t]),
 }
 
 COVERAGE = _v2_coverage.v2_coverage()

@@ -1,8 +1,7 @@
-// Model weights in and out as named tensors with PyTorch state_dict names: the at::Tensor layer over
-// io/safetensors.h, export (optionally with BatchNorm folded into convs) and strict/non-strict loading.
+// Model weights in and out as named tensors with PyTorch state_dict names (io/safetensors_tensors.h): export (optionally with BatchNorm folded into convs) and strict/non-strict loading.
 #pragma once
 
-#include "fastloop/io/safetensors.h"
+#include "fastloop/io/safetensors_tensors.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -12,16 +11,6 @@
 #include <vector>
 
 namespace fastloop {
-
-/// Tensors in state_dict order, named as in PyTorch ("layer1.0.conv1.weight", "bn1.running_mean", ...).
-using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
-
-/// Writes `tensors` (any device, layout or memory format; stored contiguous) atomically as safetensors.
-/// Throws InputError for a dtype safetensors cannot hold (complex, quantized, ...).
-void safetensors_write(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata);
-
-/// Copies every tensor of a parsed file into a CPU at::Tensor of its dtype and shape, in file order.
-NamedTensors safetensors_tensors(const SafetensorsFile& file);
 
 /// The model's parameters then buffers, with named_parameters()/named_buffers() names (equal to the
 /// reference PyTorch model's state_dict keys), detached copies on the CPU.

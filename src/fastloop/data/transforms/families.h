@@ -19,6 +19,7 @@ void transforms_register_keypoints(TransformRegistry& registry);    // ClampKeyP
 void transforms_register_detection(TransformRegistry& registry);    // RandomZoomOut, RandomIoUCrop, ..., RandomPhotometricDistort
 void transforms_register_channels(TransformRegistry& registry);     // Identity, ToPureTensor, RGB, RandomChannelPermutation
 void transforms_register_noise(TransformRegistry& registry);        // GaussianNoise
+void transforms_register_linear(TransformRegistry& registry);       // LinearTransformation
 void transforms_register_jpeg(TransformRegistry& registry);         // JPEG
 void transforms_register_elastic(TransformRegistry& registry);      // ElasticTransform
 void transforms_register_crop_views(TransformRegistry& registry);   // FiveCrop, TenCrop (as views: crop_views.h)

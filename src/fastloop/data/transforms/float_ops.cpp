@@ -221,8 +221,8 @@ FloatStep convert_step(const ConvertTransform* convert) {
 
 const std::vector<std::string>& float_step_names() {
   static const std::vector<std::string> names = {
-      "CenterCrop", "ColorJitter", "ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Grayscale", "Normalize",
-      "PILToTensor", "RandomAffine", "RandomCrop", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
+      "CenterCrop", "ColorJitter", "ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Grayscale",
+      "LinearTransformation", "Normalize", "PILToTensor", "RandomAffine", "RandomCrop", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
       "RandomInvert", "RandomPerspective", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize",
       "ToDtype", "ToImage"};
   return names;

@@ -42,6 +42,9 @@ inline TransformArgs float_transform_args(const Transform& transform) {
 class FloatKernelTransform : public Transform {
  public:
   virtual void apply_float(at::Tensor& image, Draws& draws) const = 0;
+  /// Why it does not run on uint8 images (the pipeline's TypeError where it stands before the conversion to
+  /// float); empty where it does (GaussianNoise).
+  virtual std::string uint8_refusal() const { return {}; }
 };
 
 /// torch's dtype of a stage dtype (float32, float16, bfloat16, float64; uint8).

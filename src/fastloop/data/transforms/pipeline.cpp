@@ -115,6 +115,8 @@ Pipeline::Pipeline(const std::string& spec) {
                                "ToDtype(torch.float32, scale=True) or ToTensor() before Normalize)");
     } else if (float_output()) {
       after_conversion.push_back(k);
+    } else if (const auto* kernel = dynamic_cast<const FloatKernelTransform*>(t)) {
+      if (!kernel->uint8_refusal().empty()) throw TransformTypeError(kernel->uint8_refusal());
     }
   }
   stage_split(after_conversion);

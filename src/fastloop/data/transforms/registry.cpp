@@ -20,6 +20,7 @@ const TransformRegistry& transform_registry() {
     transforms_register_detection(built);
     transforms_register_channels(built);
     transforms_register_noise(built);
+    transforms_register_linear(built);
     transforms_register_jpeg(built);
     transforms_register_elastic(built);
     transforms_register_crop_views(built);
