@@ -31,7 +31,7 @@ PYTHON_TESTS=(tests/python/test_transforms_color.py tests/python/test_transforms
   tests/python/test_resize_crop_fusion.py tests/python/test_transform_digests.py tests/python/test_decode_parity.py
   tests/python/test_transforms_detection.py tests/python/test_reference_presets.py tests/python/test_keypoints.py
   tests/python/test_transforms_jpeg.py tests/python/test_transforms_elastic.py tests/python/test_crop_views.py
-  tests/python/test_transforms_float.py)
+  tests/python/test_transforms_float.py tests/python/test_transforms_linear.py)
 native="$(env -u ATEN_CPU_CAPABILITY .venv/bin/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')"
 for capability in "${@:-avx2 default mkl-avx2}"; do
   for cap in $capability; do
