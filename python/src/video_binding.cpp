@@ -1,0 +1,81 @@
+// fastloop._C's video side for python/fastloop/_video.py: a file's frame index, chosen frames decoded as the
+// loader's workers decode them (for VideoFolder.__getitem__ and the parity tests against torchcodec), and
+// torchcodec's index samplers as fastloop computes them.
+#include "bindings.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+
+namespace fastloop::python {
+namespace {
+
+/// (uint8 [N, 3, H, W], [pts seconds]) of frames `frames` of the video at `path`.
+py::tuple video_frames(const std::string& path, const std::vector<int64_t>& frames) {
+  std::vector<ImageU8> images;
+  VideoInfo info;
+  {
+    py::gil_scoped_release release;
+    info = video_info(path);
+    VideoFrameReader reader;
+    reader.read(path, frames, images);
+  }
+  const int64_t H = images.empty() ? info.height : images.front().height;
+  const int64_t W = images.empty() ? info.width : images.front().width;
+  at::Tensor out = at::empty({static_cast<int64_t>(images.size()), H, W, 3}, at::kByte);
+  py::list pts;
+  for (size_t k = 0; k < images.size(); ++k) {
+    if (images[k].height != H || images[k].width != W)
+      throw InputError(path + ": its frames change size (frame " + std::to_string(frames[k]) + ")");
+    std::memcpy(out[static_cast<int64_t>(k)].data_ptr(), images[k].data(), static_cast<size_t>(images[k].bytes()));
+    pts.append(info.pts_seconds[static_cast<size_t>(frames[k])]);
+  }
+  return py::make_tuple(out.permute({0, 3, 1, 2}).contiguous(), pts);
+}
+
+VideoClipOptions clip_options(int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
+                              const std::string& policy, int64_t subsample) {
+  if (sampler != "random" && sampler != "regular")
+    throw InputError("videos: sampler must be 'random' or 'regular', got '" + sampler + "'");
+  VideoClipOptions o;
+  o.frames_per_clip = frames_per_clip, o.frames_between = frames_between, o.clips = clips;
+  o.random = sampler == "random", o.policy = policy, o.subsample = subsample;
+  return o;
+}
+
+}  // namespace
+
+void video_bind(py::module_& module) {
+  module.def(
+      "_video_info", [](const std::string& path) {
+        VideoInfo info;
+        {
+          py::gil_scoped_release release;
+          info = video_info(path);
+        }
+        py::dict out;
+        out["frames"] = info.frames, out["height"] = info.height, out["width"] = info.width;
+        out["codec"] = info.codec, out["pts_seconds"] = info.pts_seconds;
+        return out;
+      },
+      py::arg("path"), "the frame index of a video: frames, height, width, codec, pts_seconds");
+  module.def("_video_frames", &video_frames, py::arg("path"), py::arg("frames"),
+             "(uint8 [N, 3, H, W], pts seconds) of the frames given, decoded as the loader's workers decode them");
+  module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
+  module.def(
+      "_video_clip_frames",
+      [](int64_t frames, int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
+         const std::string& policy, int64_t subsample, int64_t seed, int64_t epoch, int64_t video,
+         const std::string& name) {
+        const VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample);
+        std::vector<std::vector<int64_t>> out;
+        for (int64_t start : video_clip_starts(frames, o, static_cast<uint64_t>(seed), epoch, video))
+          out.push_back(video_clip_frames(frames, start, o, name));
+        return out;
+      },
+      py::arg("frames"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
+      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seed"), py::arg("epoch"),
+      py::arg("video"), py::arg("name"), "each clip's frame indices of a video of `frames` frames, as the loader draws them");
+}
+
+} // namespace fastloop::python

@@ -1,0 +1,33 @@
+// An open video file: FFmpeg's demuxer on it, its video stream found, a packet to read into; and, when asked
+// for, a decoder of that stream. Owned by one thread at a time; closes everything it opened.
+#pragma once
+
+#include "fastloop/data/codecs/ffmpeg_library.h"
+
+#include <string>
+
+namespace fastloop {
+
+struct VideoInput {
+  /// Opens `path` and finds its video stream: InputError naming the file when FFmpeg cannot read it or it has
+  /// no video stream; RunError when FFmpeg's libraries are absent.
+  explicit VideoInput(const std::string& path);
+  ~VideoInput();
+  VideoInput(const VideoInput&) = delete;
+  VideoInput& operator=(const VideoInput&) = delete;
+
+  /// Opens a single-threaded decoder of the stream (the loader's workers are the parallelism): InputError
+  /// when this FFmpeg has no decoder for the codec.
+  void decoder_open();
+  std::string codec_name() const;
+  /// Frees what was opened (the destructor's work; a failed constructor's too).
+  void close();
+
+  std::string path;
+  AVFormatContext* format = nullptr;
+  AVCodecContext* codec = nullptr;
+  AVPacket* packet = nullptr;
+  int stream = -1;
+};
+
+} // namespace fastloop
