@@ -61,6 +61,17 @@ void video_bind(py::module_& module) {
       py::arg("path"), "the frame index of a video: frames, height, width, codec, pts_seconds");
   module.def("_video_frames", &video_frames, py::arg("path"), py::arg("frames"),
              "(uint8 [N, 3, H, W], pts seconds) of the frames given, decoded as the loader's workers decode them");
+  module.def(
+      "_video_decode_count",
+      [](const std::string& path, const std::vector<std::vector<int64_t>>& clips) {
+        py::gil_scoped_release release;
+        VideoFrameReader reader;
+        std::vector<ImageU8> images;
+        for (const std::vector<int64_t>& frames : clips) reader.read(path, frames, images);
+        return std::make_pair(reader.seeks(), reader.frames_decoded());
+      },
+      py::arg("path"), py::arg("clips"),
+      "(seeks, frames decoded) of one reader reading `clips` (lists of frames) in turn: what a clip costs");
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",

@@ -5,6 +5,9 @@
 #include "fastloop/data/codecs/video_index.h"
 #include "fastloop/data/codecs/video_reader.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace fastloop {
 
 VideoInfo video_info(const std::string& path) {
@@ -22,15 +25,44 @@ std::string video_libraries() {
   return ffmpeg_versions();
 }
 
-VideoFrameReader::VideoFrameReader() : reader_(std::make_unique<VideoReader>()) {}
+VideoFrameReader::VideoFrameReader() = default;
 VideoFrameReader::~VideoFrameReader() = default;
 
+VideoReader& VideoFrameReader::reader_of(const std::string& path) {
+  auto found = std::find_if(readers_.begin(), readers_.end(), [&](const Open& r) { return r.path == path; });
+  if (found == readers_.end()) {
+    const std::shared_ptr<const VideoIndex> index = video_index(path);
+    Open made{path, index->height * index->width, std::make_unique<VideoReader>()};
+    int64_t pixels = made.pixels;
+    for (const Open& r : readers_) pixels += r.pixels;
+    while (!readers_.empty() && (readers_.size() >= kOpenVideos || pixels > kOpenPixels)) {
+      seeks_closed_ += readers_.back().reader->seeks(), decoded_closed_ += readers_.back().reader->frames_decoded();
+      pixels -= readers_.back().pixels;
+      readers_.pop_back();
+    }
+    readers_.push_back(std::move(made));
+    found = std::prev(readers_.end());
+  }
+  std::rotate(readers_.begin(), found, std::next(found));  // to the front
+  return *readers_.front().reader;
+}
+
 void VideoFrameReader::read(const std::string& path, const std::vector<int64_t>& frames, std::vector<ImageU8>& out) {
-  reader_->read(*video_index(path), frames, out);
+  reader_of(path).read(*video_index(path), frames, out);
 }
 
 int64_t VideoFrameReader::frame_count(const std::string& path) { return video_index(path)->frames(); }
-int64_t VideoFrameReader::seeks() const { return reader_->seeks(); }
-int64_t VideoFrameReader::frames_decoded() const { return reader_->frames_decoded(); }
+
+int64_t VideoFrameReader::seeks() const {
+  int64_t n = seeks_closed_;
+  for (const Open& r : readers_) n += r.reader->seeks();
+  return n;
+}
+
+int64_t VideoFrameReader::frames_decoded() const {
+  int64_t n = decoded_closed_;
+  for (const Open& r : readers_) n += r.reader->frames_decoded();
+  return n;
+}
 
 } // namespace fastloop
