@@ -244,3 +244,22 @@ def test_bad_input_is_named(videos, tmp_path):
         next(iter(_loader(fastloop.VideoFiles([str(videos / "short.mp4")] * 2, [0, 1], policy="error"), TRAIN)))
     with pytest.raises(TypeError, match="FiveCrop"):
         _loader(fastloop.VideoFiles([good], [0]), v2.Compose([v2.FiveCrop(32), v2.ToDtype(torch.float32, scale=True)]))
+
+
+def test_getting_started_video_example_runs(videos, tmp_path):
+    """docs/getting-started.md's video example, run as written on a small Kinetics-style folder, shorter clips."""
+    import re
+
+    from conftest import ROOT
+
+    page = (ROOT / "docs/getting-started.md").read_text()
+    section = page[page.index("### Video clips"):]
+    block = re.search(r"^```python\n(.*?)^```$", section, re.M | re.S).group(1)
+    shutil.copytree(videos / "clips", tmp_path / "kinetics" / "train")
+    for written, run in (('"/data/kinetics"', repr(str(tmp_path / "kinetics"))), ("num_frames_per_clip=16", "num_frames_per_clip=4"),
+                         ("RandomResizedCrop(112)", "RandomResizedCrop(32)"), ("batch_size=8", "batch_size=2, workers=1")):
+        assert written in block, written
+        block = block.replace(written, run)
+    scope = {}
+    exec(compile(block, "getting-started.md", "exec"), scope)
+    assert scope["step"] == 1 and scope["clips"].shape == (2, 3, 4, 32, 32)
