@@ -8,6 +8,7 @@ import pathlib
 import pickle
 import shutil
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -263,3 +264,28 @@ def test_getting_started_video_example_runs(videos, tmp_path):
     scope = {}
     exec(compile(block, "getting-started.md", "exec"), scope)
     assert scope["step"] == 1 and scope["clips"].shape == (2, 3, 4, 32, 32)
+
+
+def test_without_ffmpeg_video_names_what_to_install_and_images_still_load(videos, image_folder):
+    """FFmpeg's libavcodec hidden (/dev/null bound over it in a user and mount namespace): a video source raises
+    naming the library and what to install; an image folder loads as before."""
+    lib = pathlib.Path("/usr/lib/x86_64-linux-gnu/libavcodec.so.59")
+    if shutil.which("unshare") is None or not lib.exists():
+        pytest.skip("needs unshare(1) and Debian's libavcodec59 to hide it")
+    script = f"""
+import fastloop, torch
+images, labels = next(iter(fastloop.Loader("imagefolder:{image_folder}", batch_size=2, workers=1, image_size=32)))
+assert images.shape == (2, 3, 32, 32)
+try:
+    next(iter(fastloop.Loader(fastloop.VideoFiles([{str(_clip_paths(videos)[0])!r}] * 2, [0, 1]),
+                              transform="ToDtype(torch.float32, scale=True)", batch_size=2, workers=1)))
+except RuntimeError as error:
+    print(error)
+"""
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount --bind /dev/null {lib} && exec \"$0\" -c \"$1\"",
+                           sys.executable, script],
+                          capture_output=True, text=True, env=os.environ)
+    if "mount" in done.stderr and done.returncode != 0 and "Operation not permitted" in done.stderr:
+        pytest.skip(f"no user namespaces here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert "libavcodec.so.59 did not load" in done.stdout and "apt-get install libavformat59 libavcodec59" in done.stdout
