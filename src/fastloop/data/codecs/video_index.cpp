@@ -20,10 +20,39 @@ struct PacketInfo {
   bool key = false;
 };
 
+// The frames of a stream whose packets lack presentation times (AVI, whose B-frames come out of the decoder
+// with times FFmpeg guesses): decoded once, each frame's time as the reader will see it, in output order.
+std::vector<PacketInfo> frames_decoded(const std::string& path) {
+  const FfmpegLibrary& ff = ffmpeg_library();
+  VideoInput input(path);
+  input.decoder_open();
+  AVFrame* frame = ff.frame_alloc();
+  std::vector<PacketInfo> frames;
+  const auto drain = [&] {
+    while (ff.codec_receive_frame(input.codec, frame) >= 0) {
+      const int64_t ts = frame_time(*frame);
+      if (ts != AV_NOPTS_VALUE) frames.push_back({ts, ts - 1, frame->key_frame != 0});  // seek a step before it
+      ff.frame_unref(frame);
+    }
+  };
+  while (ff.read_frame(input.format, input.packet) >= 0) {
+    if (input.packet->stream_index == input.stream) {
+      ff.codec_send_packet(input.codec, input.packet);
+      drain();
+    }
+    ff.packet_unref(input.packet);
+  }
+  ff.codec_send_packet(input.codec, nullptr);
+  drain();
+  ff.frame_free(&frame);
+  return frames;
+}
+
 // The packets of the video stream in decode order (pts or, without one, dts).
 std::vector<PacketInfo> packets_read(VideoInput& input) {
   const FfmpegLibrary& ff = ffmpeg_library();
   std::vector<PacketInfo> packets;
+  bool all_pts = true;
   for (;;) {
     const int read = ff.read_frame(input.format, input.packet);
     if (read == AVERROR_EOF) break;
@@ -33,16 +62,19 @@ std::vector<PacketInfo> packets_read(VideoInput& input) {
     }
     const AVPacket& p = *input.packet;
     if (p.stream_index == input.stream && !(p.flags & AV_PKT_FLAG_DISCARD)) {
+      all_pts = all_pts && p.pts != AV_NOPTS_VALUE;
       const int64_t dts = p.dts != AV_NOPTS_VALUE ? p.dts : p.pts;
       const int64_t pts = p.pts != AV_NOPTS_VALUE ? p.pts : p.dts;
       if (pts != AV_NOPTS_VALUE) packets.push_back({pts, dts, (p.flags & AV_PKT_FLAG_KEY) != 0});
     }
     ff.packet_unref(input.packet);
   }
-  return packets;
+  return all_pts ? packets : frames_decoded(input.path);
 }
 
-VideoIndex index_make(const std::string& path) {
+}  // namespace
+
+VideoIndex video_index_make(const std::string& path) {
   VideoInput input(path);
   VideoIndex index;
   index.path = path;
@@ -83,8 +115,6 @@ VideoIndex index_make(const std::string& path) {
   return index;
 }
 
-}  // namespace
-
 std::shared_ptr<const VideoIndex> video_index(const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const VideoIndex>> cache;  // the process's, as libcurl's handle
@@ -93,7 +123,7 @@ std::shared_ptr<const VideoIndex> video_index(const std::string& path) {
     auto found = cache.find(path);
     if (found != cache.end()) return found->second;
   }
-  auto made = std::make_shared<const VideoIndex>(index_make(path));
+  auto made = std::make_shared<const VideoIndex>(video_index_make(path));
   std::lock_guard<std::mutex> lock(mutex);
   return cache.emplace(path, std::move(made)).first->second;
 }

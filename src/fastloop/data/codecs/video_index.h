@@ -29,4 +29,7 @@ struct VideoIndex {
 /// video stream, no decoder in this FFmpeg, or no frames throws InputError naming it; FFmpeg absent, RunError.
 std::shared_ptr<const VideoIndex> video_index(const std::string& path);
 
+/// The index of the video at `path` made afresh, not cached (video_index's work; the fuzzer's entry).
+VideoIndex video_index_make(const std::string& path);
+
 } // namespace fastloop

@@ -30,4 +30,9 @@ struct VideoInput {
   int stream = -1;
 };
 
+/// A decoded frame's presentation time: its pts, or FFmpeg's best guess where the container gave none (AVI).
+inline int64_t frame_time(const AVFrame& frame) {
+  return frame.pts != AV_NOPTS_VALUE ? frame.pts : frame.best_effort_timestamp;
+}
+
 } // namespace fastloop

@@ -90,7 +90,7 @@ bool VideoReader::decode_until(int64_t pts, const std::vector<int64_t>& wanted) 
       pending_ = true;
       ++decoded_;
     }
-    const int64_t at = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->best_effort_timestamp;
+    const int64_t at = frame_time(*frame_);
     if (at > pts) return false;  // passed it: kept pending for a later frame of this call
     pending_ = false;
     last_pts_ = at;
