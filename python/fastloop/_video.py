@@ -15,7 +15,7 @@ __all__ = ["VideoFiles", "VideoFolder", "video_csv"]
 
 #: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
-_SAMPLERS = ("random", "regular")
+_SAMPLERS = ("random", "regular", "random_timestamps")
 _POLICIES = ("repeat_last", "wrap", "error")
 _OUTPUT_FORMATS = ("TCHW", "CTHW")
 #: Transforms of a pipeline fastloop cannot run on clips.
@@ -42,7 +42,11 @@ class VideoFiles:
         num_clips (int): clips per video; sample ``i`` is clip ``i % num_clips`` of video ``i // num_clips``.
         sampler (str): ``"random"``: ``torchcodec.samplers.clips_at_random_indices`` (starts drawn anew each epoch
             from the Loader's seed, per video, the same for any number of workers); ``"regular"``:
-            ``clips_at_regular_indices`` (evenly spaced, the same every epoch).
+            ``clips_at_regular_indices`` (evenly spaced, the same every epoch); ``"random_timestamps"``:
+            ``clips_at_random_timestamps`` (starts uniform in seconds, frames ``seconds_between_frames`` apart, each
+            the frame played at its time; ``num_indices_between_frames`` is then not used).
+        seconds_between_frames (float, optional): with ``"random_timestamps"``, the seconds between a clip's frames;
+            None: one frame's average duration (torchcodec's default).
         policy (str): a clip that runs past the video's end (a video shorter than a clip, which then starts at frame
             0, as torchcodec's default range makes it): ``"repeat_last"`` (torchcodec's default) repeats its last
             frame, ``"wrap"`` its frames from the clip's start, ``"error"`` raises naming the file.
@@ -61,7 +65,8 @@ class VideoFiles:
     def __init__(self, paths: Sequence[Union[str, os.PathLike]], labels: Sequence[int],
                  classes: Optional[Sequence[str]] = None, *, num_frames_per_clip: int = 16,
                  num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random",
-                 policy: str = "repeat_last", output_format: str = "TCHW") -> None:
+                 policy: str = "repeat_last", output_format: str = "TCHW",
+                 seconds_between_frames: Optional[float] = None) -> None:
         self.paths: List[str] = [os.fspath(p) for p in paths]
         self.labels: List[int] = [int(label) for label in labels]
         if len(self.paths) != len(self.labels):
@@ -80,6 +85,12 @@ class VideoFiles:
         if output_format not in _OUTPUT_FORMATS:
             raise ValueError(f"output_format must be one of {_OUTPUT_FORMATS}, got {output_format!r}")
         self.sampler, self.policy, self.output_format = sampler, policy, output_format
+        if seconds_between_frames is not None and not seconds_between_frames > 0:
+            raise ValueError(f"seconds_between_frames ({seconds_between_frames}) must be > 0")
+        if seconds_between_frames is not None and sampler != "random_timestamps":
+            raise ValueError("seconds_between_frames is for sampler='random_timestamps'; the index samplers take "
+                             "num_indices_between_frames")
+        self.seconds_between_frames = seconds_between_frames
         #: UniformTemporalSubsample's num_samples taken from the Loader's transform (0: none).
         self.temporal_subsample = 0
 
@@ -96,10 +107,9 @@ class VideoFiles:
         """The frame indices of sample ``index`` in ``epoch`` of a Loader with ``seed``."""
         index = self._index(index)
         video = index // self.num_clips
-        frames = _C._video_info(self.paths[video])["frames"]
-        clips = _C._video_clip_frames(frames, self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
-                                      self.sampler, self.policy, self.temporal_subsample, seed, epoch, video,
-                                      self.paths[video])
+        clips = _C._video_clip_frames(self.paths[video], self.num_frames_per_clip, self.num_indices_between_frames,
+                                      self.num_clips, self.sampler, self.policy, self.temporal_subsample,
+                                      self.seconds_between_frames or 0.0, seed, epoch, video)
         return list(clips[index % self.num_clips])
 
     def __getitem__(self, index: int) -> Tuple[Any, int]:
@@ -118,9 +128,9 @@ class VideoFiles:
         """What ``fastloop.Loader(dataset)`` hands its C++ side."""
         return {"data.source": "video", "files": self.paths, "labels": self.labels, "classes": self.classes or [],
                 "video_clip": [self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
-                               int(self.sampler == "random"), self.temporal_subsample,
-                               int(self.output_format == "CTHW")],
-                "video_policy": self.policy}
+                               int(self.sampler != "regular"), self.temporal_subsample,
+                               int(self.output_format == "CTHW"), int(self.sampler == "random_timestamps")],
+                "video_policy": self.policy, "video_seconds": float(self.seconds_between_frames or 0.0)}
 
     def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
         """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
@@ -199,6 +209,7 @@ class VideoFolder(VideoFiles):
     def __init__(self, root: Union[str, os.PathLike], num_frames_per_clip: int = 16,
                  num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random", *,
                  split: Optional[str] = None, policy: str = "repeat_last", output_format: str = "TCHW",
+                 seconds_between_frames: Optional[float] = None,
                  extensions: Sequence[str] = VIDEO_EXTENSIONS) -> None:
         self.root = os.fspath(root)
         folder = os.path.join(self.root, split) if split else self.root
@@ -209,7 +220,7 @@ class VideoFolder(VideoFiles):
             raise ValueError(f"{folder}: no videos ({', '.join(extensions)}) in class folders (root/CLASS/VIDEO)")
         super().__init__(paths, labels, classes, num_frames_per_clip=num_frames_per_clip,
                          num_indices_between_frames=num_indices_between_frames, num_clips=num_clips, sampler=sampler,
-                         policy=policy, output_format=output_format)
+                         policy=policy, output_format=output_format, seconds_between_frames=seconds_between_frames)
         self.split = split
 
 

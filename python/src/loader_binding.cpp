@@ -44,9 +44,11 @@ struct SplitLoaderArgs {
   // source "segmentation": fastloop.VOCSegmentation / SegmentationFiles: `files` the images, these their class maps
   std::vector<std::string> mask_files;
   // source "video": fastloop.VideoFiles / VideoFolder: `files` the videos with `labels` and `classes`; its clips'
-  // frames per clip, frames between, clips per video, random (1) or regular (0), subsample, channels first (1)
+  // frames per clip, frames between, clips per video, random (1) or regular (0), subsample, channels first (1),
+  // timestamps (1); the seconds between frames of timestamp clips (0: 1 / average fps)
   std::vector<int64_t> video_clip;
   std::string video_policy = "repeat_last";
+  double video_seconds = 0;
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.
@@ -73,7 +75,8 @@ struct SplitLoaderArgs {
           take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
           take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
           take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
-          take("video_clip", a.video_clip) || take("video_policy", a.video_policy))
+          take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
+          take("video_seconds", a.video_seconds))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -233,10 +236,11 @@ class SplitLoader {
     }
     if (config.data.source == "video") {  // video clips, as both splits (as fastloop.Files)
       const std::vector<int64_t>& c = args.video_clip;
-      if (c.size() != 6) throw InputError("fastloop.Loader: video_clip must hold 6 numbers");
+      if (c.size() != 7) throw InputError("fastloop.Loader: video_clip must hold 7 numbers");
       VideoClipOptions clip;
       clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
-      clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.policy = args.video_policy;
+      clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
+      clip.policy = args.video_policy, clip.seconds_between_frames = args.video_seconds;
       return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
                           data_options_of(config.data));
     }

@@ -35,11 +35,12 @@ py::tuple video_frames(const std::string& path, const std::vector<int64_t>& fram
 
 VideoClipOptions clip_options(int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
                               const std::string& policy, int64_t subsample) {
-  if (sampler != "random" && sampler != "regular")
-    throw InputError("videos: sampler must be 'random' or 'regular', got '" + sampler + "'");
+  if (sampler != "random" && sampler != "regular" && sampler != "random_timestamps")
+    throw InputError("videos: sampler must be 'random', 'regular' or 'random_timestamps', got '" + sampler + "'");
   VideoClipOptions o;
   o.frames_per_clip = frames_per_clip, o.frames_between = frames_between, o.clips = clips;
-  o.random = sampler == "random", o.policy = policy, o.subsample = subsample;
+  o.random = sampler != "regular", o.timestamps = sampler == "random_timestamps";
+  o.policy = policy, o.subsample = subsample;
   return o;
 }
 
@@ -56,9 +57,10 @@ void video_bind(py::module_& module) {
         py::dict out;
         out["frames"] = info.frames, out["height"] = info.height, out["width"] = info.width;
         out["codec"] = info.codec, out["pts_seconds"] = info.pts_seconds;
+        out["begin_seconds"] = info.begin_seconds, out["end_seconds"] = info.end_seconds;
         return out;
       },
-      py::arg("path"), "the frame index of a video: frames, height, width, codec, pts_seconds");
+      py::arg("path"), "the frame index of a video: frames, height, width, codec, pts_seconds, begin/end_seconds");
   module.def("_video_frames", &video_frames, py::arg("path"), py::arg("frames"),
              "(uint8 [N, 3, H, W], pts seconds) of the frames given, decoded as the loader's workers decode them");
   module.def(
@@ -75,18 +77,29 @@ void video_bind(py::module_& module) {
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",
-      [](int64_t frames, int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
-         const std::string& policy, int64_t subsample, int64_t seed, int64_t epoch, int64_t video,
-         const std::string& name) {
-        const VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample);
+      [](const std::string& path, int64_t frames_per_clip, int64_t frames_between, int64_t clips,
+         const std::string& sampler, const std::string& policy, int64_t subsample, double seconds_between_frames,
+         int64_t seed, int64_t epoch, int64_t video) {
+        py::gil_scoped_release release;
+        VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample);
+        o.seconds_between_frames = seconds_between_frames;
+        VideoFrameReader reader;
+        const VideoTimeline timeline = reader.timeline(path);
         std::vector<std::vector<int64_t>> out;
-        for (int64_t start : video_clip_starts(frames, o, static_cast<uint64_t>(seed), epoch, video))
-          out.push_back(video_clip_frames(frames, start, o, name));
+        for (int64_t c = 0; c < clips; ++c) {
+          if (o.timestamps) {
+            out.push_back(video_clip_frames_timed(timeline, o, static_cast<uint64_t>(seed), epoch, video, c, path));
+            continue;
+          }
+          const std::vector<int64_t> starts =
+              video_clip_starts(timeline.frames, o, static_cast<uint64_t>(seed), epoch, video);
+          out.push_back(video_clip_frames(timeline.frames, starts[static_cast<size_t>(c)], o, path));
+        }
         return out;
       },
-      py::arg("frames"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
-      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seed"), py::arg("epoch"),
-      py::arg("video"), py::arg("name"), "each clip's frame indices of a video of `frames` frames, as the loader draws them");
+      py::arg("path"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
+      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seconds_between_frames"), py::arg("seed"),
+      py::arg("epoch"), py::arg("video"), "each clip's frame indices of the video at `path`, as the loader draws them");
 }
 
 } // namespace fastloop::python

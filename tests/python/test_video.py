@@ -125,6 +125,46 @@ def test_random_clips_follow_the_definition(videos):
     assert short.clip_frames(0, seed=1, epoch=3) == list(range(10)) + [9] * 6  # starts at 0, repeat_last
 
 
+def test_random_timestamp_clips_follow_torchcodecs_definition(videos):
+    """clips_at_random_timestamps: the stream's begin, end and average fps as torchcodec's scan gives them; clip
+    starts inside [begin, end - (frames - 1) * step); each frame the one played at start + k * step; a video
+    shorter than a clip refused, as torchcodec refuses it."""
+    from torchcodec.samplers import clips_at_random_timestamps
+
+    path = _clip_paths(videos)[0]
+    meta = VideoDecoder(path, seek_mode="exact").metadata
+    info = fastloop._C._video_info(path)
+    assert (info["begin_seconds"], info["end_seconds"]) == pytest.approx((meta.begin_stream_seconds,
+                                                                          meta.end_stream_seconds))
+    assert info["frames"] / (info["end_seconds"] - info["begin_seconds"]) == pytest.approx(meta.average_fps)
+    dataset = fastloop.VideoFiles([path], [0], num_frames_per_clip=5, num_clips=3, sampler="random_timestamps",
+                                  seconds_between_frames=0.1)
+    pts = info["pts_seconds"]
+    starts = set()
+    for epoch in range(6):
+        for c in range(3):
+            frames = dataset.clip_frames(c, seed=2, epoch=epoch)
+            assert len(frames) == 5 and pts[frames[-1]] < info["end_seconds"]
+            assert pts[frames[0]] < info["end_seconds"] - 4 * 0.1
+            # frame k is played at start + 0.1 k, start within frame 0's display: 0.1 s = 3 frames on from it
+            assert all(abs((pts[b] - pts[a]) - 0.1) < 1 / 30 + 1e-9 for a, b in zip(frames, frames[1:]))
+            starts.add(frames[0])
+    assert len(starts) > 6
+    default = fastloop.VideoFiles([path], [0], num_frames_per_clip=4, sampler="random_timestamps")
+    frames = default.clip_frames(0, seed=1)
+    assert all(b - a == 1 for a, b in zip(frames, frames[1:]))  # one frame's duration apart
+    timed = fastloop.VideoFiles(_clip_paths(videos), [0, 0, 1, 1], num_frames_per_clip=4, sampler="random_timestamps",
+                                seconds_between_frames=0.2)
+    one = [x for x, _ in _loader(timed, TRAIN, workers=1, seed=6)]
+    two = [x for x, _ in _loader(timed, TRAIN, workers=2, seed=6)]
+    assert len(one) == 2 and all(torch.equal(a, b) for a, b in zip(one, two))
+    short = str(videos / "short.mp4")  # 10 frames: a clip of 16 does not fit
+    with pytest.raises(ValueError, match="sampling_range_start"):
+        clips_at_random_timestamps(VideoDecoder(short), num_frames_per_clip=16)
+    with pytest.raises(ValueError, match=r"short\.mp4: sampling_range_start .* shorter than a clip"):
+        fastloop.VideoFiles([short], [0], sampler="random_timestamps").clip_frames(0)
+
+
 def _loader(dataset, transform, **kwargs):
     return fastloop.Loader(dataset, transform=transform, batch_size=2, **kwargs)
 

@@ -6,6 +6,8 @@
 #include "fastloop/data/codecs/video_reader.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <iterator>
 
 namespace fastloop {
@@ -17,6 +19,8 @@ VideoInfo video_info(const std::string& path) {
   info.height = index->height, info.width = index->width;
   info.codec = index->codec;
   for (int64_t pts : index->pts) info.pts_seconds.push_back(index->seconds(pts));
+  info.begin_seconds = index->seconds(index->pts.front());
+  info.end_seconds = index->seconds(index->end);
   return info;
 }
 
@@ -52,6 +56,15 @@ void VideoFrameReader::read(const std::string& path, const std::vector<int64_t>&
 }
 
 int64_t VideoFrameReader::frame_count(const std::string& path) { return video_index(path)->frames(); }
+
+VideoTimeline VideoFrameReader::timeline(const std::string& path) {
+  static std::mutex mutex;  // the times of each indexed file, made once, kept as the index is
+  static std::map<std::string, std::shared_ptr<const VideoInfo>> times;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<const VideoInfo>& info = times[path];
+  if (!info) info = std::make_shared<const VideoInfo>(video_info(path));
+  return {info->frames, info->pts_seconds.data(), info->begin_seconds, info->end_seconds};
+}
 
 int64_t VideoFrameReader::seeks() const {
   int64_t n = seeks_closed_;

@@ -18,6 +18,7 @@ struct VideoInfo {
   int64_t height = 0, width = 0;   // pixels
   std::string codec;               // FFmpeg's name, e.g. "h264"
   std::vector<double> pts_seconds;  // per frame, ascending
+  double begin_seconds = 0, end_seconds = 0;  // the first frame's pts; max(pts + duration), as torchcodec's scan
 };
 
 /// The frame index of the video at `path` (made once per process and file): InputError naming the file when it
@@ -29,6 +30,13 @@ VideoInfo video_info(const std::string& path);
 std::string video_libraries();
 
 class VideoReader;
+
+/// A video's frame times as the clip samplers read them (video_clips.h), pointing into the process's index.
+struct VideoTimeline {
+  int64_t frames = 0;
+  const double* pts_seconds = nullptr;  // frames of them, ascending
+  double begin_seconds = 0, end_seconds = 0;
+};
 
 /// One thread's decoders (video_reader.h): the videos it read last stay open (an LRU of up to kOpenVideos, and
 /// of kOpenPixels frame pixels together), so a clip of one of them skips the file's opening, and continues the
@@ -46,6 +54,8 @@ class VideoFrameReader {
   void read(const std::string& path, const std::vector<int64_t>& frames, std::vector<ImageU8>& out);
   /// The number of frames of the video at `path` (video_info without the times).
   int64_t frame_count(const std::string& path);
+  /// The frame times of the video at `path` (video_info's, held by the process's index: valid for its life).
+  VideoTimeline timeline(const std::string& path);
   int64_t seeks() const;
   int64_t frames_decoded() const;
 

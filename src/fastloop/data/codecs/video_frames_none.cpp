@@ -25,6 +25,7 @@ VideoFrameReader::VideoFrameReader() = default;
 VideoFrameReader::~VideoFrameReader() = default;
 void VideoFrameReader::read(const std::string&, const std::vector<int64_t>&, std::vector<ImageU8>&) { no_video(); }
 int64_t VideoFrameReader::frame_count(const std::string&) { no_video(); }
+VideoTimeline VideoFrameReader::timeline(const std::string&) { no_video(); }
 int64_t VideoFrameReader::seeks() const { return 0; }
 int64_t VideoFrameReader::frames_decoded() const { return 0; }
 

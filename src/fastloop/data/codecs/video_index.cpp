@@ -18,6 +18,7 @@ namespace {
 struct PacketInfo {
   int64_t pts = 0, dts = 0;
   bool key = false;
+  int64_t duration = 0;  // time-base units; 0 where the container gives none
 };
 
 // The frames of a stream whose packets lack presentation times (AVI, whose B-frames come out of the decoder
@@ -31,7 +32,7 @@ std::vector<PacketInfo> frames_decoded(const std::string& path) {
   const auto drain = [&] {
     while (ff.codec_receive_frame(input.codec, frame) >= 0) {
       const int64_t ts = frame_time(*frame);
-      if (ts != AV_NOPTS_VALUE) frames.push_back({ts, ts - 1, frame->key_frame != 0});  // seek a step before it
+      if (ts != AV_NOPTS_VALUE) frames.push_back({ts, ts - 1, frame->key_frame != 0, frame->pkt_duration});
       ff.frame_unref(frame);
     }
   };
@@ -65,7 +66,7 @@ std::vector<PacketInfo> packets_read(VideoInput& input) {
       all_pts = all_pts && p.pts != AV_NOPTS_VALUE;
       const int64_t dts = p.dts != AV_NOPTS_VALUE ? p.dts : p.pts;
       const int64_t pts = p.pts != AV_NOPTS_VALUE ? p.pts : p.dts;
-      if (pts != AV_NOPTS_VALUE) packets.push_back({pts, dts, (p.flags & AV_PKT_FLAG_KEY) != 0});
+      if (pts != AV_NOPTS_VALUE) packets.push_back({pts, dts, (p.flags & AV_PKT_FLAG_KEY) != 0, p.duration});
     }
     ff.packet_unref(input.packet);
   }
@@ -101,6 +102,7 @@ VideoIndex video_index_make(const std::string& path) {
   std::vector<int64_t> group_pts(key_ts.size());  // each group's keyframe pts
   for (size_t i = 0; i < packets.size(); ++i)
     if (i == 0 || group[i] != group[i - 1]) group_pts[group[i]] = packets[i].pts;
+  for (const PacketInfo& packet : packets) index.end = std::max(index.end, packet.pts + packet.duration);
   for (size_t k : order) {
     int64_t start = group[k];
     if (start > 0 && packets[k].pts < group_pts[start]) --start;  // shown before its keyframe: open GOP

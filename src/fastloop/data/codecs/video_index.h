@@ -20,6 +20,7 @@ struct VideoIndex {
   std::vector<int64_t> pts;          // per frame, ascending: its presentation time in time-base units
   std::vector<int64_t> start_key;    // per frame: the timestamp to seek to (its keyframe's, at or before it)
   std::vector<int64_t> start_group;  // per frame: which keyframe group decoding must start from (ascending)
+  int64_t end = 0;                   // the stream's end: max(pts + duration) over its frames, time-base units
   int64_t frames() const { return static_cast<int64_t>(pts.size()); }
   double seconds(int64_t ts) const { return static_cast<double>(ts) * time_base_num / time_base_den; }
 };

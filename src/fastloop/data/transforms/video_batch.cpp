@@ -77,7 +77,7 @@ void clips_write(const Dataset& dataset, const int64_t* indices, int64_t count, 
   for (int64_t b = 0; b < count; ++b) {
     const int64_t index = indices[b];
     const std::string& path = clips.path(index);
-    const std::vector<int64_t> frames = clips.sample_frames(index, work.reader.frame_count(path), seed, epoch);
+    const std::vector<int64_t> frames = clips.sample_frames(index, work.reader.timeline(path), seed, epoch);
     work.reader.read(path, frames, work.frames);
     for (int64_t t = 0; t < frames_out; ++t) {
       ImageU8& frame = work.frames[static_cast<size_t>(t)];
