@@ -11,6 +11,7 @@
 //   registered by name (models/registry.h, run/train_main.h); checkpoints (train/checkpoint.h).
 // - Data: a --data source's splits (data/sources/source.h) and the threaded Loader (data/loader/loader.h),
 //   with the options `fastloop train` and evaluation use (train/setup.h, train/evaluate.h, train/perf_auto.h);
+//   video clips (data/sources/video_clips.h, data/codecs/video_frames.h, data/transforms/video_batch.h);
 //   COCO detection targets (data/targets/coco_annotations.h) and images (data/sources/coco_images.h);
 //   torchvision-named transform pipelines, parsed and compiled (data/transforms/spec.h, transform.h, pipeline.h).
 // - Trained models: evaluation, prediction and export as calls (run/eval_run.h, run/predict_run.h,
@@ -22,6 +23,7 @@
 #include "fastloop/core/config.h"
 #include "fastloop/core/config_set.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/video_frames.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/arrow_images.h"
 #include "fastloop/data/sources/class_map_files.h"
@@ -32,6 +34,7 @@
 #include "fastloop/data/sources/sample_files.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/sources/video_clips.h"
 #include "fastloop/data/targets/coco_annotations.h"
 #include "fastloop/data/transforms/crop_views.h"
 #include "fastloop/data/transforms/detection_transforms.h"
@@ -41,6 +44,7 @@
 #include "fastloop/data/transforms/spec.h"
 #include "fastloop/data/transforms/split_size.h"
 #include "fastloop/data/transforms/transform.h"
+#include "fastloop/data/transforms/video_batch.h"
 #include "fastloop/data/transforms/views.h"
 #include "fastloop/io/safetensors_tensors.h"
 #include "fastloop/models/model_info.h"

@@ -64,6 +64,55 @@ class VOCSegmentation:
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tuple[Any, Any]: ...
 
+class VideoFiles:
+    paths: List[str]
+    labels: List[int]
+    classes: Optional[List[str]]
+    num_frames_per_clip: int
+    num_indices_between_frames: int
+    num_clips: int
+    sampler: str
+    policy: str
+    output_format: str
+    seconds_between_frames: Optional[float]
+    def __init__(
+        self,
+        paths: Sequence[Union[str, "os.PathLike[str]"]],
+        labels: Sequence[int],
+        classes: Optional[Sequence[str]] = None,
+        *,
+        num_frames_per_clip: int = 16,
+        num_indices_between_frames: int = 1,
+        num_clips: int = 1,
+        sampler: str = "random",
+        policy: str = "repeat_last",
+        output_format: str = "TCHW",
+        seconds_between_frames: Optional[float] = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Tuple[Any, int]: ...
+    def clip_frames(self, index: int, seed: int = 0, epoch: int = 0) -> List[int]: ...
+
+class VideoFolder(VideoFiles):
+    root: str
+    split: Optional[str]
+    def __init__(
+        self,
+        root: Union[str, "os.PathLike[str]"],
+        num_frames_per_clip: int = 16,
+        num_indices_between_frames: int = 1,
+        num_clips: int = 1,
+        sampler: str = "random",
+        *,
+        split: Optional[str] = None,
+        policy: str = "repeat_last",
+        output_format: str = "TCHW",
+        seconds_between_frames: Optional[float] = None,
+        extensions: Sequence[str] = ...,
+    ) -> None: ...
+
+def video_csv(path: Union[str, "os.PathLike[str]"], **kwargs: Any) -> VideoFiles: ...
+
 def pad_targets(
     targets: Sequence[Dict[str, Any]], max_boxes: Optional[int] = None, keys: Sequence[str] = ("boxes", "labels")
 ) -> Dict[str, torch.Tensor]: ...

@@ -80,6 +80,8 @@ class Loader:
         given["rank"], given["world_size"] = _group_rank(given["rank"], given["world_size"])
         _params.decode_check(given["decode"])  # None too, which binding_args would leave out
         transform, batch_transform = given["transform"], given["batch_transform"]
+        if hasattr(given["source"], "_fastloop_video_transform"):  # clips: a temporal subsample picks their frames
+            given["source"], transform = given["source"]._fastloop_video_transform(transform, given["views"])
         # Kept as specs (a list of them for views): they pickle, and TypeError names what cannot run.
         given["transform"], given["views"] = _transforms_compiled(transform, given["views"])
         if _params.crop_views(given["transform"]):

@@ -38,6 +38,9 @@ std::shared_ptr<const CocoAnnotations> coco_annotations_of(const py::handle& obj
 /// _C._class_map_decode: a class-map PNG decoded as the loader's workers decode segmentation masks.
 void segmentation_bind(py::module_& module);
 
+/// _C._video_info, _video_frames, _video_clip_frames: video files as the loader's workers read them.
+void video_bind(py::module_& module);
+
 /// _C.Loader: one split of a --data source, iterated batch by batch.
 void loader_bind(py::module_& module);
 

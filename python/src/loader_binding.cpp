@@ -43,6 +43,12 @@ struct SplitLoaderArgs {
   bool coco_keypoints = false;
   // source "segmentation": fastloop.VOCSegmentation / SegmentationFiles: `files` the images, these their class maps
   std::vector<std::string> mask_files;
+  // source "video": fastloop.VideoFiles / VideoFolder: `files` the videos with `labels` and `classes`; its clips'
+  // frames per clip, frames between, clips per video, random (1) or regular (0), subsample, channels first (1),
+  // timestamps (1); the seconds between frames of timestamp clips (0: 1 / average fps)
+  std::vector<int64_t> video_clip;
+  std::string video_policy = "repeat_last";
+  double video_seconds = 0;
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.
@@ -68,7 +74,9 @@ struct SplitLoaderArgs {
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
           take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
           take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
-          take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files))
+          take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
+          take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
+          take("video_seconds", a.video_seconds))
         continue;
       a.given.insert(config_set(a.config, name, config_value_of(value, name)));
     }
@@ -191,7 +199,9 @@ class SplitLoader {
     Dataset& split = train ? data_->train : data_->test;
     const bool views = args.views && !args.views->empty();
     const std::string& first = views ? args.views->front() : args.transform;  // the split's size: view 0's
-    if (!split.targets)  // samples with targets keep the sizes the pipeline gives them
+    if (video_clips_of(split))  // the first video's frames stand in for the first image
+      video_split_size_resolve(split, first, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
+    else if (!split.targets)  // samples with targets keep the sizes the pipeline gives them
       split_size_resolve(split, first, config.data.image.size, {"fastloop.Loader: transform", "image_size"});
     if (split.size() == 0)
       throw InputError("fastloop.Loader: " + config.data.source + " has no " + args.split +
@@ -223,6 +233,16 @@ class SplitLoader {
       splits.train.targets = masks;
       splits.test.targets = masks;
       return splits;
+    }
+    if (config.data.source == "video") {  // video clips, as both splits (as fastloop.Files)
+      const std::vector<int64_t>& c = args.video_clip;
+      if (c.size() != 7) throw InputError("fastloop.Loader: video_clip must hold 7 numbers");
+      VideoClipOptions clip;
+      clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
+      clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
+      clip.policy = args.video_policy, clip.seconds_between_frames = args.video_seconds;
+      return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
+                          data_options_of(config.data));
     }
     if (config.data.source == "arrow")
       return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,

@@ -40,4 +40,5 @@ PYBIND11_MODULE(_C, module) {
   fp::arrow_bind(module);
   fp::coco_bind(module);
   fp::segmentation_bind(module);
+  fp::video_bind(module);
 }

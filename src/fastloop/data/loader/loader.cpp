@@ -8,6 +8,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/loader/device_data.h"
 #include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/video_batch.h"
 #include "fastloop/data/transforms/views.h"
 
 #include <ATen/ATen.h>
@@ -52,6 +53,8 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   if ((options_.augment.pipeline || !options_.views.empty()) && options_.on_device)
     throw InputError("--data-on-device augments the data set on the device with the built-in crop and flip; a "
                      "transform pipeline or several views run in the loader's workers: drop --data-on-device");
+  if (video_clips_of(dataset_) && !options_.views.empty())
+    throw InputError("Loader: several views of video clips are not supported; give one transform");
   if (dataset_.targets) {
     targets_check();
     // images and class maps of each batch in flight: queued, being made, held by the consumer
@@ -64,7 +67,7 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   layouts_ = view_layouts(dataset_, options_);
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);
-  } else if (options_.pin_memory && !dataset_.targets) {  // samples of their own sizes: copied one by one
+  } else if (options_.pin_memory && !dataset_.targets && !video_clips_of(dataset_)) {  // targets, clips: own shapes
     for (const BatchLayout& view_layout : layouts_) {
       auto ring = pinned_ring_make(options_.device, options_.prefetch, view_layout);
       if (!ring) break;  // not CUDA
@@ -149,6 +152,15 @@ Batch Loader::assemble(int64_t batch) {
   const int64_t begin = (batch - first_batch_) * options_.batch_size;
   const int64_t count = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(indices_.size()) - begin);
   if (dataset_.targets) return assemble_targets(batch, begin, count);
+  if (video_clips_of(dataset_)) {  // clips [B, T, C, H, W] (or [B, C, T, H, W]) in fresh tensors, as one view
+    Batch out;
+    out.index = batch;
+    out.views.emplace_back();
+    video_batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
+                         options_.dtype, out.views[0], out.labels);
+    decoded_ += count;
+    return out;
+  }
   HostViews host = rings_.empty() ? host_acquire(count) : ring_acquire(batch, count);
   std::vector<ViewTarget> targets;
   for (size_t v = 0; v < host.images.size(); ++v)

@@ -1,0 +1,249 @@
+"""``fastloop.VideoFiles`` and ``fastloop.VideoFolder``: video clips for ``fastloop.Loader``, decoded by FFmpeg in
+fastloop's C++ threads, clips chosen as torchcodec's index samplers choose them (``clips_at_random_indices``,
+``clips_at_regular_indices``), and the user's ``transforms.v2`` pipeline run on each clip with one draw per clip."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _C
+
+__all__ = ["VideoFiles", "VideoFolder", "video_csv"]
+
+#: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
+VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
+_SAMPLERS = ("random", "regular", "random_timestamps")
+_POLICIES = ("repeat_last", "wrap", "error")
+_OUTPUT_FORMATS = ("TCHW", "CTHW")
+#: Transforms of a pipeline fastloop cannot run on clips.
+_REFUSED = {"FiveCrop": "its tuple of crops", "TenCrop": "its tuple of crops"}
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} ({value!r}) must be strictly positive")
+    return value
+
+
+class VideoFiles:
+    r"""Video files with class indices, each giving ``num_clips`` clips (samples) of ``num_frames_per_clip`` frames
+    ``num_indices_between_frames`` apart, as torchcodec's samplers choose them.
+
+    Args:
+        paths (sequence of str or ``os.PathLike``): the video files (any container and codec the system's FFmpeg 5
+            reads: mp4, mkv, webm, avi with H.264, HEVC, VP9, AV1, MPEG-4, ...).
+        labels (sequence of int): the class index of each video.
+        classes (sequence of str, optional): the name of each class index (default: "0", "1", ...).
+        num_frames_per_clip (int): frames per clip. Default: 16.
+        num_indices_between_frames (int): the step between a clip's frames ("dilation"). Default: 1.
+        num_clips (int): clips per video; sample ``i`` is clip ``i % num_clips`` of video ``i // num_clips``.
+        sampler (str): ``"random"``: ``torchcodec.samplers.clips_at_random_indices`` (starts drawn anew each epoch
+            from the Loader's seed, per video, the same for any number of workers); ``"regular"``:
+            ``clips_at_regular_indices`` (evenly spaced, the same every epoch); ``"random_timestamps"``:
+            ``clips_at_random_timestamps`` (starts uniform in seconds, frames ``seconds_between_frames`` apart, each
+            the frame played at its time; ``num_indices_between_frames`` is then not used).
+        seconds_between_frames (float, optional): with ``"random_timestamps"``, the seconds between a clip's frames;
+            None: one frame's average duration (torchcodec's default).
+        policy (str): a clip that runs past the video's end (a video shorter than a clip, which then starts at frame
+            0, as torchcodec's default range makes it): ``"repeat_last"`` (torchcodec's default) repeats its last
+            frame, ``"wrap"`` its frames from the clip's start, ``"error"`` raises naming the file.
+        output_format (str): ``"TCHW"``: batches ``[B, T, C, H, W]``; ``"CTHW"``: ``[B, C, T, H, W]``, what
+            torchvision's video models (``r3d_18``, ``mc3_18``, ``r2plus1d_18``) take.
+
+    A sample (``dataset[i]``) is ``(tv_tensors.Video uint8 [T, C, H, W], label)``, its frames those the Loader's
+    epoch 0 draws with seed 0. Through ``fastloop.Loader(dataset, transform=...)`` each clip goes through the
+    transform as a ``tv_tensors.Video`` does in torchvision: one draw of its random parameters for the whole clip.
+    A ``UniformTemporalSubsample(n)`` at the pipeline's top level picks the clip's frames before they are decoded.
+
+    Raises:
+        ValueError: a path that is not a file, a label count that differs, an argument out of range.
+    """
+
+    def __init__(self, paths: Sequence[Union[str, os.PathLike]], labels: Sequence[int],
+                 classes: Optional[Sequence[str]] = None, *, num_frames_per_clip: int = 16,
+                 num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random",
+                 policy: str = "repeat_last", output_format: str = "TCHW",
+                 seconds_between_frames: Optional[float] = None) -> None:
+        self.paths: List[str] = [os.fspath(p) for p in paths]
+        self.labels: List[int] = [int(label) for label in labels]
+        if len(self.paths) != len(self.labels):
+            raise ValueError(f"{len(self.paths)} videos but {len(self.labels)} labels: give one label per video")
+        for path in self.paths:
+            if not os.path.isfile(path):
+                raise ValueError(f"{path}: no such video file; check the path (or the CSV row naming it)")
+        self.classes: Optional[List[str]] = list(classes) if classes is not None else None
+        self.num_frames_per_clip = _positive("num_frames_per_clip", num_frames_per_clip)
+        self.num_indices_between_frames = _positive("num_indices_between_frames", num_indices_between_frames)
+        self.num_clips = _positive("num_clips", num_clips)
+        if sampler not in _SAMPLERS:
+            raise ValueError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}")
+        if policy not in _POLICIES:
+            raise ValueError(f"Invalid policy ({policy}). Supported values are {_POLICIES}.")
+        if output_format not in _OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {_OUTPUT_FORMATS}, got {output_format!r}")
+        self.sampler, self.policy, self.output_format = sampler, policy, output_format
+        if seconds_between_frames is not None and not seconds_between_frames > 0:
+            raise ValueError(f"seconds_between_frames ({seconds_between_frames}) must be > 0")
+        if seconds_between_frames is not None and sampler != "random_timestamps":
+            raise ValueError("seconds_between_frames is for sampler='random_timestamps'; the index samplers take "
+                             "num_indices_between_frames")
+        self.seconds_between_frames = seconds_between_frames
+        #: UniformTemporalSubsample's num_samples taken from the Loader's transform (0: none).
+        self.temporal_subsample = 0
+
+    def __len__(self) -> int:
+        return len(self.paths) * self.num_clips
+
+    def _index(self, index: int) -> int:
+        n = len(self)
+        if not isinstance(index, int) or not -n <= index < n:
+            raise IndexError(f"sample index {index!r} out of range for {n} clips")
+        return index + n if index < 0 else index
+
+    def clip_frames(self, index: int, seed: int = 0, epoch: int = 0) -> List[int]:
+        """The frame indices of sample ``index`` in ``epoch`` of a Loader with ``seed``."""
+        index = self._index(index)
+        video = index // self.num_clips
+        clips = _C._video_clip_frames(self.paths[video], self.num_frames_per_clip, self.num_indices_between_frames,
+                                      self.num_clips, self.sampler, self.policy, self.temporal_subsample,
+                                      self.seconds_between_frames or 0.0, seed, epoch, video)
+        return list(clips[index % self.num_clips])
+
+    def __getitem__(self, index: int) -> Tuple[Any, int]:
+        from torchvision import tv_tensors
+
+        index = self._index(index)
+        data, _ = _C._video_frames(self.paths[index // self.num_clips], self.clip_frames(index))
+        if self.output_format == "CTHW":
+            data = data.permute(1, 0, 2, 3)
+        return tv_tensors.Video(data), self.labels[index // self.num_clips]
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (_video_files_rebuild, (self.__dict__.copy(),))
+
+    def _fastloop_loader_args(self) -> Dict[str, Any]:
+        """What ``fastloop.Loader(dataset)`` hands its C++ side."""
+        return {"data.source": "video", "files": self.paths, "labels": self.labels, "classes": self.classes or [],
+                "video_clip": [self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
+                               int(self.sampler != "regular"), self.temporal_subsample,
+                               int(self.output_format == "CTHW"), int(self.sampler == "random_timestamps")],
+                "video_policy": self.policy, "video_seconds": float(self.seconds_between_frames or 0.0)}
+
+    def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
+        """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
+        of the pipeline); TypeError for what fastloop does not run on clips."""
+        if views is not None or (isinstance(transform, (list, tuple)) and transform
+                                 and all(isinstance(t, str) or type(t).__name__ == "Compose" for t in transform)):
+            raise TypeError("fastloop.Loader: several views of video clips are not supported; give one transform")
+        items = None
+        if type(transform).__name__ == "Compose":
+            items = list(transform.transforms)
+        elif isinstance(transform, (list, tuple)):
+            items = list(transform)
+        elif transform is not None and not isinstance(transform, str):
+            items = [transform]
+        if items is None:
+            return self, transform
+        for t in items:
+            if type(t).__name__ in _REFUSED:
+                raise TypeError(f"fastloop.Loader: {type(t).__name__}() on video clips: fastloop batches one clip per "
+                                f"sample, not {_REFUSED[type(t).__name__]}; drop it")
+        subsample = [t for t in items if type(t).__name__ == "UniformTemporalSubsample"]
+        if not subsample:
+            return self, transform
+        if len(subsample) > 1:
+            raise TypeError("fastloop.Loader: more than one UniformTemporalSubsample in the pipeline; keep one")
+        source = copy.copy(self)
+        source.temporal_subsample = int(subsample[0].num_samples)
+        rest = [t for t in items if t is not subsample[0]]
+        if not rest:
+            raise TypeError("fastloop.Loader: a pipeline of UniformTemporalSubsample alone makes uint8 clips; "
+                            "add ToDtype(torch.float32, scale=True) (the Loader's batches are float)")
+        return source, rest
+
+    def __repr__(self) -> str:
+        return (f"fastloop.{type(self).__name__}({len(self.paths)} videos, num_frames_per_clip="
+                f"{self.num_frames_per_clip}, num_indices_between_frames={self.num_indices_between_frames}, "
+                f"num_clips={self.num_clips}, sampler={self.sampler!r}): {len(self)} clips")
+
+
+def _video_files_rebuild(state: Dict[str, Any]) -> VideoFiles:
+    made = VideoFiles.__new__(VideoFiles)
+    made.__dict__.update(state)
+    return made
+
+
+def _classes_of(root: str) -> List[str]:
+    return sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
+
+
+def _videos_listed(root: str, extensions: Tuple[str, ...]) -> Tuple[List[str], List[int], List[str]]:
+    """ImageFolder's listing of videos: root/CLASS/**/VIDEO, classes sorted, files sorted in each class."""
+    classes = _classes_of(root)
+    paths, labels = [], []
+    for label, name in enumerate(classes):
+        for folder, _, files in sorted(os.walk(os.path.join(root, name), followlinks=True)):
+            for file in sorted(files):
+                if file.lower().endswith(extensions):
+                    paths.append(os.path.join(folder, file))
+                    labels.append(label)
+    return paths, labels, classes
+
+
+class VideoFolder(VideoFiles):
+    r"""Videos laid out as ``torchvision.datasets.ImageFolder`` lays out images: ``root/CLASS/VIDEO.mp4`` (class
+    indices by sorted folder name), or torchvision's Kinetics layout ``root/SPLIT/CLASS/VIDEO.mp4`` with
+    ``split="train"`` (or ``"val"``, ...). Clips and the other arguments as :class:`VideoFiles`.
+
+    Example::
+
+        >>> dataset = fastloop.VideoFolder("kinetics", split="train", num_frames_per_clip=16,
+        ...                                num_indices_between_frames=2, output_format="CTHW")
+        >>> loader = fastloop.Loader(dataset, transform=v2.Compose([v2.RandomResizedCrop(112), ...]), batch_size=8)
+        >>> for clips, labels in loader:  # [8, 3, 16, 112, 112], [8]
+    """
+
+    def __init__(self, root: Union[str, os.PathLike], num_frames_per_clip: int = 16,
+                 num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random", *,
+                 split: Optional[str] = None, policy: str = "repeat_last", output_format: str = "TCHW",
+                 seconds_between_frames: Optional[float] = None,
+                 extensions: Sequence[str] = VIDEO_EXTENSIONS) -> None:
+        self.root = os.fspath(root)
+        folder = os.path.join(self.root, split) if split else self.root
+        if not os.path.isdir(folder):
+            raise ValueError(f"{folder}: no such folder (VideoFolder wants root/CLASS/VIDEO or root/SPLIT/CLASS/VIDEO)")
+        paths, labels, classes = _videos_listed(folder, tuple(e.lower() for e in extensions))
+        if not paths:
+            raise ValueError(f"{folder}: no videos ({', '.join(extensions)}) in class folders (root/CLASS/VIDEO)")
+        super().__init__(paths, labels, classes, num_frames_per_clip=num_frames_per_clip,
+                         num_indices_between_frames=num_indices_between_frames, num_clips=num_clips, sampler=sampler,
+                         policy=policy, output_format=output_format, seconds_between_frames=seconds_between_frames)
+        self.split = split
+
+
+def video_csv(path: Union[str, os.PathLike], **kwargs: Any) -> VideoFiles:
+    """Videos listed in a CSV file: a header row with columns ``path`` and ``label`` (class indices, or class
+    names: sorted, as ImageFolder's folders), paths relative to the CSV file; ``kwargs`` as :class:`VideoFiles`.
+    A row naming a missing file, or without a label, is a ``ValueError`` naming the file and the row."""
+    path = os.fspath(path)
+    base = os.path.dirname(os.path.abspath(path))
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or "path" not in rows[0] or "label" not in rows[0]:
+        raise ValueError(f"{path}: a video list needs a header row with columns 'path' and 'label'")
+    paths, names = [], []
+    for line, row in enumerate(rows, start=2):
+        if not row.get("path") or row.get("label") in (None, ""):
+            raise ValueError(f"{path}, row {line}: needs a path and a label")
+        video = os.path.join(base, row["path"])
+        if not os.path.isfile(video):
+            raise ValueError(f"{path}, row {line}: {video}: no such video file")
+        paths.append(video)
+        names.append(row["label"])
+    if all(n.strip().lstrip("-").isdigit() for n in names):
+        return VideoFiles(paths, [int(n) for n in names], **kwargs)
+    classes = sorted(set(names))
+    return VideoFiles(paths, [classes.index(n) for n in names], classes, **kwargs)

@@ -1,0 +1,105 @@
+// fastloop._C's video side for python/fastloop/_video.py: a file's frame index, chosen frames decoded as the
+// loader's workers decode them (for VideoFolder.__getitem__ and the parity tests against torchcodec), and
+// torchcodec's index samplers as fastloop computes them.
+#include "bindings.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+
+namespace fastloop::python {
+namespace {
+
+/// (uint8 [N, 3, H, W], [pts seconds]) of frames `frames` of the video at `path`.
+py::tuple video_frames(const std::string& path, const std::vector<int64_t>& frames) {
+  std::vector<ImageU8> images;
+  VideoInfo info;
+  {
+    py::gil_scoped_release release;
+    info = video_info(path);
+    VideoFrameReader reader;
+    reader.read(path, frames, images);
+  }
+  const int64_t H = images.empty() ? info.height : images.front().height;
+  const int64_t W = images.empty() ? info.width : images.front().width;
+  at::Tensor out = at::empty({static_cast<int64_t>(images.size()), H, W, 3}, at::kByte);
+  py::list pts;
+  for (size_t k = 0; k < images.size(); ++k) {
+    if (images[k].height != H || images[k].width != W)
+      throw InputError(path + ": its frames change size (frame " + std::to_string(frames[k]) + ")");
+    std::memcpy(out[static_cast<int64_t>(k)].data_ptr(), images[k].data(), static_cast<size_t>(images[k].bytes()));
+    pts.append(info.pts_seconds[static_cast<size_t>(frames[k])]);
+  }
+  return py::make_tuple(out.permute({0, 3, 1, 2}).contiguous(), pts);
+}
+
+VideoClipOptions clip_options(int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
+                              const std::string& policy, int64_t subsample) {
+  if (sampler != "random" && sampler != "regular" && sampler != "random_timestamps")
+    throw InputError("videos: sampler must be 'random', 'regular' or 'random_timestamps', got '" + sampler + "'");
+  VideoClipOptions o;
+  o.frames_per_clip = frames_per_clip, o.frames_between = frames_between, o.clips = clips;
+  o.random = sampler != "regular", o.timestamps = sampler == "random_timestamps";
+  o.policy = policy, o.subsample = subsample;
+  return o;
+}
+
+}  // namespace
+
+void video_bind(py::module_& module) {
+  module.def(
+      "_video_info", [](const std::string& path) {
+        VideoInfo info;
+        {
+          py::gil_scoped_release release;
+          info = video_info(path);
+        }
+        py::dict out;
+        out["frames"] = info.frames, out["height"] = info.height, out["width"] = info.width;
+        out["codec"] = info.codec, out["pts_seconds"] = info.pts_seconds;
+        out["begin_seconds"] = info.begin_seconds, out["end_seconds"] = info.end_seconds;
+        return out;
+      },
+      py::arg("path"), "the frame index of a video: frames, height, width, codec, pts_seconds, begin/end_seconds");
+  module.def("_video_frames", &video_frames, py::arg("path"), py::arg("frames"),
+             "(uint8 [N, 3, H, W], pts seconds) of the frames given, decoded as the loader's workers decode them");
+  module.def(
+      "_video_decode_count",
+      [](const std::string& path, const std::vector<std::vector<int64_t>>& clips) {
+        py::gil_scoped_release release;
+        VideoFrameReader reader;
+        std::vector<ImageU8> images;
+        for (const std::vector<int64_t>& frames : clips) reader.read(path, frames, images);
+        return std::make_pair(reader.seeks(), reader.frames_decoded());
+      },
+      py::arg("path"), py::arg("clips"),
+      "(seeks, frames decoded) of one reader reading `clips` (lists of frames) in turn: what a clip costs");
+  module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
+  module.def(
+      "_video_clip_frames",
+      [](const std::string& path, int64_t frames_per_clip, int64_t frames_between, int64_t clips,
+         const std::string& sampler, const std::string& policy, int64_t subsample, double seconds_between_frames,
+         int64_t seed, int64_t epoch, int64_t video) {
+        py::gil_scoped_release release;
+        VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample);
+        o.seconds_between_frames = seconds_between_frames;
+        VideoFrameReader reader;
+        const VideoTimeline timeline = reader.timeline(path);
+        std::vector<std::vector<int64_t>> out;
+        for (int64_t c = 0; c < clips; ++c) {
+          if (o.timestamps) {
+            out.push_back(video_clip_frames_timed(timeline, o, static_cast<uint64_t>(seed), epoch, video, c, path));
+            continue;
+          }
+          const std::vector<int64_t> starts =
+              video_clip_starts(timeline.frames, o, static_cast<uint64_t>(seed), epoch, video);
+          out.push_back(video_clip_frames(timeline.frames, starts[static_cast<size_t>(c)], o, path));
+        }
+        return out;
+      },
+      py::arg("path"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
+      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seconds_between_frames"), py::arg("seed"),
+      py::arg("epoch"), py::arg("video"), "each clip's frame indices of the video at `path`, as the loader draws them");
+}
+
+} // namespace fastloop::python

@@ -1,0 +1,38 @@
+// An open video file: FFmpeg's demuxer on it, its video stream found, a packet to read into; and, when asked
+// for, a decoder of that stream. Owned by one thread at a time; closes everything it opened.
+#pragma once
+
+#include "fastloop/data/codecs/ffmpeg_library.h"
+
+#include <string>
+
+namespace fastloop {
+
+struct VideoInput {
+  /// Opens `path` and finds its video stream: InputError naming the file when FFmpeg cannot read it or it has
+  /// no video stream; RunError when FFmpeg's libraries are absent.
+  explicit VideoInput(const std::string& path);
+  ~VideoInput();
+  VideoInput(const VideoInput&) = delete;
+  VideoInput& operator=(const VideoInput&) = delete;
+
+  /// Opens a single-threaded decoder of the stream (the loader's workers are the parallelism): InputError
+  /// when this FFmpeg has no decoder for the codec.
+  void decoder_open();
+  std::string codec_name() const;
+  /// Frees what was opened (the destructor's work; a failed constructor's too).
+  void close();
+
+  std::string path;
+  AVFormatContext* format = nullptr;
+  AVCodecContext* codec = nullptr;
+  AVPacket* packet = nullptr;
+  int stream = -1;
+};
+
+/// A decoded frame's presentation time: its pts, or FFmpeg's best guess where the container gave none (AVI).
+inline int64_t frame_time(const AVFrame& frame) {
+  return frame.pts != AV_NOPTS_VALUE ? frame.pts : frame.best_effort_timestamp;
+}
+
+} // namespace fastloop

@@ -1,0 +1,139 @@
+// Video clip batches (see video_batch.h). Each worker thread keeps its decoder and frame buffers
+// (thread_local), so a video's file stays open while its clips follow each other.
+#include "fastloop/data/transforms/video_batch.h"
+
+#include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/video_frames.h"
+#include "fastloop/data/sources/video_clips.h"
+#include "fastloop/data/transforms/builtin_transforms.h"
+#include "fastloop/data/transforms/float_step.h"
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/pipeline.h"
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fastloop {
+namespace {
+
+struct VideoWork {
+  VideoFrameReader reader;
+  std::vector<ImageU8> frames;
+  TransformScratch scratch;
+  std::string default_spec;
+  std::shared_ptr<const Pipeline> default_pipeline;
+};
+
+VideoWork& video_work() {
+  thread_local VideoWork work;
+  return work;
+}
+
+const Pipeline& video_pipeline(const Dataset& dataset, const AugmentOptions& options, VideoWork& work) {
+  if (options.pipeline) return *options.pipeline;
+  const std::string spec = transform_spec_default(dataset, options);
+  if (!work.default_pipeline || work.default_spec != spec) {
+    work.default_pipeline = std::make_shared<const Pipeline>(spec);
+    work.default_spec = spec;
+  }
+  return *work.default_pipeline;
+}
+
+void size_check(const std::string& name, int64_t frame, int64_t channels, int64_t height, int64_t width, int64_t H,
+                int64_t W) {
+  if (channels == 3 && height == H && width == W) return;
+  throw InputError(name + ": frame " + std::to_string(frame) + " came out of the transform " + std::to_string(channels) +
+                   " x " + std::to_string(height) + " x " + std::to_string(width) + " (C x H x W), but the batch "
+                   "holds 3 x " + std::to_string(H) + " x " + std::to_string(W) + ": end the transform with a crop or "
+                   "resize to one size (e.g. CenterCrop(" + std::to_string(H) + ")) and 3 channels");
+}
+
+// One frame through the value table into its plane of the batch (channels `channel_stride` values apart).
+template <typename T>
+void frame_write(const ImageU8& image, const T* table, T* out, int64_t channel_stride) {
+  const int64_t H = image.height, W = image.width;
+  for (int64_t y = 0; y < H; ++y) {
+    const uint8_t* px = image.row(y);
+    T* r = out + y * W;
+    T* g = r + channel_stride;
+    T* b = g + channel_stride;
+    for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table[256 + px[1]], b[x] = table[512 + px[2]];
+  }
+}
+
+template <typename Out>
+void clips_write(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
+                 uint64_t seed, int64_t epoch, at::Tensor& images, int64_t* labels, VideoWork& work) {
+  const VideoClips& clips = *video_clips_of(dataset);
+  const bool cthw = clips.options().channels_first;
+  const int64_t frames_out = clips.options().frames(), H = dataset.image_height, W = dataset.image_width;
+  const int64_t plane = H * W, channel_stride = cthw ? frames_out * plane : plane;
+  std::vector<Out> lut;
+  for (const float value : pipeline.value_table(3)) lut.push_back(static_cast<Out>(value));  // Tensor::to's rounding
+  Out* dst = images.data_ptr<Out>();
+  for (int64_t b = 0; b < count; ++b) {
+    const int64_t index = indices[b];
+    const std::string& path = clips.path(index);
+    const std::vector<int64_t> frames = clips.sample_frames(index, work.reader.timeline(path), seed, epoch);
+    work.reader.read(path, frames, work.frames);
+    for (int64_t t = 0; t < frames_out; ++t) {
+      ImageU8& frame = work.frames[static_cast<size_t>(t)];
+      pipeline.run_u8(frame, seed, epoch, index, work.scratch, 0);  // the sample's draws: one per clip
+      Out* out = dst + b * 3 * frames_out * plane + t * (cthw ? plane : 3 * plane);
+      if (pipeline.float_steps()) {
+        const at::Tensor x = pipeline.run_float(frame, nullptr, seed, epoch, index, work.scratch);
+        size_check(path, frames[static_cast<size_t>(t)], x.size(0), x.size(1), x.size(2), H, W);
+        float_image_write(x, out, channel_stride, W, 1);
+        continue;
+      }
+      size_check(path, frames[static_cast<size_t>(t)], frame.channels, frame.height, frame.width, H, W);
+      frame_write<Out>(frame, lut.data(), out, channel_stride);
+      pipeline.erase_output(out, 3, H, W, channel_stride, W, 1, seed, epoch, index,
+                            [](Out* at, float v) { *at = static_cast<Out>(v); });
+    }
+    labels[b] = clips.label(index);
+  }
+}
+
+}  // namespace
+
+const VideoClips* video_clips_of(const Dataset& dataset) {
+  return dynamic_cast<const VideoClips*>(dataset.encoded.get());
+}
+
+void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
+  const VideoClips* clips = video_clips_of(split);
+  ImageSize first;
+  if (clips && clips->size() > 0 && size <= 0) {
+    const VideoInfo info = video_info(clips->path(0));
+    first = {info.height, info.width};
+  }
+  const ImageSize resolved = transform_image_size(transform, size, names, first);
+  split.image_height = resolved.height;
+  split.image_width = resolved.width;
+}
+
+void video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                          uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
+  VideoWork& work = video_work();
+  const Pipeline& pipeline = video_pipeline(dataset, options, work);
+  pipeline_check_output(pipeline);
+  const VideoClipOptions& clip = video_clips_of(dataset)->options();
+  const int64_t T = clip.frames(), H = dataset.image_height, W = dataset.image_width;
+  images = clip.channels_first ? at::empty({count, 3, T, H, W}, at::TensorOptions().dtype(dtype))
+                               : at::empty({count, T, 3, H, W}, at::TensorOptions().dtype(dtype));
+  labels = at::empty({count}, at::kLong);
+  int64_t* dst_labels = labels.data_ptr<int64_t>();
+  switch (dtype) {
+    case at::kFloat: return clips_write<float>(dataset, indices, count, pipeline, seed, epoch, images, dst_labels, work);
+    case at::kHalf: return clips_write<at::Half>(dataset, indices, count, pipeline, seed, epoch, images, dst_labels, work);
+    case at::kBFloat16:
+      return clips_write<at::BFloat16>(dataset, indices, count, pipeline, seed, epoch, images, dst_labels, work);
+    default: throw InputError("videos: batches are float32, float16 or bfloat16");
+  }
+}
+
+} // namespace fastloop

@@ -1,0 +1,33 @@
+// Batch assembly of video clips (a Dataset whose `encoded` is a VideoClips): each sample's frames decoded by the thread's
+// VideoFrameReader (only the frames its clip asks for), then every frame through the loader's pipeline with
+// the draws of the sample, so one draw serves the whole clip as torchvision draws once per video, and
+// written through the output stage into the batch, [B, T, C, H, W] or [B, C, T, H, W].
+#pragma once
+
+#include "fastloop/data/sources/dataset.h"
+#include "fastloop/data/transforms/augment_options.h"
+#include "fastloop/data/transforms/split_size.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace fastloop {
+
+class VideoClips;
+
+/// The dataset's clips when it is a video split (its `encoded` a VideoClips), else nullptr.
+const VideoClips* video_clips_of(const Dataset& dataset);
+
+/// Samples indices[0, count) of a video split into `images` (allocated here: `dtype`, [count, T, 3, H, W],
+/// or [count, 3, T, H, W] with the clips' channels_first, H x W the split's size) and `labels` (int64 [count]).
+/// A clip whose frames cannot be decoded throws InputError naming the file and the frame; a transform that
+/// makes another size than the split's names the size to end it with.
+void video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                          uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels);
+
+/// A video split's frame size after `transform` (split_size.h's rule, the first video's frame size standing in
+/// for the first image's): set as the split's image_height x image_width.
+void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names);
+
+} // namespace fastloop
