@@ -115,6 +115,10 @@ class FieldSources:
         self.fields: Optional[Tuple[str, ...]] = tuple(fields) if fields is not None else None
         train = args["split"] == "train"
         shuffled = train if args["shuffle"] is None else bool(args["shuffle"])
+        if not shuffled and (weights is not None or args.get("resampled")):
+            what = "a mixture" if weights is not None else "resampled=True"
+            raise ValueError(f"fastloop.Loader: {what} is read in a seeded order of its own, which shuffle=False (the "
+                             "default of the val and test splits) turns off; give shuffle=True")
         self.native: List[Any] = []  # what C++ reads: _C.FieldShards or an Arrow split
         self.readers: List[Any] = []
         for item in sources:

@@ -178,6 +178,8 @@ def test_bad_fields_arguments_are_named(caption_shards):
         fastloop.Loader(spec(caption_shards), fields=("jpg", "png"))
     with pytest.raises(ValueError, match="picked from a .json field"):
         fastloop.Loader(spec(caption_shards), fields=("jpg", "txt:caption"))
+    with pytest.raises(ValueError, match="shuffle=False"):
+        fastloop.Loader([spec(caption_shards), spec(caption_shards)], fields=FIELDS, split="val")
     with pytest.raises(TypeError, match="batch_transform"):
         fastloop.Loader(spec(caption_shards), fields=FIELDS, batch_transform=v2.MixUp(alpha=1.0, num_classes=3))
 
