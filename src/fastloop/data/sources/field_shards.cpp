@@ -4,7 +4,6 @@
 #include "fastloop/data/sources/field_shards.h"
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/loader/sampler.h"
 #include "fastloop/data/sources/field_values.h"
 #include "fastloop/data/sources/shard_order.h"
 #include "fastloop/data/sources/shards.h"
@@ -220,7 +219,9 @@ std::optional<std::vector<int64_t>> FieldShards::epoch_order(uint64_t seed, int6
   // Resampled: this rank draws shards with replacement (its own stream, as webdataset's ResampledShards per
   // node) until it has its share of an epoch, reads them through the shuffle buffer, and keeps that share.
   const int64_t share = (size() + world_size - 1) / world_size;
-  std::mt19937_64 rng(hash_mix(seed, static_cast<uint64_t>(epoch), hash_mix(0x7e5a, static_cast<uint64_t>(rank), 0)));
+  std::seed_seq seeds{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(epoch),
+                      static_cast<uint32_t>(static_cast<uint64_t>(epoch) >> 32), static_cast<uint32_t>(rank), 0x7e5au};
+  std::mt19937_64 rng(seeds);  // seed_seq's mixing is specified: the same draws on every platform
   std::vector<int64_t> first(shard_sizes_.size() + 1, 0);
   for (size_t s = 0; s < shard_sizes_.size(); ++s) first[s + 1] = first[s] + shard_sizes_[s];
   std::vector<int64_t> drawn, drawn_sizes;
