@@ -185,6 +185,7 @@ class FieldSources:
     def batch(self, images: Any, indices: torch.Tensor) -> Tuple[Any, ...]:
         """A batch of fields in the order asked: the images where the image field stands, each other field a list
         (a tensor for whole numbers); without ``fields`` (a mixture of classification shards), ``(images, labels)``."""
+        indices = indices.cpu()  # on a CUDA loader the labels arrived on the device
         count = len(self.readers)
         if count == 1:
             parts = [(self.readers[0], indices, None)]

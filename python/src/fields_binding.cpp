@@ -25,7 +25,7 @@ const char* kind_name(FieldKind kind) {
 /// Field f of the samples `indices` (int64, a CPU tensor) as one Python object: a list of str or bytes, the
 /// JSON text of a list for json.loads, or an int64 tensor.
 py::object field_batch(const FieldShards& shards, const at::Tensor& indices, size_t f) {
-  const at::Tensor index = indices.to(at::kLong).contiguous();
+  const at::Tensor index = indices.to(at::kCPU, at::kLong).contiguous();
   const int64_t* at = index.const_data_ptr<int64_t>();
   const int64_t count = index.numel();
   const FieldSpec& spec = shards.fields().at(f);
