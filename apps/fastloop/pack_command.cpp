@@ -10,6 +10,7 @@
 // OUT` packs Parquet files in the Hugging Face Hub's layout the same way, through the Python package
 // (python/fastloop/_pack_parquet.py, run with $FASTLOOP_PYTHON: pyarrow reads Parquet, the program links no Arrow).
 #include "commands.h"
+#include "pack_csv.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/core/python_path.h"
@@ -156,6 +157,10 @@ int pack_run(const PackFlags& f) {
   if (f.index_only) return index_run(f);
   if (f.out.empty()) throw InputError("pack: give the output folder: fastloop pack DIR OUT (or --index-only SHARDDIR)");
   if (f.dir.rfind("parquet:", 0) == 0) return parquet_run(f);
+  if (f.dir.rfind("csv:", 0) == 0) {
+    refuse_existing_shards(f.out);
+    return pack_csv_run(f.dir, f.out, f.shard_mb * kMiB, f.seed);
+  }
   std::string dir = f.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::error_code ec;
@@ -198,7 +203,9 @@ Subcommand pack_command(CLI::App& root) {
   auto flags = std::make_shared<PackFlags>();
   app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE); or "
                   "parquet:TRAIN_PATTERN[::VAL_PATTERN], Parquet files in the Hugging Face Hub's layout (read by the "
-                  "Python package's pyarrow, with $FASTLOOP_PYTHON); with --index-only the folder of shards")->required();
+                  "Python package's pyarrow, with $FASTLOOP_PYTHON); or csv:TRAIN.csv[::VAL.csv], image paths with "
+                  "optional label, caption and other columns (kept as KEY.txt and KEY.json); with --index-only the "
+                  "folder of shards")->required();
   app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar, classes.txt and shards.idx");
   app->add_option("--shard-mb", flags->shard_mb, "MiB per shard at most")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();

@@ -403,3 +403,23 @@ def test_a_mixture_with_fields_pickles_as_its_arguments(caption_shards, other_sh
     copy = pickle.loads(pickle.dumps(loader))
     assert copy._args == loader._args and repr(copy) == repr(loader)
     assert [b[1] for b in copy] == [b[1] for b in loader]  # the same batches: lengths of the same captions
+
+
+def test_pack_converts_a_csv_with_a_caption_column(cli, tmp_path):
+    from conftest import run
+    rng = np.random.default_rng(6)
+    (tmp_path / "img").mkdir()
+    lines = ["path,label,caption,url"]
+    for i in range(5):
+        (tmp_path / "img" / f"{i}.jpg").write_bytes(encoded(rng, "JPEG"))
+        lines.append(f'img/{i}.jpg,{["cat", "dog"][i % 2]},"{caption(i)}, with a comma",http://x/{i}')
+    (tmp_path / "list.csv").write_text("\n".join(lines) + "\n")
+    run([cli, "pack", f"csv:{tmp_path}/list.csv", tmp_path / "shards"])
+    loader = fastloop.Loader(f"shards:{tmp_path}/shards", fields=("jpg", "txt", "json", "cls"), transform=transform(),
+                             batch_size=5, shuffle=False, workers=1)
+    _, captions, metas, classes = next(iter(loader))
+    assert sorted(captions) == [f"{caption(i)}, with a comma" for i in range(5)]
+    for text, meta, c in zip(captions, metas, classes.tolist()):
+        i = thing(text)
+        assert meta == {"caption": text, "url": f"http://x/{i}"} and c == i % 2  # cat, dog: sorted class names
+    assert (tmp_path / "shards/classes.txt").read_text() == "cat\ndog\n"
