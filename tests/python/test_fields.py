@@ -423,3 +423,11 @@ def test_pack_converts_a_csv_with_a_caption_column(cli, tmp_path):
         i = thing(text)
         assert meta == {"caption": text, "url": f"http://x/{i}"} and c == i % 2  # cat, dog: sorted class names
     assert (tmp_path / "shards/classes.txt").read_text() == "cat\ndog\n"
+
+
+def test_a_mixture_of_classification_shards_yields_images_and_labels(caption_shards, other_shards):
+    loader = fastloop.Loader([spec(caption_shards), other_shards], weights=[1, 1], transform=transform(), batch_size=33,
+                             drop_last=False, workers=2)
+    images, labels = next(iter(loader))
+    assert images.shape == (33, 3, 16, 16) and labels.dtype == torch.int64
+    assert set(labels.tolist()) <= {0, 1, 2}
