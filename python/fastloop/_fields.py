@@ -61,11 +61,19 @@ class _ShardFields:
 
 
 class _ArrowFields:
-    """A Parquet or ``datasets.Dataset`` source's fields: its columns, one ``take`` per batch."""
+    """A Parquet or ``datasets.Dataset`` source's fields: its columns, one ``take`` per batch. A null cell is a
+    ``ValueError`` naming its column and row (``bad_image_policy="stop"``), or arrives as None (``"skip"``)."""
 
-    def __init__(self, table: Any, rows: Optional[List[int]], columns: List[str], image: int) -> None:
+    def __init__(self, table: Any, rows: Optional[List[int]], columns: List[str], image: int, where: str,
+                 nulls_allowed: bool) -> None:
         self.table, self.columns, self.image = table, columns, image
         self.rows = torch.tensor(rows, dtype=torch.long) if rows else None
+        for f, name in enumerate(columns):
+            column = table.column(name) if f != image else None
+            if column is not None and column.null_count and not nulls_allowed:
+                row = column.is_null().index(True).as_py()
+                raise ValueError(f"fastloop.Loader: {where}: column {name!r} is null in row {row} (of the files' rows "
+                                 "in order); drop such rows, or give bad_image_policy=\"skip\" to receive None there")
 
     def read(self, indices: torch.Tensor, f: int) -> Any:
         pa = _pyarrow()
@@ -156,7 +164,8 @@ class FieldSources:
             table = item.data.table if hasattr(item.data, "table") else item.data
             image = self._image_column(table.schema, fields, args, "datasets.Dataset")
             split = DatasetSplit(item, image, None)
-            return split, _ArrowFields(table, split.rows, list(fields), list(fields).index(image))
+            return split, _ArrowFields(table, split.rows, list(fields), list(fields).index(image), "datasets.Dataset",
+                                       args["bad_image_policy"] == "skip")
         if isinstance(item, str) and item.startswith("parquet:"):
             pq = _pyarrow().parquet
             pattern = parquet_patterns(item, args["split"])
@@ -167,7 +176,8 @@ class FieldSources:
             # The other columns whole (text is small beside the images): one take per batch reads them.
             others = [f for f in fields if f != image]
             table = _pyarrow().concat_tables([split._file(f).read(columns=others) for f in range(len(paths))])
-            return split, _ArrowFields(table, None, list(fields), list(fields).index(image))
+            return split, _ArrowFields(table, None, list(fields), list(fields).index(image), item,
+                                       args["bad_image_policy"] == "skip")
         raise TypeError(f"fastloop.Loader: fields and mixtures read shards:, parquet: and datasets.Dataset "
                         f"sources, not {item!r}")
 

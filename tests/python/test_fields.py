@@ -228,6 +228,21 @@ def test_parquet_columns_are_fields(tmp_path, workers):
     assert batches[0][1].shape == (4, 3, 16, 16)
 
 
+def test_a_null_parquet_cell_is_named_or_passed_as_none(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    parquet_file(tmp_path / "a.parquet", 5)
+    table = pq.read_table(tmp_path / "a.parquet")
+    captions = table.column("caption").to_pylist()
+    captions[3] = None
+    pq.write_table(table.set_column(1, "caption", pa.array(captions)), tmp_path / "b.parquet")
+    with pytest.raises(ValueError, match="column 'caption' is null in row 3"):
+        fastloop.Loader(f"parquet:{tmp_path}/b.parquet", fields=("image", "caption"), transform=transform())
+    loader = fastloop.Loader(f"parquet:{tmp_path}/b.parquet", fields=("image", "caption"), transform=transform(),
+                             batch_size=5, shuffle=False, bad_image_policy="skip")
+    assert next(iter(loader))[1] == captions
+
+
 def test_a_datasets_dataset_with_text_columns(tmp_path):
     import datasets
     rng = np.random.default_rng(1)
