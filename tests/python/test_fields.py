@@ -318,6 +318,15 @@ def test_a_mixtures_ranks_share_each_epoch(caption_shards, other_shards):
     again = [t for _, texts, _ in mixture(caption_shards, other_shards, rank=1, world_size=2, batch_size=4)
              for t in texts]
     assert again == seen[1]
+    # Each source's shards are split among the ranks as for that source alone: each rank's first pass over a
+    # source (its share: 11 of the 21, padded by one as DistributedSampler pads; 6 of the 12) is the other's
+    # complement.
+    whole = [[thing(t) for _, texts, _ in mixture(caption_shards, other_shards, rank=r, world_size=2, batch_size=17,
+                                                  drop_last=False) for t in texts] for r in range(2)]
+    for low, high, share, padding in ((0, 100, 11, 1), (100, 200, 6, 0)):
+        firsts = [[t for t in run if low <= t < high][:share] for run in whole]
+        assert min(len(f) for f in firsts) >= 4, firsts
+        assert len(set(firsts[0]) & set(firsts[1])) <= padding, firsts
 
 
 def test_a_mixture_of_shards_and_parquet(caption_shards, tmp_path):
@@ -446,3 +455,21 @@ def test_a_mixture_of_classification_shards_yields_images_and_labels(caption_sha
     images, labels = next(iter(loader))
     assert images.shape == (33, 3, 16, 16) and labels.dtype == torch.int64
     assert set(labels.tolist()) <= {0, 1, 2}
+
+
+def test_a_mixture_saved_by_two_ranks_resumes_on_one(caption_shards, other_shards):
+    from collections import Counter
+
+    def make(rank, world_size):
+        return mixture(caption_shards, other_shards, rank=rank, world_size=world_size, batch_size=4, drop_last=False)
+
+    full = [[t for _, texts, _ in make(r, 2) for t in texts] for r in range(2)]
+    ranks = [make(r, 2) for r in range(2)]
+    heads = [[t for _, texts, _ in itertools.islice(loader, 2) for t in texts] for loader in ranks]
+    state = ranks[0].state_dict()
+    assert state == ranks[1].state_dict() and state["position"] == 16
+    alone = make(0, 1)
+    alone.load_state_dict(state)
+    rest = [t for _, texts, _ in alone for t in texts]
+    assert len(rest) == 34 - 16  # the 2-rank order's 34 positions (17 each), 16 taken
+    assert Counter(heads[0] + heads[1] + rest) == Counter(full[0] + full[1])
