@@ -25,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
-  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json class_map video)
+  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json class_map video field_shards)
 out=build-fuzz
 
 # fuzz_build TARGET...: configures build-fuzz/ (fuzz/CMakeLists.txt, clang-14, Ninja) and builds those targets.
@@ -64,6 +64,7 @@ case "$target" in
   # 16384 bytes: the seeds are 3-5 KB zip archives (a Linear(2, 2) with SGD state) behind the header, and
   # 4-6 KB shards.
   checkpoint | checkpoint_archive | tar) max_len=16384 ;;
+  field_shards) max_len=32768 ;;  # the seeds: 10-20 KB image-caption shards
   image_decode | image_webp | image_tiff | image_bmp_pnm) max_len=65536 ;;
   *) echo "unknown fuzz target '$target' (known: ${all_targets[*]}, all, build)" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 // `fastloop pack DIR OUT [--shard-mb 256]`: an image folder (DIR/train/CLASS/IMAGE, DIR/val/...) as
 // WebDataset tar shards OUT/train-000000.tar ... and OUT/val-000000.tar ..., for `--data shards:OUT`.
-// Each sample is KEY.jpg|png|webp|bmp|... (the file's bytes, untouched) + KEY.cls (its class index as text),
+// Each sample is KEY.jpg|png|webp|bmp|... (the file's bytes, untouched) + KEY.cls (its class index as text)
+// + KEY.txt / KEY.json when a caption or metadata file of the image's name sits beside it (IMAGE.txt, IMAGE.json),
 // classes numbered as torchvision's ImageFolder numbers them (OUT/classes.txt lists them in order). The
 // train images are shuffled once (seeded) before packing, since a shard read front to back through a
 // bounded shuffle buffer must already mix the classes; val keeps ImageFolder's order. OUT/shards.idx lists
@@ -9,6 +10,7 @@
 // OUT` packs Parquet files in the Hugging Face Hub's layout the same way, through the Python package
 // (python/fastloop/_pack_parquet.py, run with $FASTLOOP_PYTHON: pyarrow reads Parquet, the program links no Arrow).
 #include "commands.h"
+#include "pack_csv.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/core/python_path.h"
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -86,6 +89,15 @@ int64_t pack_split(const ImageFolder& images, const std::vector<int64_t>& order,
     std::snprintf(key, sizeof(key), "%08zu", k);
     shard->add(std::string(key) + "." + ext, bytes);
     shard->add(std::string(key) + ".cls", std::to_string(images.label(i)));
+    for (const char* sidecar : {"txt", "json"}) {  // a caption or metadata file beside the image: kept
+      const std::filesystem::path path = std::filesystem::path(images.name(i)).replace_extension(sidecar);
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec)) continue;
+      std::ifstream file(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      if (!file.good() && !file.eof()) throw InputError(path.string() + ": cannot be read");
+      shard->add(std::string(key) + "." + sidecar, text);
+    }
   }
   if (shard) shard->close();
   return shards;
@@ -130,6 +142,12 @@ int parquet_run(const PackFlags& f) {
     throw InputError("pack: " + python + " -m fastloop._pack_parquet did not run (exit " + std::to_string(code) +
                      "); Parquet is read by the Python package: set FASTLOOP_PYTHON to a Python with fastloop and "
                      "pyarrow installed (pip install pyarrow)");
+  std::error_code exists;
+  if (!std::filesystem::exists(f.out + "/classes.txt", exists)) {  // captions without classes: no shards.idx
+    std::printf("read with fastloop.Loader(\"shards:%s\", fields=(\"jpg;png;webp\", \"txt\", \"json\"))\n",
+                f.out.c_str());
+    return 0;
+  }
   shard_index_write(f.out);
   std::printf("train with --data shards:%s\n", f.out.c_str());
   return 0;
@@ -139,6 +157,10 @@ int pack_run(const PackFlags& f) {
   if (f.index_only) return index_run(f);
   if (f.out.empty()) throw InputError("pack: give the output folder: fastloop pack DIR OUT (or --index-only SHARDDIR)");
   if (f.dir.rfind("parquet:", 0) == 0) return parquet_run(f);
+  if (f.dir.rfind("csv:", 0) == 0) {
+    refuse_existing_shards(f.out);
+    return pack_csv_run(f.dir, f.out, f.shard_mb * kMiB, f.seed);
+  }
   std::string dir = f.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::error_code ec;
@@ -181,7 +203,9 @@ Subcommand pack_command(CLI::App& root) {
   auto flags = std::make_shared<PackFlags>();
   app->add_option("DIR", flags->dir, "image folder: DIR/train/CLASS/IMAGE (and DIR/val/CLASS/IMAGE); or "
                   "parquet:TRAIN_PATTERN[::VAL_PATTERN], Parquet files in the Hugging Face Hub's layout (read by the "
-                  "Python package's pyarrow, with $FASTLOOP_PYTHON); with --index-only the folder of shards")->required();
+                  "Python package's pyarrow, with $FASTLOOP_PYTHON); or csv:TRAIN.csv[::VAL.csv], image paths with "
+                  "optional label, caption and other columns (kept as KEY.txt and KEY.json); with --index-only the "
+                  "folder of shards")->required();
   app->add_option("OUT", flags->out, "folder for train-NNNNNN.tar, val-NNNNNN.tar, classes.txt and shards.idx");
   app->add_option("--shard-mb", flags->shard_mb, "MiB per shard at most")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();

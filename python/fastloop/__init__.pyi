@@ -1,7 +1,7 @@
 # PEP 484 type hints (.pyi) of the public names of `import fastloop`; their docstrings are in _loader.py,
 # _run.py, _coco.py and _voc.py.
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 
@@ -153,6 +153,10 @@ class Loader:
         cache_size: int = 10737418240,
         timeout: float = 60.0,
         decode: str = "exact",
+        fields: Optional[Sequence[str]] = None,
+        weights: Optional[Sequence[float]] = None,
+        resampled: bool = False,
+        field_transforms: Optional[Dict[str, Callable[[Any], Any]]] = None,
     ) -> None: ...
     @property
     def transform(self) -> Union[None, str, List[str]]: ...
@@ -166,6 +170,8 @@ class Loader:
     def classes(self) -> List[str]: ...
     @property
     def num_classes(self) -> int: ...
+    @property
+    def samples_skipped(self) -> int: ...
     @property
     def epoch(self) -> int: ...
     def set_epoch(self, epoch: int) -> None: ...

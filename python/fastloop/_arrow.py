@@ -207,7 +207,7 @@ class ParquetSplit:
 
     resident = False
 
-    def __init__(self, pattern: str, image_column: str = "image", label_column: str = "label",
+    def __init__(self, pattern: str, image_column: str = "image", label_column: Optional[str] = "label",
                  timeout: float = 60.0, cache_dir: Optional[str] = None, cache_size: int = 10 << 30) -> None:
         _pyarrow()
         self.timeout, self.cache_dir, self.cache_size = timeout, cache_dir, cache_size
@@ -225,15 +225,18 @@ class ParquetSplit:
             parquet = self._file(f)
             schema = parquet.schema_arrow
             for column in (image_column, label_column):
-                if column not in schema.names:
+                if column is not None and column not in schema.names:
                     argument = "image_column" if column == image_column else "label_column"
                     raise ValueError(f"{path}: no column {column!r} (it has {', '.join(schema.names)}); name the "
                                      f"right one with {argument}=")
-            names = names if names is not None else _hf_class_names(schema, label_column)
             for g in range(parquet.metadata.num_row_groups):
                 self.groups.append((f, g))
                 self.group_names.append(f"{path}, row group {g}")
                 self.group_rows.append(parquet.metadata.row_group(g).num_rows)
+            if label_column is None:  # fields: each sample's label is its index (fastloop/_fields.py reads by it)
+                labels += range(len(labels), len(labels) + parquet.metadata.num_rows)
+                continue
+            names = names if names is not None else _hf_class_names(schema, label_column)
             try:
                 column = parquet.read(columns=[label_column]).column(0).combine_chunks()
             except Exception as e:  # pyarrow's own errors for a damaged file
@@ -242,7 +245,7 @@ class ParquetSplit:
             file_labels, names = _labels(column, path, names)
             labels += file_labels
         self.labels = labels
-        self.classes = _classes(labels, names)
+        self.classes = _classes(labels, names) if label_column is not None else []
 
     def _file(self, f: int, whole: bool = False) -> Any:
         """File f opened (memory-mapped) in this process (a forked child opens its own). A remote file is read by
@@ -301,11 +304,11 @@ class DatasetSplit:
 
     resident = True
 
-    def __init__(self, dataset: Any, image_column: str = "image", label_column: str = "label") -> None:
+    def __init__(self, dataset: Any, image_column: str = "image", label_column: Optional[str] = "label") -> None:
         table = dataset.data.table if hasattr(dataset.data, "table") else dataset.data
         self.name = f"datasets.Dataset {getattr(dataset.info, 'dataset_name', None) or dataset._fingerprint}"
         for column in (image_column, label_column):
-            if column not in table.column_names:
+            if column is not None and column not in table.column_names:
                 argument = "image_column" if column == image_column else "label_column"
                 raise ValueError(f"{self.name}: no column {column!r} (it has {', '.join(table.column_names)}); "
                                  f"name the right one with {argument}=")
@@ -314,6 +317,9 @@ class DatasetSplit:
         self._chunks = [_image_bytes(chunk, f"{self.name}, chunk {c}")
                         for c, chunk in enumerate(table.column(image_column).chunks)]
         self.column_names = [f"{self.name}, chunk {c}" for c in range(len(self._chunks))]
+        if label_column is None:  # fields: each sample's label is its index (fastloop/_fields.py reads by it)
+            self.labels, self.classes = list(range(len(self.rows) if indices is not None else table.num_rows)), []
+            return
         labels, self.classes = _dataset_labels(dataset, table, label_column)
         self.labels = [labels[r] for r in self.rows] if self.rows else labels
 

@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 import torch
 
 from . import _C
+from . import _fields
 from . import _loader_params as _params
 from ._batch import (batch_num_classes, batch_rng, batch_transform_apply, batch_transform_repr,
                      compile_batch_transform, contains_batch_transform)
@@ -103,7 +104,12 @@ class Loader:
         if batch_transform is not None:  # kept as its spec (a tuple): it pickles
             batch_transform = compile_batch_transform(batch_transform)
         given["batch_transform"] = batch_transform
-        self._impl = _C.Loader(_params.binding_args(given))
+        self._fields = _fields.FieldSources(given) if _fields.wanted(given) else None
+        binding = _params.binding_args(given if self._fields is None else {**given, "source": "fields"})
+        if self._fields is not None:
+            _fields_check(given)
+            binding.update(self._fields.binding_args())
+        self._impl = _C.Loader(binding)
         self._targets_output = _targets_output(given["transform"])  # what the targets' types become
         if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:
             raise ValueError(f"fastloop.Loader: batch_transform {batch_transform_repr(batch_transform)}: num_classes "
@@ -177,6 +183,13 @@ class Loader:
     def num_classes(self) -> int:
         """The number of classes of the data set."""
         return self._impl.num_classes
+
+    @property
+    def samples_skipped(self) -> int:
+        """Bad samples skipped (and replaced by the next one) in the epoch that runs or ran last, with
+        ``bad_image_policy="skip"``: undecodable images, and with ``fields`` samples that lack a field or hold text
+        that is not UTF-8, JSON that does not parse or a class that is not a whole number."""
+        return self._impl.samples_skipped
 
     @property
     def epoch(self) -> int:
@@ -283,7 +296,13 @@ class Loader:
         """What a state must agree with: the arguments that fix the epochs' order, the data set's extent."""
         args = self._args
         train = args["split"] == "train"
-        return {"source": _source_key(args["source"]), "split": args["split"], "samples": self._impl.samples,
+        source = _source_key(args["source"])
+        for name in ("fields", "weights"):  # a state of other fields or weights is another order or other batches
+            if args.get(name) is not None:
+                source += f" {name}={list(args[name])!r}"
+        if args.get("resampled"):
+            source += " resampled"
+        return {"source": source, "split": args["split"], "samples": self._impl.samples,
                 "num_classes": self.num_classes, "seed": args["seed"], "batch_size": args["batch_size"],
                 "shuffle": train if args["shuffle"] is None else bool(args["shuffle"]),
                 "drop_last": train if args["drop_last"] is None else bool(args["drop_last"]),
@@ -352,6 +371,21 @@ class _Progress:
         self.epoch, self.start, self.first, self.batch, self.end = epoch, start, first, batch, end
 
 
+def _fields_check(args: Dict[str, Any]) -> None:
+    """The arguments that cannot go with fields or a mixture, and field_transforms' names; TypeError / ValueError."""
+    if args["batch_transform"] is not None:
+        raise TypeError("fastloop.Loader: batch_transform (MixUp / CutMix) mixes class labels; with fields= or a "
+                        "mixture, mix in the loop instead, or give field_transforms for a per-batch step of a field")
+    transforms, fields = args.get("field_transforms"), args.get("fields")
+    if transforms is not None:
+        if fields is None:
+            raise ValueError("fastloop.Loader: field_transforms needs fields= (the names it transforms)")
+        unknown = [name for name in transforms if name not in tuple(fields)]
+        if unknown or not all(callable(t) for t in transforms.values()):
+            raise ValueError(f"fastloop.Loader: field_transforms must map names of fields={tuple(fields)!r} to "
+                             f"callables; {unknown or list(transforms)} are not")
+
+
 def _batch_transform_refused(transform: Any, where: str) -> None:
     """MixUp or CutMix in a pipeline (or a list of transforms) is a TypeError that points to batch_transform."""
     items = transform if isinstance(transform, (list, tuple)) else [transform]
@@ -411,6 +445,10 @@ def _source_key(source: Union[str, Files, Any]) -> str:
     a checksum of its files, labels and class names."""
     if isinstance(source, str):
         return source
+    if isinstance(source, list):
+        return "[" + ", ".join(map(_source_key, source)) + "]"
+    if isinstance(source, tuple):  # a mixture's (source, its names of the fields)
+        return f"({_source_key(source[0])}, {list(source[1])!r})"
     if is_dataset(source):
         return f"datasets.Dataset {source._fingerprint}"
     if hasattr(source, "_fastloop_loader_args"):  # a data set with targets: its kind and the files it names
@@ -456,6 +494,12 @@ class _LoaderIterator:
             self._loader._impl.stop()
             self._loader._progress = None  # state_dict: the next epoch's start
             raise StopIteration
+        fields = self._loader._fields
+        if fields is not None:  # (images, sample indices) -> the fields asked for
+            batch = fields.batch(*batch)
+            transforms = self._loader._args.get("field_transforms")
+            if transforms:
+                batch = _fields.apply_field_transforms(batch, self._loader._args["fields"], transforms)
         source = self._loader._args["source"]
         if hasattr(source, "_fastloop_target"):  # (images or None, samples) -> torchvision's batch of targets
             batch = _targets_batch(source, batch, self._loader._targets_output)

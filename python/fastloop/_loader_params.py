@@ -51,6 +51,8 @@ def _dtype_name(dtype: torch.dtype) -> str:
 
 
 def _source_name(source: Union[str, Files, Any]) -> str:
+    if isinstance(source, list):  # a mixture (fastloop/_fields.py builds its sources)
+        return "fields"
     if isinstance(source, Files):  # its lists travel beside it (binding_args)
         return "files"
     if _arrow.is_arrow_source(source):  # its split travels beside it (binding_args)
@@ -185,6 +187,27 @@ PARAMETERS: List[Parameter] = [
         "95 / 62 / 80, 23% / 26% / 44% of the values off by more than 1 (``tests/python/test_decode_parity.py`` "
         "asserts its bound). Where the first resize shrinks less than 2x, and for other formats, both decode at "
         "full scale.")),
+    Parameter("fields", Optional[Sequence[str]], None, None, doc=(
+        "the fields of each sample, in the batch's order, as webdataset's ``to_tuple`` names them: for "
+        '``shards:`` sources member extensions (``"jpg;png;webp"``: the first present wins; ``"txt"`` a ``str``; '
+        '``"json"`` a parsed dict, ``"json:caption"`` its ``caption`` value; ``"cls"`` an int; any other '
+        "extension its ``bytes``), for Parquet and ``datasets.Dataset`` column names. Exactly one image field, "
+        "decoded and run through ``transform`` by the C++ workers; the others are checked there (present, UTF-8 "
+        "text, JSON that parses: a bad sample stops with its shard and key, or is skipped with "
+        '``bad_image_policy="skip"``) and made Python objects once per batch. Batches are tuples in this order: '
+        "the images tensor, a list per other field (an int64 tensor for whole numbers). None: ``(images, labels)``.")),
+    Parameter("weights", Optional[Sequence[float]], None, None, doc=(
+        "with a list of sources (a mixture): the share of each, drawn slot by slot from a seeded stream; None: "
+        "equal. An epoch has as many samples as the sources together; each source is read in its own order "
+        "(its shuffle, its shard split across ranks) and starts a fresh order when used up. Resumes and splits "
+        "ranks as one source does.")),
+    Parameter("resampled", bool, False, None, doc=(
+        "``shards:`` sources with ``fields``: each rank draws shards with replacement (webdataset's "
+        "``resampled=True``) for every epoch, an epoch being as many samples as the shards hold.")),
+    Parameter("field_transforms", Optional[Dict[str, Callable[[Any], Any]]], None, None, doc=(
+        "with ``fields``: a callable per field name, run once per batch on that field's list (a tokenizer: "
+        '``{"txt": open_clip.get_tokenizer("ViT-B-32")}`` turns the captions into one ``[B, 77]`` tensor), '
+        "as OpenCLIP's loop tokenizes a batch.")),
 ]
 
 

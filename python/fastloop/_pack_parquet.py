@@ -5,19 +5,21 @@ what ``fastloop.Loader("parquet:...")`` reads. The C++ command runs this module 
 Parquet files are read with pyarrow, which the C++ program does not link.
 
 Each sample is KEY.EXT (the image cell's bytes, untouched; EXT from the bytes' signature) + KEY.cls (its class
-index). The train split is read a row group at a time in a seeded order of row groups, each group's rows
+index, when the files have the label column) + KEY.txt (a ``caption``, ``text`` or ``txt`` column of strings) +
+KEY.json (the row's other columns), so a caption Parquet packs into the image-caption shards img2dataset writes. The train split is read a row group at a time in a seeded order of row groups, each group's rows
 shuffled (a shard is read front to back through a bounded shuffle buffer, so it must be mixed already); the
 val split keeps the files' order.
 """
 
 import argparse
+import json
 import os
 import random
 import sys
 import tarfile
 import time
 from io import BytesIO
-from typing import List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 from ._arrow import ParquetSplit, _image_bytes, _pyarrow, parquet_patterns
 
@@ -48,9 +50,12 @@ class _Shards:
         self.count = 0
         self.size = 0
 
-    def add(self, key: str, ext: str, data: bytes, label: int) -> None:
-        cls = str(label).encode()
-        need = 3 * 512 + -(-len(data) // 512) * 512
+    def add(self, key: str, ext: str, data: bytes, label: Optional[int], others: Tuple[Tuple[str, bytes], ...] = ()) -> None:
+        members = [(f"{key}.{ext}", data)]
+        if label is not None:
+            members.append((f"{key}.cls", str(label).encode()))
+        members += [(f"{key}.{other}", payload) for other, payload in others]
+        need = sum(512 + -(-len(payload) // 512) * 512 for _, payload in members)
         if self.tar is not None and self.size + need + 1024 > self.shard_bytes:
             self.close()
         if self.tar is None:
@@ -59,7 +64,7 @@ class _Shards:
             self.tar = tarfile.open(path, "w", format=tarfile.USTAR_FORMAT)
             self.count += 1
             self.size = 0
-        for name, payload in ((f"{key}.{ext}", data), (f"{key}.cls", cls)):
+        for name, payload in members:
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(payload), int(time.time()), 0o644
             self.tar.addfile(info, BytesIO(payload))
@@ -69,6 +74,33 @@ class _Shards:
         if self.tar is not None:
             self.tar.close()
             self.tar = None
+
+
+_CAPTION_COLUMNS = ("caption", "text", "txt")  # the first one present, of strings, is each sample's KEY.txt
+
+
+def _extra_fields(table: Any, image_column: str, label_column: Optional[str]) -> Callable[[int], Tuple[Tuple[str, bytes], ...]]:
+    """Row r's other columns as members: the caption column as txt, all of them as one json object (what
+    img2dataset writes beside each image), so that a caption Parquet packs into image-caption shards."""
+    pa = _pyarrow()
+    names = [n for n in table.column_names if n not in (image_column, label_column)]
+    if not names:
+        return lambda r: ()
+    caption = next((n for n in _CAPTION_COLUMNS if n in names and (pa.types.is_string(table.schema.field(n).type)
+                                                                   or pa.types.is_large_string(table.schema.field(n).type))),
+                   None)
+    rows = table.select(names).to_pylist()
+
+    def members(r: int) -> Tuple[Tuple[str, bytes], ...]:
+        row = rows[r]
+        out = [("txt", row[caption].encode())] if caption is not None and row[caption] is not None else []
+        try:
+            out.append(("json", json.dumps(row, ensure_ascii=False, default=str).encode()))
+        except (TypeError, ValueError):  # a value JSON cannot hold: the caption alone
+            pass
+        return tuple(out)
+
+    return members
 
 
 def pack_split(split: ParquetSplit, out: str, name: str, shard_bytes: int, seed: Optional[int]) -> int:
@@ -85,8 +117,10 @@ def pack_split(split: ParquetSplit, out: str, name: str, shard_bytes: int, seed:
     key = 0
     for g in groups:
         f, group = split.groups[g]
-        table = split._file(f).read_row_group(group, columns=[split.image_column])
-        column = _image_bytes(table.column(0).combine_chunks(), split.group_names[g], os.path.dirname(split.paths[f]))
+        table = split._file(f).read_row_group(group)
+        column = _image_bytes(table.column(split.image_column).combine_chunks(), split.group_names[g],
+                              os.path.dirname(split.paths[f]))
+        extra = _extra_fields(table, split.image_column, split.label_column)
         rows = list(range(len(column)))
         if seed is not None:
             rng.shuffle(rows)
@@ -95,10 +129,17 @@ def pack_split(split: ParquetSplit, out: str, name: str, shard_bytes: int, seed:
             value = column[r].as_py()
             if value is None:
                 raise ValueError(f"{where}: the image cell is null (no bytes); drop the row before packing")
-            shards.add(f"{key:08d}", image_extension(value, where), value, split.labels[first[g] + r])
+            label = split.labels[first[g] + r] if split.label_column is not None else None
+            shards.add(f"{key:08d}", image_extension(value, where), value, label, extra(r))
             key += 1
     shards.close()
     return shards.count
+
+
+def _has_column(pattern: str, column: str) -> bool:
+    """Whether the first file of `pattern` has `column`."""
+    from ._arrow import _expand
+    return column in _pyarrow().parquet.read_schema(_expand(pattern)[0]).names
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -112,19 +153,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = p.parse_args(argv)
     try:
         _pyarrow()
-        train = ParquetSplit(parquet_patterns(a.source, "train"), a.image_column, a.label_column)
+        pattern = parquet_patterns(a.source, "train")
+        label = a.label_column if _has_column(pattern, a.label_column) else None  # caption sets have none
+        train = ParquetSplit(pattern, a.image_column, label)
         val = None
         if "::" in a.source:
-            val = ParquetSplit(parquet_patterns(a.source, "val"), a.image_column, a.label_column)
+            val = ParquetSplit(parquet_patterns(a.source, "val"), a.image_column, label)
         os.makedirs(a.out, exist_ok=True)
         train_shards = pack_split(train, a.out, "train", a.shard_mb << 20, a.seed)
         val_shards = pack_split(val, a.out, "val", a.shard_mb << 20, None) if val is not None else 0
-        with open(os.path.join(a.out, "classes.txt"), "w") as f:
-            f.write("".join(f"{c}\n" for c in train.classes))
+        if label is not None:  # (the C++ command indexes shards with classes only)
+            with open(os.path.join(a.out, "classes.txt"), "w") as f:
+                f.write("".join(f"{c}\n" for c in train.classes))
     except (ValueError, ImportError, OSError) as e:
         print(f"fastloop pack: {str(e).replace('fastloop.Loader: ', '')}", file=sys.stderr)
         return 2
-    print(f"packed {len(train.labels)} train images of {len(train.classes)} classes into {train_shards} shards"
+    classes = f"of {len(train.classes)} classes " if label is not None else "(no label column: no .cls) "
+    print(f"packed {len(train.labels)} train images {classes}into {train_shards} shards"
           + (f", {len(val.labels)} val images into {val_shards} shards" if val is not None else ""), flush=True)
     return 0
 

@@ -29,6 +29,11 @@ ArrowSource arrow_source_of(const py::handle& split);
 /// _C._pattern_expand: brace patterns as shards: sources expand them, for Parquet file sets.
 void arrow_bind(py::module_& module);
 
+/// _C.FieldShards (tar shards as samples of named fields) and the field reads of a batch.
+void fields_bind(py::module_& module);
+/// A source of fastloop.Loader's `fields` or mixtures: a _C.FieldShards, or an Arrow split (arrow_source_of).
+std::shared_ptr<const EncodedImages> encoded_source_of(const py::handle& object, int64_t shuffle_buffer);
+
 /// _C.CocoAnnotations: a COCO annotation file read once, the targets of each image; _C._image_decode.
 void coco_bind(py::module_& module);
 /// The C++ annotations a _C.CocoAnnotations holds (fastloop.CocoDetection's `_C`), for a Loader to share with its

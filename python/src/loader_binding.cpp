@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -36,6 +37,9 @@ struct SplitLoaderArgs {
   std::vector<std::string> files, classes;
   std::vector<int64_t> labels;
   std::shared_ptr<const ArrowSource> arrow;  // source "arrow": Parquet files or a datasets.Dataset (_arrow.py)
+  // source "fields": the sources of a Loader with fields or of a mixture (_fields.py), and the mixture's weights
+  std::vector<std::function<std::shared_ptr<const EncodedImages>(int64_t shuffle_buffer)>> sources;
+  std::vector<double> weights;  // empty: one source, no mixture
   // source "coco": fastloop.CocoDetection's annotations (shared, read once), its image root, whether masks are made
   std::shared_ptr<const CocoAnnotations> coco;
   std::string coco_root;
@@ -60,6 +64,22 @@ struct SplitLoaderArgs {
         a.arrow = std::make_shared<const ArrowSource>(arrow_source_of(value));
         continue;
       }
+      if (name == "sources") {
+        for (const auto& source : value) {
+          // copies and the last release may happen without the GIL (a rebuild in a forked child's thread)
+          std::shared_ptr<py::object> kept(new py::object(py::reinterpret_borrow<py::object>(source)),
+                                           [](py::object* o) {
+                                             if (!Py_IsInitialized()) return;
+                                             py::gil_scoped_acquire gil;
+                                             delete o;
+                                           });
+          a.sources.push_back([kept](int64_t shuffle_buffer) {
+            py::gil_scoped_acquire gil;
+            return encoded_source_of(*kept, shuffle_buffer);
+          });
+        }
+        continue;
+      }
       if (name == "coco") {
         a.coco = coco_annotations_of(value);
         continue;
@@ -70,7 +90,7 @@ struct SplitLoaderArgs {
         return true;
       };
       if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
-          take("world_size", a.world_size) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
+          take("world_size", a.world_size) || take("weights", a.weights) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
           take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
           take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
           take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
@@ -138,6 +158,9 @@ class SplitLoader {
 
   /// Images decoded since the epoch began (Loader::images_decoded): once per sample, whatever the views.
   int64_t images_decoded() const { return loader_->images_decoded(); }
+
+  /// Bad samples skipped and replaced since the epoch began (bad_image_policy="skip"; Loader::bad_images_skipped).
+  int64_t samples_skipped() const { return loader_->bad_images_skipped(); }
 
   /// The next (images, labels), or None at the end of the epoch; with views, images is a list of one batch per view.
   py::object next() {
@@ -243,6 +266,13 @@ class SplitLoader {
       clip.policy = args.video_policy, clip.seconds_between_frames = args.video_seconds;
       return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
                           data_options_of(config.data));
+    }
+    if (config.data.source == "fields") {  // sample indices as labels: the consumer reads the fields by them
+      std::vector<std::shared_ptr<const EncodedImages>> sources;
+      for (const auto& make : args.sources) sources.push_back(make(config.data.shuffle_buffer));
+      std::shared_ptr<const EncodedImages> source =
+          args.weights.empty() ? sources.at(0) : std::make_shared<MixtureImages>(std::move(sources), args.weights);
+      return encoded_load(std::move(source), {}, data_options_of(config.data));
     }
     if (config.data.source == "arrow")
       return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,
@@ -390,6 +420,8 @@ void loader_bind(py::module_& module) {
       .def_property_readonly("samples", &SplitLoader::samples)
       .def_property_readonly("images_decoded", &SplitLoader::images_decoded,
                              "images decoded since the epoch began: one per sample, whatever the number of views")
+      .def_property_readonly("samples_skipped", &SplitLoader::samples_skipped,
+                             "bad samples skipped and replaced since the epoch began (bad_image_policy='skip')")
       .def("start", &SplitLoader::start, py::arg("epoch"), py::arg("taken") = 0, py::arg("order_world_size") = 0,
            "begin `epoch` at `taken` samples of its order (stops the one before); (first batch, end batch)")
       .def("position", &SplitLoader::position, "(taken, order_world_size) after the batches handed out")

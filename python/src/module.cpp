@@ -38,6 +38,7 @@ PYBIND11_MODULE(_C, module) {
   fp::run_bind(module);
   fp::transforms_bind(module);
   fp::arrow_bind(module);
+  fp::fields_bind(module);
   fp::coco_bind(module);
   fp::segmentation_bind(module);
   fp::video_bind(module);

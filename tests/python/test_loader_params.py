@@ -26,7 +26,10 @@ NOT_DEFAULT = dict(
     batch_transform=None,  # set below: torchvision is imported lazily by the test that needs it
     shuffle_buffer=16, image_column="picture", label_column="kind",  # read by Parquet and datasets sources only
     cache_dir="/nonexistent/remote-shards-only", cache_size=2**20, timeout=5.0, decode="fast",
+    # fields and mixtures read shards, Parquet or datasets: left out below, pickled by test_fields.py
+    fields=("jpg", "txt"), weights=(1.0, 2.0), resampled=True, field_transforms={"txt": len},
 )
+FIELDS_ONLY = ("fields", "weights", "resampled", "field_transforms")
 
 
 def test_signature_is_the_table_in_order():
@@ -71,7 +74,9 @@ def test_every_parameter_survives_pickling():
     given = dict(NOT_DEFAULT, batch_transform=v2.MixUp(alpha=0.4, num_classes=10))
     assert sorted(given) == sorted(NAMES)
     del given["views"]  # a TypeError beside batch_transform
-    views = fastloop.Loader(**dict(NOT_DEFAULT, batch_transform=None))
+    for name in FIELDS_ONLY:
+        del given[name]
+    views = fastloop.Loader(**{k: v for k, v in NOT_DEFAULT.items() if k not in FIELDS_ONLY})
     views_copy = pickle.loads(pickle.dumps(views))
     assert views_copy._args == views._args and views_copy.views == 2 and "views=2" in repr(views)
     loader = fastloop.Loader(**given)
@@ -79,7 +84,7 @@ def test_every_parameter_survives_pickling():
     assert copy._args == loader._args
     assert repr(copy) == repr(loader)
     for name in NAMES:  # each shown, since none has its default
-        assert f"{name}=" in repr(loader) or name in ("source", "views"), name
+        assert f"{name}=" in repr(loader) or name in ("source", "views", *FIELDS_ONLY), name
     compared = 0
     for (images, labels), (images_copy, labels_copy) in zip(loader, copy):
         compared += 1

@@ -1,0 +1,95 @@
+// _C.FieldShards and _C._field_spec: the sources of fastloop.Loader(..., fields=...) and of its mixtures
+// (python/fastloop/_fields.py). A batch's other fields are read here once per batch, by the sample indices
+// the batch's labels carry: text as str (checked UTF-8 by the workers), JSON as one "[...]" document for one
+// json.loads, whole numbers as an int64 tensor, anything else as bytes.
+#include "bindings.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastloop::python {
+namespace {
+
+const char* kind_name(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kImage: return "image";
+    case FieldKind::kText: return "text";
+    case FieldKind::kJson: return "json";
+    case FieldKind::kInt: return "int";
+    default: return "bytes";
+  }
+}
+
+/// Field f of the samples `indices` (int64, a CPU tensor) as one Python object: a list of str or bytes, the
+/// JSON text of a list for json.loads, or an int64 tensor.
+py::object field_batch(const FieldShards& shards, const at::Tensor& indices, size_t f) {
+  const at::Tensor index = indices.to(at::kCPU, at::kLong).contiguous();
+  const int64_t* at = index.const_data_ptr<int64_t>();
+  const int64_t count = index.numel();
+  const FieldSpec& spec = shards.fields().at(f);
+  const auto member = [&](int64_t b) {
+    auto data = shards.field(at[b], f);
+    if (!data) throw InputError(shards.name(at[b]) + ": the sample has no ." + spec.name + " member");
+    return *data;
+  };
+  if (spec.kind == FieldKind::kInt) {
+    at::Tensor out = at::empty({count}, at::kLong);
+    for (int64_t b = 0; b < count; ++b) out.data_ptr<int64_t>()[b] = field_int_parse(member(b)).value_or(-1);
+    return py::cast(out);
+  }
+  if (spec.kind == FieldKind::kJson) {
+    std::string joined = "[";
+    for (int64_t b = 0; b < count; ++b) {
+      if (b) joined += ',';
+      joined += spec.json_key.empty() ? std::string(member(b)) : field_json_value(member(b), spec.json_key);
+    }
+    joined += ']';
+    return py::bytes(joined);
+  }
+  py::list out(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b) {
+    const std::string_view data = member(b);
+    out[static_cast<size_t>(b)] = spec.kind == FieldKind::kText
+                                      ? py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                                            data.data(), static_cast<Py_ssize_t>(data.size()), "replace"))
+                                      : py::bytes(data.data(), data.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const EncodedImages> encoded_source_of(const py::handle& object, int64_t shuffle_buffer) {
+  if (py::isinstance<FieldShards>(object)) return object.cast<std::shared_ptr<FieldShards>>();
+  return arrow_source_of(object).make(shuffle_buffer);
+}
+
+void fields_bind(py::module_& module) {
+  module.def(
+      "_field_spec", [](const std::string& text) {
+        const FieldSpec spec = field_spec_parse(text);
+        return py::make_tuple(spec.extensions, kind_name(spec.kind), spec.json_key);
+      },
+      py::arg("text"), "(extensions, kind, json key) of one field of fields=: kind image, text, json, int or bytes");
+  py::class_<FieldShards, std::shared_ptr<FieldShards>>(module, "FieldShards",
+                                                         "tar shards read as samples of named fields")
+      .def(py::init([](std::vector<std::string> paths, const std::vector<std::string>& fields, bool shuffled,
+                       int64_t shuffle_buffer, bool resampled) {
+             std::vector<FieldSpec> specs;
+             for (const std::string& f : fields) specs.push_back(field_spec_parse(f));
+             py::gil_scoped_release release;  // mapping and listing the shards
+             return std::make_shared<FieldShards>(std::move(paths), std::move(specs),
+                                                  FieldShardOptions{shuffled, shuffle_buffer, resampled});
+           }),
+           py::arg("paths"), py::arg("fields"), py::arg("shuffled"), py::arg("shuffle_buffer"),
+           py::arg("resampled") = false)
+      .def("__len__", &FieldShards::size)
+      .def("key", &FieldShards::key, py::arg("index"))
+      .def("name", &FieldShards::name, py::arg("index"))
+      .def("field", [](const FieldShards& s, const at::Tensor& indices, size_t f) { return field_batch(s, indices, f); },
+           py::arg("indices"), py::arg("field"), "field `field` of the samples `indices`, as one Python object");
+}
+
+}  // namespace fastloop::python

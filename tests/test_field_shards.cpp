@@ -1,0 +1,139 @@
+// Samples of fields and mixtures: the field specs, FieldShards' grouping and checks, MixtureImages' weighted order
+// (deterministic, each source's own order, proportions) and its plan handed to each source.
+#include "fastloop/core/errors.h"
+#include "fastloop/data/sources/field_shards.h"
+#include "fastloop/data/sources/field_values.h"
+#include "fastloop/data/sources/mixture_images.h"
+#include "fastloop/data/sources/tar.h"
+
+#include "data_files.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+namespace fastloop {
+namespace {
+
+using test_data::TempDir;
+
+std::string write_tar(const TempDir& dir, const std::string& name,
+                      const std::vector<std::pair<std::string, std::string>>& members) {
+  TarWriter w(dir / name);
+  for (const auto& [member, bytes] : members) w.add(member, bytes);
+  w.close();
+  return dir / name;
+}
+
+std::vector<FieldSpec> specs(std::initializer_list<const char*> texts) {
+  std::vector<FieldSpec> out;
+  for (const char* t : texts) out.push_back(field_spec_parse(t));
+  return out;
+}
+
+TEST(FieldSpec, NamesKindsAndKeysAsWebdatasetDecodesThem) {
+  const FieldSpec image = field_spec_parse("JPG;png;.webp");
+  EXPECT_EQ(image.extensions, (std::vector<std::string>{"jpg", "png", "webp"}));
+  EXPECT_EQ(image.kind, FieldKind::kImage);
+  EXPECT_EQ(field_spec_parse("txt").kind, FieldKind::kText);
+  EXPECT_EQ(field_spec_parse("cls").kind, FieldKind::kInt);
+  EXPECT_EQ(field_spec_parse("seg.npy").kind, FieldKind::kBytes);
+  const FieldSpec key = field_spec_parse("json:caption");
+  EXPECT_EQ(key.kind, FieldKind::kJson);
+  EXPECT_EQ(key.json_key, "caption");
+  EXPECT_THROW(field_spec_parse("txt:caption"), InputError);
+  EXPECT_THROW(field_spec_parse("jpg;txt"), InputError);
+  EXPECT_THROW(field_spec_parse("jpg;;png"), InputError);
+}
+
+TEST(FieldValues, ChecksUtf8JsonAndWholeNumbers) {
+  EXPECT_TRUE(field_utf8_valid("caf\xc3\xa9"));
+  EXPECT_FALSE(field_utf8_valid("caf\xe9"));
+  EXPECT_EQ(field_json_check(R"({"caption": "a"})", "caption"), "");
+  EXPECT_NE(field_json_check(R"({"caption": "a")"), "");
+  EXPECT_EQ(field_json_check(R"({"x": 1})", "caption"), "no key 'caption'");
+  EXPECT_EQ(field_json_value(R"({"caption": "a \"b\"", "t": [1, 2]})", "t"), "[1,2]");
+  EXPECT_EQ(field_int_parse(" 12\n"), 12);
+  EXPECT_EQ(field_int_parse("-3"), -3);
+  EXPECT_FALSE(field_int_parse("two"));
+  EXPECT_FALSE(field_int_parse(""));
+}
+
+TEST(FieldShards, GroupsMembersByKeyAndPicksTheFirstExtensionPresent) {
+  TempDir dir;
+  const std::string path = write_tar(dir, "s.tar", {{"a.png", "PA"}, {"a.txt", "ta"}, {"a.jpg", "JA"},
+                                                    {"__meta__.json", "{}"}, {"b.png", "PB"}, {"b.txt", "tb"},
+                                                    {"b.png", "PB2"}, {"b.txt", "tb2"}, {"c.jpg", "JC"}});
+  const FieldShards shards({path}, specs({"jpg;png", "txt"}), {false, 1, false});
+  ASSERT_EQ(shards.size(), 4);  // b's repeated extension starts another sample, as group_by_keys does
+  EXPECT_EQ(shards.key(0), "a");
+  EXPECT_EQ(*shards.field(0, 0), "JA");  // jpg before png, whatever the member order
+  EXPECT_EQ(*shards.field(1, 0), "PB");
+  EXPECT_EQ(*shards.field(2, 1), "tb2");
+  EXPECT_EQ(shards.label(3), 3);  // its own index: the consumer reads the fields by it
+  std::string scratch;
+  EXPECT_EQ(shards.bytes(0, scratch), "JA");
+  try {
+    (void)shards.bytes(3, scratch);
+    FAIL() << "c has no .txt";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.tar:c: the sample has no .txt member"), std::string::npos) << e.what();
+  }
+}
+
+// n samples, each its own label; an order of its own (reversed) when `ordered`.
+class Counted : public EncodedImages {
+ public:
+  Counted(int64_t n, bool ordered) : n_(n), ordered_(ordered) {}
+  int64_t size() const override { return n_; }
+  int64_t label(int64_t i) const override { return i; }
+  std::string name(int64_t i) const override { return std::to_string(i); }
+  std::string_view bytes(int64_t, std::string&) const override { return "x"; }
+  std::optional<std::vector<int64_t>> epoch_order(uint64_t, int64_t epoch, int64_t rank,
+                                                  int64_t world_size) const override {
+    if (!ordered_) return std::nullopt;
+    std::vector<int64_t> out;
+    for (int64_t i = n_ - 1 - rank; static_cast<int64_t>(out.size()) < (n_ + world_size - 1) / world_size;
+         i -= world_size)
+      out.push_back(((i % n_) + n_ + epoch) % n_);
+    return out;
+  }
+  void reads_planned(const std::vector<int64_t>& indices, size_t from) const override {
+    planned = std::vector<int64_t>(indices.begin() + static_cast<int64_t>(from), indices.end());
+  }
+  mutable std::vector<int64_t> planned;
+
+ private:
+  int64_t n_;
+  bool ordered_;
+};
+
+TEST(MixtureImages, DrawsEachSourceByWeightInItsOwnOrder) {
+  auto a = std::make_shared<Counted>(300, true);
+  auto b = std::make_shared<Counted>(100, false);
+  const MixtureImages mixture({a, b}, {1.0, 3.0});
+  ASSERT_EQ(mixture.size(), 400);
+  const auto order = *mixture.epoch_order(7, 0, 0, 1);
+  ASSERT_EQ(order.size(), 400u);
+  EXPECT_EQ(order, *mixture.epoch_order(7, 0, 0, 1));
+  EXPECT_NE(order, *mixture.epoch_order(7, 1, 0, 1));
+  std::vector<int64_t> from_a;
+  int64_t from_b = 0;
+  for (const int64_t i : order) (i < 300 ? from_a.push_back(i) : void(++from_b));
+  EXPECT_NEAR(static_cast<double>(from_b) / 400, 0.75, 4 * std::sqrt(0.75 * 0.25 / 400));
+  const auto own = *a->epoch_order(7, 0, 0, 1);
+  for (size_t k = 0; k < from_a.size(); ++k) EXPECT_EQ(from_a[k], own[k]);  // a's order, as it would read alone
+  // b, drawn ~300 times from 100 samples, runs through ~3 orders of its own: each sample ~3 times
+  EXPECT_EQ(std::set<int64_t>(order.begin(), order.end()).size(), from_a.size() + 100);
+  // the ranks: as many samples each
+  EXPECT_EQ(mixture.epoch_order(7, 0, 1, 3)->size(), 134u);
+  mixture.reads_planned(order, 10);
+  EXPECT_EQ(a->planned.size() + b->planned.size(), 390u);
+  EXPECT_THROW(MixtureImages({a, b}, {1.0}), InputError);
+  EXPECT_THROW(MixtureImages({a, b}, {1.0, 0.0}), InputError);
+}
+
+}  // namespace
+}  // namespace fastloop
