@@ -12,6 +12,7 @@
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/image_resize.h"
+#include "fastloop/data/transforms/lut_planes.h"
 #include "fastloop/data/transforms/pipeline.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fastloop {
@@ -70,9 +72,13 @@ void sample_write(const ImageU8& image, const T* table, T* out) {
       T* r = out + y * W;
       T* g = r + H * W;
       T* b = g + H * W;
-      const T* table_g = table + 256;
-      const T* table_b = table + 512;
-      for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table_g[px[1]], b[x] = table_b[px[2]];
+      if constexpr (std::is_same_v<T, float>) {
+        lut_planes_row(px, W, table, r, g, b);  // AVX2 gathers where the CPU has them
+      } else {
+        const T* table_g = table + 256;
+        const T* table_b = table + 512;
+        for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table_g[px[1]], b[x] = table_b[px[2]];
+      }
     } else {
       for (int64_t c = 0; c < C; ++c) {
         T* o = out + c * H * W + y * W;
