@@ -43,9 +43,35 @@ def run_bench(a, model, compiled):
         result = json.load(f)
     cell = result["cells"][0]
     return {"fastloop": cell["train_img_per_s"], "pytorch": cell["python_train_img_per_s"],
+            "ratio": cell["train_vs_python"], "ratio_min": cell["train_vs_python_min"],
+            "ratio_max": cell["train_vs_python_max"],
             "pytorch_eval": cell["python_eval_img_per_s"], "fastloop_eval": cell["eval_img_per_s"],
             "warmup_s": warmups, "load": result["environment"].get("load_average", ""),
             "torch": result["environment"].get("pytorch_version", "")}
+
+
+def ratio(run):
+    """fastloop ÷ the peer over the run's interleaved pairs: median (min–max)."""
+    if "ratio" not in run:
+        return f"{run['fastloop'] / run['pytorch']:.2f}×"
+    return f"{run['ratio']:.2f}× ({run['ratio_min']:.2f}–{run['ratio_max']:.2f})"
+
+
+def table(rows, batch_size, steps, repeat, cpu):
+    lines = [f"Training step (fastloop's `train_step` and PyTorch's, SGD), CIFAR-shaped synthetic data, batch {batch_size}, "
+             f"{steps} steps x {repeat} repetitions after 1 warm-up step, {cpu}, {os.cpu_count()} CPUs; torch "
+             f"{rows[0]['eager']['torch'] if rows else '?'}. Each ratio is fastloop's over the peer's, median "
+             f"(min–max) over the interleaved pairs of one `fastloop bench` run; compile seconds are the peer's "
+             f"warm-up step less one steady step, from a cold Inductor cache.", "",
+             "| model | fastloop img/s | eager PyTorch img/s | fastloop ÷ eager | fastloop img/s (2nd run) | "
+             "torch.compile img/s | fastloop ÷ compiled | compile s (train / eval) | load (eager run; compiled run) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        e, c = r["eager"], r["compiled"]
+        lines.append(f"| {r['model']} | {e['fastloop']:.1f} | {e['pytorch']:.1f} | {ratio(e)} | "
+                     f"{c['fastloop']:.1f} | {c['pytorch']:.1f} | {ratio(c)} | "
+                     f"{r['compile_s']:.0f} / {r['eval_compile_s']:.0f} | {e['load']}; {c['load']} |")
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -58,7 +84,13 @@ def main():
     p.add_argument("--fastloop", default=os.path.join(ROOT, "build", "fastloop"))
     p.add_argument("--work", default="/tmp/fastloop-compile")
     p.add_argument("--out", default="")
+    p.add_argument("--render", default="", help="only print the table of an earlier --out's JSON")
     a = p.parse_args()
+    if a.render:
+        with open(a.render) as f:
+            saved = json.load(f)
+        print(table(saved["rows"], saved["batch_size"], saved["steps"], saved["repeat"], saved["machine"]))
+        return
     os.makedirs(a.work, exist_ok=True)
     rows = []
     for model in a.models.split(","):
@@ -70,18 +102,7 @@ def main():
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     with open("/proc/cpuinfo") as f:
         cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), platform.processor())
-    lines = [f"Training step, CIFAR-shaped synthetic data, batch {a.batch_size}, {a.steps} steps x {a.repeat} "
-             f"repetitions after 1 warm-up step, {cpu}, {os.cpu_count()} CPUs; torch "
-             f"{rows[0]['eager']['torch'] if rows else '?'}. Each ratio is within one `fastloop bench` run.", "",
-             "| model | fastloop img/s | eager PyTorch img/s | fastloop ÷ eager | fastloop img/s (2nd run) | "
-             "torch.compile img/s | fastloop ÷ compiled | compile s (train / eval) | load (eager run; compiled run) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for r in rows:
-        e, c = r["eager"], r["compiled"]
-        lines.append(f"| {r['model']} | {e['fastloop']:.1f} | {e['pytorch']:.1f} | {e['fastloop'] / e['pytorch']:.2f}× | "
-                     f"{c['fastloop']:.1f} | {c['pytorch']:.1f} | {c['fastloop'] / c['pytorch']:.2f}× | "
-                     f"{r['compile_s']:.0f} / {r['eval_compile_s']:.0f} | {e['load']}; {c['load']} |")
-    md = "\n".join(lines) + "\n"
+    md = table(rows, a.batch_size, a.steps, a.repeat, cpu)
     print(md)
     if a.out:
         with open(a.out + ".json", "w") as f:

@@ -150,7 +150,10 @@ def main():
     print(md)
     if a.out:
         with open(a.out + ".json", "w") as f:
-            json.dump({"data": a.data, "machine": cpu_model(), "cpus": os.cpu_count(), "workers": workers,
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                    text=True).stdout.strip()
+            json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit,
+                       "data": a.data, "machine": cpu_model(), "cpus": os.cpu_count(), "workers": workers,
                        "batch_size": a.batch_size, "versions": versions, "failed": failed, "loads": loads,
                        "rounds": [{k: {str(w): v for w, v in x.items()} for k, x in r.items()} for r in results]},
                       f, indent=1)
