@@ -1,6 +1,7 @@
 // `fastloop bench loader` on image files: the loader cells, the assemble table, the training-step rate
 // and the keeps-up verdict are filled from an image folder and from tar shards; the PyTorch peer
-// (ImageFolder + torchvision transforms) fills its columns; a source the peer cannot read is an InputError.
+// (ImageFolder + torchvision transforms) fills its columns; a source the peer cannot read is an InputError;
+// --decode-limit times the decode alone beside each cell, and wants image files.
 #include "fastloop/bench/loader_bench.h"
 #include "fastloop/core/errors.h"
 
@@ -80,6 +81,24 @@ TEST(LoaderBenchImages, MeasuresShardsButThePythonPeerReadsOnlyImageFolders) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("imagefolder:DIR, not 'shards:"), std::string::npos) << e.what();
   }
+}
+
+TEST(LoaderBenchImages, DecodeLimitTimesTheDecodeAloneBesideEachCellAndWantsImageFiles) {
+  const test::TempDir tmp;
+  const std::string dir = golden_folder(tmp.sub("bench_limit"));
+  LoaderBenchOptions o = tiny("imagefolder:" + dir);
+  o.step_model = "";
+  o.decode_limit = true;
+  const LoaderBenchResult r = loader_bench_run(o);
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (const auto& row : r.rows) EXPECT_GT(row.decode_img_per_s, 0.0) << row.workers << " workers";
+  EXPECT_NE(loader_bench_json(r).find("\"share_of_decode_limit\""), std::string::npos);
+  const std::string md = loader_bench_markdown(r);
+  EXPECT_NE(md.find("| decode limit img/s | share of it |"), std::string::npos) << md;
+  LoaderBenchOptions synthetic = tiny("");
+  synthetic.decode_limit = true;
+  synthetic.images = 4;
+  EXPECT_THROW(loader_bench_run(synthetic), InputError);
 }
 
 } // namespace

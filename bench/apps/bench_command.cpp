@@ -56,6 +56,8 @@ Subcommand bench_loader_add(CLI::App& bench) {
   app->add_option("--step-model", o.step_model, "image files: the model whose training step (at --image-size) the loader "
                   "must keep up with; '' skips it")->capture_default_str();
   app->add_option("--step-batch", o.step_batch, "images per timed training step")->check(kPositive)->capture_default_str();
+  app->add_flag("--decode-limit", o.decode_limit, "image files: also time the decode alone (the same JPEGs in memory, "
+                "regions and DCT scale, one thread per worker, no transform) and give the loader's share of it");
   app->add_flag("--compare-python", flags->compare_python,
                 "also run the PyTorch DataLoader peer (python: $FASTLOOP_PYTHON or ./.venv/bin/python)");
   app->add_option("--python-batches", o.python_batches, "timed batches per cell for the PyTorch peer; 0: 40 (synthetic), 20 (image files)")

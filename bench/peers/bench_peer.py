@@ -10,7 +10,10 @@ with torchvision transforms on PIL images, as seed 001 did. Rows with no PyTorch
 Input: a JSON object (file named by --cells, or stdin) with
   cells [{model, row}], batch_size, steps, eval_steps, warmup, repeat, threads, device, data.
 steps 0 means one epoch of the train split per repetition, eval_steps 0 the whole test split, and warm-up
-then counts epochs. Output on stdout: {"torch": version, "cells": [{model, row, status, train_img_per_s,
+then counts epochs. With FASTLOOP_PEER_COMPILE=1 (or "compile": true in the input) each model runs through
+torch.compile (Inductor, default mode; train and eval each compile in their warm-up, which must be >= 1), and each
+phase's warm-up seconds, compile included, go to stderr as `bench_peer compile: {json}` lines: the compile time
+kept apart from the steady-state img/s (bench/peers/compile_table.py reads them). Output on stdout: {"torch": version, "cells": [{model, row, status, train_img_per_s,
 eval_img_per_s, train_img_per_s_all, eval_img_per_s_all}]}. Progress goes to stderr.
 
     echo '{"cells":[{"model":"small_cnn","row":"baseline"}],"batch_size":32,"steps":2,"eval_steps":2,
@@ -263,8 +266,8 @@ class CellRun:
     """What a cell's train and eval phases share: the row's settings `s`, the device, the memory format
     batches and model take, and the row's autocast."""
 
-    def __init__(self, s, device):
-        self.s, self.device = s, device
+    def __init__(self, s, device, compiled=False, model_name=""):
+        self.s, self.device, self.compiled, self.model_name = s, device, compiled, model_name
         self.memory_format = torch.channels_last if s["channels_last"] else torch.contiguous_format
         self.amp_dtype = getattr(torch, s["amp"]) if s["amp"] else None
 
@@ -323,8 +326,11 @@ def train_events(run, model, spec, train_x, train_y, batch, normalize, loader_ar
         optimizer.zero_grad(set_to_none=s["set_to_none"])
         return images
 
+    start = time.perf_counter()
     for _ in range(warmup_steps):
         step()
+    sync(device)
+    warmup_report(run, "train", warmup_steps, time.perf_counter() - start)
     yield {"event": "ready", "status": "ok"}
     for _ in range(spec["repeat"]):
         sync(device)
@@ -334,6 +340,13 @@ def train_events(run, model, spec, train_x, train_y, batch, normalize, loader_ar
         sync(device)
         yield {"event": "train_rep", "img_per_s": images / (time.perf_counter() - start)}
     # the loader (and its workers) go with this generator's frame, before the eval phase starts its own
+
+
+def warmup_report(run, phase, steps, seconds):
+    """With torch.compile, a phase's warm-up (its compile included) on stderr: `bench_peer compile: {json}`."""
+    if run.compiled:
+        print("bench_peer compile: " + json.dumps({"model": run.model_name, "phase": phase, "warmup_steps": steps,
+                                                   "warmup_s": seconds}), file=sys.stderr, flush=True)
 
 
 def eval_events(run, model, spec, test_x, test_y, normalize, loader_args):
@@ -359,7 +372,10 @@ def eval_events(run, model, spec, test_x, test_y, normalize, loader_args):
                 images += len(y)
         return images
 
+    start = time.perf_counter()
     eval_batches(spec["warmup"])
+    sync(device)
+    warmup_report(run, "eval", spec["warmup"], time.perf_counter() - start)
     yield {"event": "eval_ready"}
     for _ in range(spec["repeat"]):
         sync(device)
@@ -389,8 +405,13 @@ def cell_events(cell, spec, data, device):
     if cell["model"].startswith(TORCHSCRIPT) and (s["width_delta"] or s["fold_bn"]):
         yield {"event": "ready", "status": "n/a: a TorchScript model's widths and BatchNorms are fixed in its file"}
         return
-    run = CellRun(s, device)
+    run = CellRun(s, device, compiled=spec["compile"], model_name=cell["model"])
     model = cell_model(cell, s, train_x.shape[-1], run)
+    if run.compiled:
+        if spec["warmup"] < 1:
+            yield {"event": "ready", "status": "n/a: torch.compile needs >= 1 warm-up step to compile in"}
+            return
+        model = torch.compile(model)
     loader_args = dict(batch_size=batch, num_workers=s["workers"], pin_memory=s["pin"], drop_last=True,
                        persistent_workers=s["workers"] > 0)
     if s["train"]:
@@ -449,7 +470,8 @@ def main():
     a = p.parse_args()
     spec = json.loads(sys.stdin.readline()) if a.serve else json.load(open(a.cells) if a.cells else sys.stdin)
     for key, default in (("steps", 5), ("eval_steps", 5), ("warmup", 2), ("repeat", 3), ("threads", 0),
-                         ("device", "cpu"), ("data", "synthetic"), ("batch_size", 128)):
+                         ("device", "cpu"), ("data", "synthetic"), ("batch_size", 128),
+                         ("compile", os.environ.get("FASTLOOP_PEER_COMPILE", "") not in ("", "0"))):
         spec.setdefault(key, default)
     if spec["threads"] > 0:
         torch.set_num_threads(spec["threads"])

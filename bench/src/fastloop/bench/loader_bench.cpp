@@ -1,5 +1,6 @@
 // The loader benchmark: each cell is a fresh Loader timed over `batches` batches after a warm-up,
-// repeated; wall time gives img/s, std::clock() (process CPU, every thread) the CPU cost per image.
+// repeated; wall time gives img/s, std::clock() (process CPU, every thread) the CPU cost per image. With
+// --decode-limit, each image cell also times the decode alone (decode_limit_cell): the limit the loader nears.
 #include "fastloop/bench/loader_bench.h"
 
 #include "fastloop/bench/report_tables.h"
@@ -12,6 +13,7 @@
 #include "fastloop/core/shell.h"
 #include "fastloop/core/stats.h"
 #include "fastloop/data/transforms/augment.h"
+#include "fastloop/data/transforms/image_augment.h"
 #include "fastloop/data/loader/loader.h"
 #include "fastloop/data/sources/source.h"
 #include "fastloop/data/sources/synthetic.h"
@@ -22,6 +24,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,6 +33,7 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace fastloop {
 
@@ -81,6 +85,36 @@ LoaderBenchRow loader_cell(const Dataset& data, const LoaderBenchOptions& o, int
     cpu.push_back(1e6 * cpu_seconds / static_cast<double>(images));
   }
   return {workers, augment, median(rates), median(cpu), 0.0, 0.0};
+}
+
+// The decode limit of a loader cell: the same JPEGs (read into memory first, untimed), the same regions at the
+// same DCT scale as the loader's workers decode them (encoded_decode_only), no transform, `threads` threads each
+// taking one batch's samples at a time as the workers do; the median of the repetitions' images/s.
+double decode_limit_cell(const Dataset& data, const LoaderBenchOptions& o, int64_t threads, bool augment) {
+  const AugmentOptions options = augment_for(data, augment, o.decode);
+  const int64_t n = data.size();
+  std::vector<std::string> files(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    std::string buffer;
+    files[static_cast<size_t>(i)] = std::string(data.encoded->bytes(i, buffer));
+  }
+  const auto run = [&](int64_t batches, int64_t first) {  // decodes samples [first, first + batches x batch)
+    std::atomic<int64_t> next{0};
+    const auto work = [&] {
+      for (int64_t b; (b = next.fetch_add(1)) < batches;)
+        for (int64_t k = first + b * o.batch_size, end = k + o.batch_size; k < end; ++k)
+          encoded_decode_only(data, files[static_cast<size_t>(k % n)], k % n, options, 0, k / n);
+    };
+    std::vector<std::thread> pool;
+    const auto start = Clock::now();
+    for (int64_t t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& thread : pool) thread.join();
+    return static_cast<double>(batches * o.batch_size) / seconds_since(start);
+  };
+  run(std::max<int64_t>(o.warmup, threads), 0);
+  std::vector<double> rates;
+  for (int64_t r = 0; r < o.repeats; ++r) rates.push_back(run(o.batches, (r + 1) * o.batches * o.batch_size));
+  return median(rates);
 }
 
 AssembleBenchRow assemble_cell(const Dataset& data, const LoaderBenchOptions& o, at::ScalarType dtype,
@@ -138,8 +172,12 @@ LoaderBenchResult loader_bench_run(const LoaderBenchOptions& options) {
   if (o.batches == 0) o.batches = result.encoded ? 20 : 300;
   if (o.python_batches == 0) o.python_batches = result.encoded ? 20 : 40;
   result.options = o;
+  if (o.decode_limit && !result.encoded) throw InputError("bench loader: --decode-limit needs image files (--data)");
   for (bool augment : augment_values(o.augment))
-    for (int64_t workers : o.workers) result.rows.push_back(loader_cell(data, o, workers, augment));
+    for (int64_t workers : o.workers) {
+      result.rows.push_back(loader_cell(data, o, workers, augment));
+      if (o.decode_limit) result.rows.back().decode_img_per_s = decode_limit_cell(data, o, std::max<int64_t>(1, workers), augment);
+    }
   for (auto dtype : {at::kFloat, at::kHalf, at::kBFloat16})
     for (bool channels_last : {false, true})
       if (!result.encoded || (dtype == at::kFloat) != channels_last)  // images: float32 NCHW and the AMP layouts
@@ -224,6 +262,10 @@ std::string loader_bench_json(const LoaderBenchResult& r) {
   for (const auto& row : r.rows) {
     nlohmann::ordered_json e = {{"workers", row.workers}, {"augment", row.augment}, {"img_per_s", row.img_per_s},
                                 {"cpu_us_per_img", row.cpu_us_per_img}, {"img_per_s_per_core", 1e6 / row.cpu_us_per_img}};
+    if (row.decode_img_per_s > 0) {
+      e["decode_limit_img_per_s"] = row.decode_img_per_s;
+      e["share_of_decode_limit"] = row.img_per_s / row.decode_img_per_s;
+    }
     if (row.pytorch_img_per_s > 0) {
       e["pytorch_img_per_s"] = row.pytorch_img_per_s;
       e["pytorch_cpu_us_per_img"] = row.pytorch_cpu_us_per_img;
@@ -270,6 +312,15 @@ std::string loader_bench_markdown(const LoaderBenchResult& r) {
                           peer ? report_fixed(row.pytorch_img_per_s, 0) : "-",
                           peer && row.pytorch_cpu_us_per_img > 0 ? report_fixed(row.pytorch_cpu_us_per_img, 0) : "-",
                           peer ? report_fixed(row.img_per_s / row.pytorch_img_per_s, 1) + "x" : "-"});
+  }
+  if (o.decode_limit) {
+    rates.header.insert(rates.header.begin() + 4, {"decode limit img/s", "share of it"});
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      const double limit = r.rows[i].decode_img_per_s;
+      rates.rows[i].insert(rates.rows[i].begin() + 4, {report_fixed(limit, 0), report_fixed(100 * r.rows[i].img_per_s / limit, 0) + "%"});
+    }
+    md << ". Decode limit: the same JPEGs (in memory), the same regions at the same DCT scale, libjpeg-turbo alone, "
+          "one thread per worker (one for 0 workers), no transform";
   }
   md << ".\n\n" << report_markdown(rates);
   const std::string side = r.encoded ? std::to_string(o.image_size) : "32";

@@ -25,6 +25,7 @@ struct LoaderBenchOptions {
   std::string decode = "exact";     // image data: JPEG decoding, as fastloop train's --decode (exact | fast)
   std::string step_model = "resnet50";  // image data: the model the loader must keep up with; "": not timed
   int64_t step_batch = 32;          // images per timed training step
+  bool decode_limit = false;        // image data: also time the decode alone per cell (decode_limit_img_per_s)
 };
 
 struct LoaderBenchRow {
@@ -32,6 +33,7 @@ struct LoaderBenchRow {
   bool augment = false;
   double img_per_s = 0.0;           // median over repeats, wall clock
   double cpu_us_per_img = 0.0;      // process CPU time per image, all threads, same repetition
+  double decode_img_per_s = 0.0;    // the decode alone, same JPEGs, regions, scale and threads; 0: not measured
   double pytorch_img_per_s = 0.0;   // 0: not measured
   double pytorch_cpu_us_per_img = 0.0;  // the peer's process and workers; 0: not measured
 };

@@ -91,7 +91,8 @@ bool region_decode(jpeg_decompress_struct& cinfo, ErrorManager& err, std::string
   if (left > 0 || right < W) jpeg_crop_scanline(&cinfo, &xoffset, &width);  // widens to iMCU boundaries
   got = {top, static_cast<int64_t>(xoffset), bottom - top, static_cast<int64_t>(width)};
   const auto stride = static_cast<size_t>(width) * 3;
-  out.resize(stride * static_cast<size_t>(got.height));
+  const size_t size = stride * static_cast<size_t>(got.height);
+  if (out.size() < size) out.resize(size);  // grown only: libjpeg writes every row read, no zeroing needed
   rows.resize(static_cast<size_t>(got.height));
   for (size_t r = 0; r < rows.size(); ++r) rows[r] = out.data() + r * stride;
   if (top > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(top));

@@ -12,6 +12,7 @@
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/float_ops.h"
 #include "fastloop/data/transforms/image_resize.h"
+#include "fastloop/data/transforms/lut_planes.h"
 #include "fastloop/data/transforms/pipeline.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fastloop {
@@ -70,9 +72,13 @@ void sample_write(const ImageU8& image, const T* table, T* out) {
       T* r = out + y * W;
       T* g = r + H * W;
       T* b = g + H * W;
-      const T* table_g = table + 256;
-      const T* table_b = table + 512;
-      for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table_g[px[1]], b[x] = table_b[px[2]];
+      if constexpr (std::is_same_v<T, float>) {
+        lut_planes_row(px, W, table, r, g, b);  // AVX2 gathers where the CPU has them
+      } else {
+        const T* table_g = table + 256;
+        const T* table_b = table + 512;
+        for (int64_t x = 0; x < W; ++x, px += 3) r[x] = table[px[0]], g[x] = table_g[px[1]], b[x] = table_b[px[2]];
+      }
     } else {
       for (int64_t c = 0; c < C; ++c) {
         T* o = out + c * H * W + y * W;
@@ -138,6 +144,31 @@ void image_copy(const RgbImage& whole, ImageWork& work) {
   std::memcpy(work.image.data(), whole.data, static_cast<size_t>(work.image.bytes()));
 }
 
+// What one sample's decode is: with a fused head, the scale, the box its resize reads (`want`, pixels at that
+// scale) and the part of the image to decode (`needed`); without one, the whole image at full scale.
+struct DecodePlan {
+  FusedHead head;
+  bool fused = false;
+  ImageScale scale;
+  CropBox want;
+  PixelRect needed;
+};
+
+DecodePlan decode_plan(const ImageInfo& info, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
+                       bool fast, ImageResizer& resizer) {
+  DecodePlan d;
+  d.fused = fused_head(pipeline, info, seed, epoch, index, d.head);
+  if (!d.fused) return d;
+  const FusedHead& head = d.head;
+  d.scale = fused_scale(info, head.plan, fast);
+  d.want = fused_box(info, d.scale, head.plan);
+  const PixelRect& window = head.window;
+  const bool whole = window.top == 0 && window.left == 0 && window.height == head.plan.out_height &&
+                     window.width == head.plan.out_width;
+  d.needed = whole ? d.want : resizer.source_rect(d.want, head.plan.out_height, head.plan.out_width, window);
+  return d;
+}
+
 // Sample `index` through the pipeline's uint8 transforms into work.image: a fused head decodes only the part
 // of the image its window reads (fast: at the smallest scale that covers it); anything else decodes the whole
 // image.
@@ -147,16 +178,10 @@ void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipelin
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
   ++work.decodes;
-  FusedHead head;
-  if (fused_head(pipeline, info, seed, epoch, index, head)) {
-    const ImageScale scale = fused_scale(info, head.plan, fast);
-    const CropBox want = fused_box(info, scale, head.plan);
-    const PixelRect& window = head.window;
-    const bool whole = window.top == 0 && window.left == 0 && window.height == head.plan.out_height &&
-                       window.width == head.plan.out_width;
-    const PixelRect needed = whole ? want : work.resizer.source_rect(want, head.plan.out_height, head.plan.out_width, window);
-    fused_resize(work.decoder.decode_region(bytes, name, info, scale, needed), want, head, work);
-    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, head.next);
+  const DecodePlan d = decode_plan(info, pipeline, seed, epoch, index, fast, work.resizer);
+  if (d.fused) {
+    fused_resize(work.decoder.decode_region(bytes, name, info, d.scale, d.needed), d.want, d.head, work);
+    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, d.head.next);
     return;
   }
   image_copy(work.decoder.decode(bytes, name, info, ImageScale{}), work);
@@ -360,6 +385,18 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
   const RgbImage whole{image.data, image.width, image.height, 0, 0};
   image_work().resizer.resize(whole, box, out_height, out_width, {0, 0, out_height, out_width}, out.data_ptr<uint8_t>(),
                               out_width * 3);
+}
+
+int64_t encoded_decode_only(const Dataset& dataset, std::string_view bytes, int64_t index, const AugmentOptions& options,
+                            uint64_t seed, int64_t epoch) {
+  ImageWork& work = image_work();
+  const Pipeline& pipeline = options.pipeline ? *options.pipeline : pipeline_of(dataset, options, work);
+  const std::string name = dataset.encoded->name(index);
+  const ImageInfo info = work.decoder.info(bytes, name);
+  const DecodePlan d = decode_plan(info, pipeline, seed, epoch, index, options.fast_decode, work.resizer);
+  const RgbImage image = d.fused ? work.decoder.decode_region(bytes, name, info, d.scale, d.needed)
+                                 : work.decoder.decode(bytes, name, info, ImageScale{});
+  return image.height * image.width;
 }
 
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fastloop {
 
@@ -36,6 +37,12 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
 int64_t encoded_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                const AugmentOptions& options, uint64_t seed, int64_t epoch, at::Tensor& images,
                                at::Tensor& labels);
+
+/// The decode alone of sample `index` (its encoded `bytes`), as encoded_batch_assemble()'s worker decodes it for
+/// `options`: the same region at the same scale for a pipeline that begins with a crop or resize, else the whole
+/// image; no transform after. Returns the pixels decoded. `fastloop bench loader --decode-limit` times it.
+int64_t encoded_decode_only(const Dataset& dataset, std::string_view bytes, int64_t index, const AugmentOptions& options,
+                            uint64_t seed, int64_t epoch);
 
 /// encoded_batch_assemble() of several views (views.h): each sample read and decoded once, at full scale (with
 /// options.fast_decode: the finest JPEG DCT scale any view's leading crop or resize needs, full scale when a
