@@ -272,7 +272,10 @@ class SplitLoader {
       for (const auto& make : args.sources) sources.push_back(make(config.data.shuffle_buffer));
       std::shared_ptr<const EncodedImages> source =
           args.weights.empty() ? sources.at(0) : std::make_shared<MixtureImages>(std::move(sources), args.weights);
-      return encoded_load(std::move(source), {}, data_options_of(config.data));
+      DatasetSplits splits = encoded_load(std::move(source), {}, data_options_of(config.data));
+      for (Dataset* split : {&splits.train, &splits.test})  // the "classes" are the sample numbers: none to name
+        std::vector<std::string>().swap(split->classes);
+      return splits;
     }
     if (config.data.source == "arrow")
       return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,
