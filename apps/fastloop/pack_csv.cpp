@@ -142,8 +142,8 @@ int pack_csv_run(const std::string& spec, const std::string& out, int64_t shard_
     const std::vector<std::string>& names = train_listing.classes;  // empty: class indices
     for (int64_t c = 0; c < train_listing.num_classes; ++c)
       classes << (names.empty() ? std::to_string(c) : names[static_cast<size_t>(c)]) << "\n";
-    shard_index_write(out);
   }
+  shard_index_write(out);  // for remote shards: counts samples with or without classes
   std::printf("packed %zu train images%s into %lld shards\n", train.size(), captions ? " with captions" : "",
               static_cast<long long>(shards));
   std::printf("read with fastloop.Loader(\"shards:%s\", fields=(\"jpg;png;webp\", \"txt\", \"json\"))\n", out.c_str());
