@@ -139,7 +139,13 @@ def pack_split(split: ParquetSplit, out: str, name: str, shard_bytes: int, seed:
 def _has_column(pattern: str, column: str) -> bool:
     """Whether the first file of `pattern` has `column`."""
     from ._arrow import _expand
-    return column in _pyarrow().parquet.read_schema(_expand(pattern)[0]).names
+    path = _expand(pattern)[0]
+    try:
+        schema = _pyarrow().parquet.read_schema(path)
+    except Exception as e:  # named as the reader names it (_arrow.ParquetSplit)
+        raise ValueError(f"{path}: not a readable Parquet file ({e}); replace it, or leave it out "
+                         "of the pattern") from None
+    return column in schema.names
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -162,7 +168,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.makedirs(a.out, exist_ok=True)
         train_shards = pack_split(train, a.out, "train", a.shard_mb << 20, a.seed)
         val_shards = pack_split(val, a.out, "val", a.shard_mb << 20, None) if val is not None else 0
-        if label is not None:  # (the C++ command indexes shards with classes only)
+        if label is not None:
             with open(os.path.join(a.out, "classes.txt"), "w") as f:
                 f.write("".join(f"{c}\n" for c in train.classes))
     except (ValueError, ImportError, OSError) as e:
