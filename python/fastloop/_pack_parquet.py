@@ -6,7 +6,8 @@ Parquet files are read with pyarrow, which the C++ program does not link.
 
 Each sample is KEY.EXT (the image cell's bytes, untouched; EXT from the bytes' signature) + KEY.cls (its class
 index, when the files have the label column) + KEY.txt (a ``caption``, ``text`` or ``txt`` column of strings) +
-KEY.json (the row's other columns), so a caption Parquet packs into the image-caption shards img2dataset writes. The train split is read a row group at a time in a seeded order of row groups, each group's rows
+KEY.json (the row's other columns), so a caption Parquet packs into the image-caption shards img2dataset writes.
+The train split is read a row group at a time in a seeded order of row groups, each group's rows
 shuffled (a shard is read front to back through a bounded shuffle buffer, so it must be mixed already); the
 val split keeps the files' order.
 """
@@ -50,7 +51,8 @@ class _Shards:
         self.count = 0
         self.size = 0
 
-    def add(self, key: str, ext: str, data: bytes, label: Optional[int], others: Tuple[Tuple[str, bytes], ...] = ()) -> None:
+    def add(self, key: str, ext: str, data: bytes, label: Optional[int],
+            others: Tuple[Tuple[str, bytes], ...] = ()) -> None:
         members = [(f"{key}.{ext}", data)]
         if label is not None:
             members.append((f"{key}.cls", str(label).encode()))
@@ -79,16 +81,17 @@ class _Shards:
 _CAPTION_COLUMNS = ("caption", "text", "txt")  # the first one present, of strings, is each sample's KEY.txt
 
 
-def _extra_fields(table: Any, image_column: str, label_column: Optional[str]) -> Callable[[int], Tuple[Tuple[str, bytes], ...]]:
+def _extra_fields(table: Any, image_column: str,
+                  label_column: Optional[str]) -> Callable[[int], Tuple[Tuple[str, bytes], ...]]:
     """Row r's other columns as members: the caption column as txt, all of them as one json object (what
     img2dataset writes beside each image), so that a caption Parquet packs into image-caption shards."""
     pa = _pyarrow()
     names = [n for n in table.column_names if n not in (image_column, label_column)]
     if not names:
         return lambda r: ()
-    caption = next((n for n in _CAPTION_COLUMNS if n in names and (pa.types.is_string(table.schema.field(n).type)
-                                                                   or pa.types.is_large_string(table.schema.field(n).type))),
-                   None)
+    def text(n: str) -> bool:
+        return pa.types.is_string(table.schema.field(n).type) or pa.types.is_large_string(table.schema.field(n).type)
+    caption = next((n for n in _CAPTION_COLUMNS if n in names and text(n)), None)
     rows = table.select(names).to_pylist()
 
     def members(r: int) -> Tuple[Tuple[str, bytes], ...]:
