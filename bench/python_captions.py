@@ -11,7 +11,11 @@ ToDtype (ToTensor), Normalize with OpenAI's mean and std, captions tokenized by 
   in a WebLoader (DataLoader) with `--workers` worker processes;
 - fastloop: fastloop.Loader over the same shards, fields=("jpg;png;jpeg;webp", "txt"), the same transform run
   by `--workers` C++ threads, the tokenizer once per batch (field_transforms);
-- fastloop mixture: the same shards as two sources (halves) mixed with weights [1, 1]: its overhead.
+- fastloop mixture: the same shards as two sources (halves) mixed with weights [1, 1]: its overhead;
+- with `--s3`: the same shards uploaded to a SeaweedFS S3 gateway on loopback (tests/tools/remote_store.py, as
+  bench/remote_shards.py runs it), read by both sides again: OpenCLIP's pipeline over signed `pipe:curl` URLs (as
+  OpenCLIP reads s3 with `pipe:aws s3 cp`), fastloop over `shards:s3://shards/captions` (its shards.idx by
+  `fastloop pack --index-only`).
 
 Sides alternate within each round (interleaved), `--rounds` rounds; samples/s is the median over rounds of
 `--epochs` whole epochs from a fresh loader. Writes OUT.json and OUT.md.
@@ -27,6 +31,8 @@ import os
 import pathlib
 import platform
 import statistics
+import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -36,6 +42,10 @@ import torch
 from torchvision.transforms import v2
 
 import fastloop
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "tools"))
+import remote_store  # noqa: E402
 
 MEAN, STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)  # OpenAI CLIP's
 
@@ -73,7 +83,7 @@ class _OpenClipData:
         self.shared_epoch.set_value(epoch)
 
 
-def openclip_loader(shards: str, samples: int, args, tokenizer) -> _OpenClipData:
+def openclip_loader(shards, samples: int, args, tokenizer) -> _OpenClipData:
     """open_clip_train.data.get_wds_dataset(is_train=True, resampled=False), stage for stage, with its own helpers
     and constants. One change: webdataset's tarfile_to_samples in place of its tarfile_to_samples_nothrow, which
     webdataset 1.0.2's end-of-shard marker breaks (KeyError 'fname'); OpenCLIP's own code names it as the
@@ -121,6 +131,27 @@ def timed(make: Callable[[], object], epochs: int) -> float:
     return seen / seconds
 
 
+def s3_store(work: pathlib.Path, shards: List[pathlib.Path]) -> "remote_store.SeaweedS3":
+    """SeaweedFS serving the shards and their shards.idx as s3://shards/captions/NAME; its keys in the environment."""
+    subprocess.run([str(ROOT / "build" / "fastloop"), "pack", "--index-only", str(work)], check=True,
+                   stdout=subprocess.DEVNULL)
+    upload = work / "upload"
+    upload.mkdir()
+    for path in shards + [work / "shards.idx"]:
+        os.link(path, upload / path.name)
+    s3 = remote_store.SeaweedS3(remote_store.weed_program(), work / "weed")
+    s3.upload(upload, "captions")
+    os.environ.update(AWS_ACCESS_KEY_ID=remote_store.ACCESS_KEY, AWS_SECRET_ACCESS_KEY=remote_store.SECRET_KEY,
+                      AWS_REGION=remote_store.REGION, AWS_ENDPOINT_URL=s3.endpoint)
+    return s3
+
+
+def s3_urls(endpoint: str, names: List[str]) -> List[str]:
+    """Signed GETs of the shards through curl, as bench/remote_shards.py gives them to webdataset."""
+    sign = f"--aws-sigv4 aws:amz:{remote_store.REGION}:s3 --user {remote_store.ACCESS_KEY}:{remote_store.SECRET_KEY}"
+    return [f"pipe:curl -s -f {sign} {endpoint}/{remote_store.BUCKET}/captions/{n}" for n in names]
+
+
 def cpu_model() -> str:
     for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
@@ -140,6 +171,7 @@ def main() -> None:
     parser.add_argument("--per-shard", type=int, default=160, help="samples per shard")
     parser.add_argument("--shuffle-buffer", type=int, default=5000,
                         help="samples, fastloop's (OpenCLIP's is its _SAMPLE_SHUFFLE_SIZE, 5000 per worker)")
+    parser.add_argument("--s3", action="store_true", help="also read the shards from a SeaweedFS S3 gateway")
     args = parser.parse_args()
     import open_clip
     tokenizer = open_clip.get_tokenizer("ViT-B-32")
@@ -153,6 +185,7 @@ def main() -> None:
         halves = [f"shards:{work}/captions-{{00000..{half - 1:05d}}}.tar",
                   f"shards:{work}/captions-{{{half:05d}..{count - 1:05d}}}.tar"]
         fields = ("jpg;png;jpeg;webp", "txt")
+        s3 = s3_store(pathlib.Path(work), shards) if args.s3 else None
         for workers in [int(w) for w in args.workers.split(",")]:
             args.workers = workers
             common = dict(fields=fields, transform=transform(), field_transforms={"txt": tokenizer},
@@ -163,12 +196,19 @@ def main() -> None:
                 "fastloop": lambda: fastloop.Loader(pattern, **common),
                 "fastloop mixture": lambda: fastloop.Loader(halves, weights=[1, 1], **common),
             }
+            if s3 is not None:
+                urls = s3_urls(s3.endpoint, [p.name for p in shards])
+                remote = "shards:s3://shards/captions/" + pathlib.Path(pattern).name
+                sides["webdataset s3"] = lambda: openclip_loader(urls, samples, args, tokenizer)
+                sides["fastloop s3"] = lambda: fastloop.Loader(remote, **common)
             rates: Dict[str, List[float]] = {name: [] for name in sides}
             for _ in range(args.rounds):
                 for name, make in sides.items():
                     rates[name].append(timed(make, args.epochs))
                     print(f"workers {workers} {name}: {rates[name][-1]:.0f} samples/s", flush=True)
             results[str(workers)] = rates
+        if s3 is not None:
+            s3.close()
     report = {"machine": f"{cpu_model()}, {os.cpu_count()} cores", "torch": torch.__version__,
               "load_before": load_before, "load_after": os.getloadavg(), "args": vars(args), "samples_per_s": results}
     out = pathlib.Path(args.out)
@@ -182,6 +222,13 @@ def main() -> None:
         lines.append(f"| {workers} | {med['webdataset']:.0f} | {med['fastloop']:.0f} | "
                      f"{med['fastloop'] / med['webdataset']:.1f}x | {med['fastloop mixture']:.0f} | "
                      f"{100 * (1 - med['fastloop mixture'] / med['fastloop']):+.1f}% |")
+    if args.s3:
+        lines += ["", "s3:// (SeaweedFS on loopback):", "", "| workers | webdataset (OpenCLIP) samples/s | fastloop "
+                  "samples/s | ratio |", "|---|---|---|---|"]
+        for workers, rates in results.items():
+            med = {name: statistics.median(r) for name, r in rates.items()}
+            lines.append(f"| {workers} | {med['webdataset s3']:.0f} | {med['fastloop s3']:.0f} | "
+                         f"{med['fastloop s3'] / med['webdataset s3']:.1f}x |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

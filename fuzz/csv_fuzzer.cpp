@@ -1,10 +1,14 @@
 // libFuzzer target for the CSV listings of `--data csv:TRAIN.csv[::VAL.csv]` (data/sources/csv_files.h): any text
 // parses or throws InputError; the rows, written back with core/text.h's csv_field, parse to the same fields;
 // and a listing that parses is consistent (a label per path, each below num_classes; a val file read against
-// it keeps its classes).
+// it keeps its classes). The same text as `fastloop pack csv:` reads it (data/sources/caption_csv.h): parses or
+// throws InputError, a sample per row, each one's JSON an object that parses.
 #include "fastloop/core/errors.h"
 #include "fastloop/core/text.h"
+#include "fastloop/data/sources/caption_csv.h"
 #include "fastloop/data/sources/csv_files.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -32,10 +36,37 @@ std::string csv_write(const std::vector<fastloop::CsvRow>& rows) {
   return out;
 }
 
+// `fastloop pack csv:`'s reading of the text: InputError or a sample per row, with a label exactly when the
+// header has a label column, and JSON that parses back to an object of strings.
+void caption_csv_check(const std::string& text, size_t rows) {
+  fastloop::CsvListing listing;
+  std::vector<fastloop::CaptionCsvSample> samples;
+  try {
+    samples = fastloop::caption_csv_parse(text, "fuzz.csv", "base", nullptr, listing);
+  } catch (const fastloop::InputError&) {
+    return;
+  }
+  check(rows >= 2 && samples.size() == rows - 1, "pack csv: not a sample per row after the header");
+  for (const auto& s : samples) {
+    check(!s.path.empty(), "pack csv: an empty path");
+    check((s.label >= 0) == (samples.front().label >= 0), "pack csv: labels on some rows only");
+    check(s.label < 0 || s.label < listing.num_classes, "pack csv: a label outside [0, num_classes)");
+    const nlohmann::json json = nlohmann::json::parse(s.json, nullptr, false);
+    check(json.is_object(), "pack csv: its JSON is not an object");
+    for (const auto& item : json.items()) check(item.value().is_string(), "pack csv: a JSON value is not a string");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  size_t row_count = 0;
+  try {
+    row_count = fastloop::csv_parse(text, "fuzz.csv").size();
+  } catch (const fastloop::InputError&) {
+  }
+  caption_csv_check(text, row_count);
   std::vector<fastloop::CsvRow> rows;
   try {
     rows = fastloop::csv_parse(text, "fuzz.csv");

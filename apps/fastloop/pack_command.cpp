@@ -142,13 +142,13 @@ int parquet_run(const PackFlags& f) {
     throw InputError("pack: " + python + " -m fastloop._pack_parquet did not run (exit " + std::to_string(code) +
                      "); Parquet is read by the Python package: set FASTLOOP_PYTHON to a Python with fastloop and "
                      "pyarrow installed (pip install pyarrow)");
+  shard_index_write(f.out);  // also for captions without classes: remote shards need it
   std::error_code exists;
-  if (!std::filesystem::exists(f.out + "/classes.txt", exists)) {  // captions without classes: no shards.idx
+  if (!std::filesystem::exists(f.out + "/classes.txt", exists)) {
     std::printf("read with fastloop.Loader(\"shards:%s\", fields=(\"jpg;png;webp\", \"txt\", \"json\"))\n",
                 f.out.c_str());
     return 0;
   }
-  shard_index_write(f.out);
   std::printf("train with --data shards:%s\n", f.out.c_str());
   return 0;
 }

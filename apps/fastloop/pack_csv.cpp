@@ -1,16 +1,13 @@
-// pack csv: a header row with a `path` column (relative to the CSV file), optionally `label` (class indices or
-// names, as --data csv: reads them), `caption` (or `text`), and any other columns. Each row becomes KEY.EXT (the
-// image file's bytes) + KEY.cls (with labels) + KEY.txt (the caption) + KEY.json (the other columns, as strings,
-// img2dataset's layout): shards for fastloop.Loader(..., fields=("jpg;png;webp", "txt", "json")).
+// pack csv: each row of the CSV files (data/sources/caption_csv.h reads them) becomes KEY.EXT (the image file's
+// bytes) + KEY.cls (with labels) + KEY.txt (the caption) + KEY.json (the other columns, as strings, img2dataset's
+// layout): shards for fastloop.Loader(..., fields=("jpg;png;webp", "txt", "json")).
 #include "pack_csv.h"
 
 #include "fastloop/core/errors.h"
-#include "fastloop/data/sources/csv_files.h"
+#include "fastloop/data/sources/caption_csv.h"
 #include "fastloop/data/sources/shard_index_file.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/tar.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -38,58 +35,18 @@ std::string file_read(const std::string& path, const std::string& where) {
   return text.str();
 }
 
-// One CSV file's rows as samples: the image path, its members besides the image, and the label (-1: none).
-struct CsvSample {
-  std::string path;
-  int64_t label = -1;
-  std::string caption;
-  std::string json;
-};
-
-std::vector<CsvSample> csv_samples(const std::string& csv, const CsvListing* train, CsvListing& listing) {
-  const std::string text = file_read(csv, "pack");
-  const std::vector<CsvRow> rows = csv_parse(text, csv);
-  if (rows.size() < 2) throw InputError(csv + ": expected a header row (path[,label][,caption],...) and a row per image");
-  std::vector<std::string> names;
-  for (const std::string& f : rows[0].fields) names.push_back(lower(f));
-  const auto column = [&](std::initializer_list<const char*> wanted) {
-    for (const char* w : wanted) {
-      const auto at = std::find(names.begin(), names.end(), w);
-      if (at != names.end()) return static_cast<size_t>(at - names.begin());
-    }
-    return names.size();
-  };
-  const size_t path = column({"path"}), label = column({"label"}), caption = column({"caption", "text"});
-  if (path == names.size()) throw InputError(csv + ": no 'path' column in its header (" + text.substr(0, 80) + ")");
+std::vector<CaptionCsvSample> csv_samples(const std::string& csv, const CsvListing* train, CsvListing& listing) {
   const std::string base = std::filesystem::path(csv).parent_path().string();
-  if (label != names.size()) listing = csv_listing_parse(text, csv, base.empty() ? "." : base, train);
-  std::vector<CsvSample> out;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const CsvRow& row = rows[r];
-    if (row.fields.size() != names.size())
-      throw InputError(csv + " line " + std::to_string(row.line) + ": " + std::to_string(row.fields.size()) +
-                       " fields, the header has " + std::to_string(names.size()));
-    CsvSample sample;
-    const std::filesystem::path file(row.fields[path]);
-    sample.path = file.is_absolute() || base.empty() ? file.string() : (std::filesystem::path(base) / file).string();
-    if (label != names.size()) sample.label = listing.labels.at(r - 1);
-    if (caption != names.size()) sample.caption = row.fields[caption];
-    nlohmann::json others = nlohmann::json::object();
-    for (size_t c = 0; c < names.size(); ++c)
-      if (c != path && c != label) others[rows[0].fields[c]] = row.fields[c];
-    sample.json = others.dump();
-    out.push_back(std::move(sample));
-  }
-  return out;
+  return caption_csv_parse(file_read(csv, "pack"), csv, base.empty() ? "." : base, train, listing);
 }
 
-int64_t csv_pack_split(const std::vector<CsvSample>& samples, const std::vector<size_t>& order, const std::string& out,
+int64_t csv_pack_split(const std::vector<CaptionCsvSample>& samples, const std::vector<size_t>& order, const std::string& out,
                        const std::string& split, int64_t shard_bytes, bool captions) {
   std::unique_ptr<TarWriter> shard;
   int64_t shards = 0;
   std::string scratch;
   for (size_t k = 0; k < order.size(); ++k) {
-    const CsvSample& s = samples[order[k]];
+    const CaptionCsvSample& s = samples[order[k]];
     std::string ext = lower(std::filesystem::path(s.path).extension().string());
     if (ext.empty() || !shard_image_extension(ext.substr(1)))
       throw InputError(s.path + ": not an image extension of torchvision's ImageFolder; fix the CSV row");
@@ -120,8 +77,8 @@ int pack_csv_run(const std::string& spec, const std::string& out, int64_t shard_
   const size_t sep = arg.find("::");
   const std::string train_csv = arg.substr(0, sep), val_csv = sep == std::string::npos ? "" : arg.substr(sep + 2);
   CsvListing train_listing, val_listing;
-  const std::vector<CsvSample> train = csv_samples(train_csv, nullptr, train_listing);
-  const bool captions = std::any_of(train.begin(), train.end(), [](const CsvSample& s) { return !s.caption.empty(); });
+  const std::vector<CaptionCsvSample> train = csv_samples(train_csv, nullptr, train_listing);
+  const bool captions = std::any_of(train.begin(), train.end(), [](const CaptionCsvSample& s) { return !s.caption.empty(); });
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw InputError("pack: cannot create " + out + " (" + ec.message() + ")");
@@ -131,7 +88,7 @@ int pack_csv_run(const std::string& spec, const std::string& out, int64_t shard_
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(rng() % i)]);
   const int64_t shards = csv_pack_split(train, order, out, "train", shard_bytes, captions);
   if (!val_csv.empty()) {
-    const std::vector<CsvSample> val = csv_samples(val_csv, &train_listing, val_listing);
+    const std::vector<CaptionCsvSample> val = csv_samples(val_csv, &train_listing, val_listing);
     order.resize(val.size());
     std::iota(order.begin(), order.end(), size_t{0});
     csv_pack_split(val, order, out, "val", shard_bytes, captions);
@@ -142,8 +99,8 @@ int pack_csv_run(const std::string& spec, const std::string& out, int64_t shard_
     const std::vector<std::string>& names = train_listing.classes;  // empty: class indices
     for (int64_t c = 0; c < train_listing.num_classes; ++c)
       classes << (names.empty() ? std::to_string(c) : names[static_cast<size_t>(c)]) << "\n";
-    shard_index_write(out);
   }
+  shard_index_write(out);  // for remote shards: counts samples with or without classes
   std::printf("packed %zu train images%s into %lld shards\n", train.size(), captions ? " with captions" : "",
               static_cast<long long>(shards));
   std::printf("read with fastloop.Loader(\"shards:%s\", fields=(\"jpg;png;webp\", \"txt\", \"json\"))\n", out.c_str());

@@ -24,6 +24,11 @@ def wanted(args: Dict[str, Any]) -> bool:
     return args.get("fields") is not None or isinstance(args["source"], list)
 
 
+def _remote(source: str) -> bool:
+    """Whether a ``shards:`` source names shards in object storage or on a web server."""
+    return source[len("shards:"):].startswith(("s3://", "http://", "https://"))
+
+
 def _shard_paths(source: str, split: str) -> List[str]:
     """The tar files of `split` in a ``shards:`` source, as the C++ ``shards:`` reader names them."""
     arg = source[len("shards:"):]
@@ -37,9 +42,6 @@ def _shard_paths(source: str, split: str) -> List[str]:
     pattern = train if split == "train" else val
     if not pattern:
         raise ValueError(f"fastloop.Loader: {source!r} has no {split} split: give it as shards:TRAIN::VAL")
-    if pattern.startswith(("s3://", "http://", "https://")):
-        raise ValueError(f"fastloop.Loader: {source!r}: fields= reads local shards for now; remote shards with "
-                         "fields are not supported yet (copy them, or read them without fields)")
     paths = list(_C._pattern_expand(pattern))
     for path in paths:
         if not os.path.isfile(path):
@@ -154,8 +156,15 @@ class FieldSources:
                 raise ValueError(f"fastloop.Loader: fields={fields!r} has {len(images)} image fields; give exactly "
                                  "one (\"jpg;png;webp\": the first extension present wins), which the transform "
                                  "runs on")
-            shards = _C.FieldShards(_shard_paths(item, args["split"]), list(fields), shuffled,
-                                    args["shuffle_buffer"], bool(args.get("resampled")))
+            if _remote(item):
+                if args.get("resampled"):
+                    raise ValueError(f"fastloop.Loader: {item!r}: resampled=True reads local shards only")
+                shards = _C.RemoteFieldShards(item[len("shards:"):], list(fields), args["split"] == "train",
+                                              shuffled, args["shuffle_buffer"], float(args["timeout"]),
+                                              args["cache_dir"] or "", int(args["cache_size"]))
+            else:
+                shards = _C.FieldShards(_shard_paths(item, args["split"]), list(fields), shuffled,
+                                        args["shuffle_buffer"], bool(args.get("resampled")))
             return shards, _ShardFields(shards, specs, images[0])
         if self.fields is None and (is_dataset(item) or isinstance(item, str) and item.startswith("parquet:")):
             raise ValueError("fastloop.Loader: a mixture with Parquet or a datasets.Dataset needs fields= (its column "

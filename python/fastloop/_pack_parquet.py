@@ -6,7 +6,8 @@ Parquet files are read with pyarrow, which the C++ program does not link.
 
 Each sample is KEY.EXT (the image cell's bytes, untouched; EXT from the bytes' signature) + KEY.cls (its class
 index, when the files have the label column) + KEY.txt (a ``caption``, ``text`` or ``txt`` column of strings) +
-KEY.json (the row's other columns), so a caption Parquet packs into the image-caption shards img2dataset writes. The train split is read a row group at a time in a seeded order of row groups, each group's rows
+KEY.json (the row's other columns), so a caption Parquet packs into the image-caption shards img2dataset writes.
+The train split is read a row group at a time in a seeded order of row groups, each group's rows
 shuffled (a shard is read front to back through a bounded shuffle buffer, so it must be mixed already); the
 val split keeps the files' order.
 """
@@ -50,7 +51,8 @@ class _Shards:
         self.count = 0
         self.size = 0
 
-    def add(self, key: str, ext: str, data: bytes, label: Optional[int], others: Tuple[Tuple[str, bytes], ...] = ()) -> None:
+    def add(self, key: str, ext: str, data: bytes, label: Optional[int],
+            others: Tuple[Tuple[str, bytes], ...] = ()) -> None:
         members = [(f"{key}.{ext}", data)]
         if label is not None:
             members.append((f"{key}.cls", str(label).encode()))
@@ -79,16 +81,17 @@ class _Shards:
 _CAPTION_COLUMNS = ("caption", "text", "txt")  # the first one present, of strings, is each sample's KEY.txt
 
 
-def _extra_fields(table: Any, image_column: str, label_column: Optional[str]) -> Callable[[int], Tuple[Tuple[str, bytes], ...]]:
+def _extra_fields(table: Any, image_column: str,
+                  label_column: Optional[str]) -> Callable[[int], Tuple[Tuple[str, bytes], ...]]:
     """Row r's other columns as members: the caption column as txt, all of them as one json object (what
     img2dataset writes beside each image), so that a caption Parquet packs into image-caption shards."""
     pa = _pyarrow()
     names = [n for n in table.column_names if n not in (image_column, label_column)]
     if not names:
         return lambda r: ()
-    caption = next((n for n in _CAPTION_COLUMNS if n in names and (pa.types.is_string(table.schema.field(n).type)
-                                                                   or pa.types.is_large_string(table.schema.field(n).type))),
-                   None)
+    def text(n: str) -> bool:
+        return pa.types.is_string(table.schema.field(n).type) or pa.types.is_large_string(table.schema.field(n).type)
+    caption = next((n for n in _CAPTION_COLUMNS if n in names and text(n)), None)
     rows = table.select(names).to_pylist()
 
     def members(r: int) -> Tuple[Tuple[str, bytes], ...]:
@@ -139,7 +142,13 @@ def pack_split(split: ParquetSplit, out: str, name: str, shard_bytes: int, seed:
 def _has_column(pattern: str, column: str) -> bool:
     """Whether the first file of `pattern` has `column`."""
     from ._arrow import _expand
-    return column in _pyarrow().parquet.read_schema(_expand(pattern)[0]).names
+    path = _expand(pattern)[0]
+    try:
+        schema = _pyarrow().parquet.read_schema(path)
+    except Exception as e:  # named as the reader names it (_arrow.ParquetSplit)
+        raise ValueError(f"{path}: not a readable Parquet file ({e}); replace it, or leave it out "
+                         "of the pattern") from None
+    return column in schema.names
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -162,7 +171,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.makedirs(a.out, exist_ok=True)
         train_shards = pack_split(train, a.out, "train", a.shard_mb << 20, a.seed)
         val_shards = pack_split(val, a.out, "val", a.shard_mb << 20, None) if val is not None else 0
-        if label is not None:  # (the C++ command indexes shards with classes only)
+        if label is not None:
             with open(os.path.join(a.out, "classes.txt"), "w") as f:
                 f.write("".join(f"{c}\n" for c in train.classes))
     except (ValueError, ImportError, OSError) as e:

@@ -5,6 +5,7 @@ import io
 import itertools
 import json
 import pathlib
+import subprocess
 import tarfile
 from typing import Dict, List, Optional
 
@@ -363,7 +364,6 @@ def test_resampled_shards_draw_whole_shards_with_replacement(caption_shards):
 def test_the_getting_started_clip_example_trains(caption_shards, other_shards, tmp_path):
     """docs/getting-started.md's contrastive loop, made small: it runs, and its loss is finite at every step."""
     import re
-    import subprocess
     import sys
     from conftest import ROOT
     page = (ROOT / "docs/getting-started.md").read_text()
@@ -448,6 +448,11 @@ def test_pack_converts_a_csv_with_a_caption_column(cli, tmp_path):
         i = thing(text)
         assert meta == {"caption": text, "url": f"http://x/{i}"} and c == i % 2  # cat, dog: sorted class names
     assert (tmp_path / "shards/classes.txt").read_text() == "cat\ndog\n"
+    assert (tmp_path / "shards/shards.idx").exists()  # what remote shards need
+    latin1 = tmp_path / "latin1.csv"  # a caption saved as Latin-1: named, not a crash
+    latin1.write_bytes(b"path,caption\nimg/0.jpg,caf\xe9\n")
+    done = subprocess.run([cli, "pack", f"csv:{latin1}", tmp_path / "latin1"], capture_output=True, text=True)
+    assert done.returncode == 2 and "latin1.csv line 2: column 'caption' is not UTF-8 text" in done.stderr, done.stderr
 
 
 def test_a_mixture_of_classification_shards_yields_images_and_labels(caption_shards, other_shards):

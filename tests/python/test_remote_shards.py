@@ -4,6 +4,7 @@ Batches equal those of the same shards on disk (1 and 2 workers, 2 torchrun rank
 asks nothing of the store, and each fault of the issue (5xx, dropped connection, 403, 404, a truncated shard, a
 server that stops answering, Ctrl-C during a fetch) ends as it should."""
 
+import io
 import os
 import pathlib
 import signal
@@ -134,6 +135,42 @@ def test_http_patterns_with_a_val_split_give_the_local_batches(signed, shards):
     for split in ("train", "val"):
         assert_same(batches(fastloop.Loader(remote, split=split, **ARGS)),
                     batches(fastloop.Loader(local, split=split, **ARGS)))
+
+
+@pytest.fixture(scope="module")
+def caption_shards(shards, cli, tmp_path_factory) -> pathlib.Path:
+    """The train shards as image-caption shards (each .cls replaced by a .txt caption and a .json), with no
+    class: indexed by `fastloop pack --index-only` all the same."""
+    out = tmp_path_factory.mktemp("captions")
+    for path in sorted(shards.glob("train-*.tar")):
+        with tarfile.open(path) as source, tarfile.open(out / path.name, "w", format=tarfile.USTAR_FORMAT) as tar:
+            for member in source.getmembers():
+                key, ext = member.name.split(".", 1)
+                if ext != "cls":
+                    tar.addfile(member, source.extractfile(member))
+                    continue
+                for ext, data in (("txt", f"photo {key} — café"), ("json", f'{{"caption": "json {key}"}}')):
+                    info = tarfile.TarInfo(f"{key}.{ext}")
+                    info.size = len(data.encode())
+                    tar.addfile(info, io.BytesIO(data.encode()))
+    run([cli, "pack", "--index-only", out])
+    return out
+
+
+def test_fields_of_s3_shards_are_those_of_the_same_shards_on_disk(signed, caption_shards):
+    signed.s3.upload(caption_shards, "captions")
+    fields = ("jpg;png", "txt", "json:caption")
+    for shuffle in (False, True):
+        args = dict(ARGS, fields=fields, shuffle=shuffle, shuffle_buffer=4, drop_last=False)
+        want = list(fastloop.Loader(f"shards:{caption_shards}", **args))
+        got = list(fastloop.Loader("shards:s3://shards/captions", **args))
+        assert len(got) == len(want) == 8  # 36 samples, batches of 5
+        for (images, texts, picked), (want_images, want_texts, want_picked) in zip(got, want):
+            assert torch.equal(images, want_images)
+            assert texts == want_texts and picked == want_picked
+            assert [t.split()[1] for t in texts] == [p.split()[1] for p in picked]
+        keys = sorted(t.split()[1] for _, texts, _ in got for t in texts)
+        assert keys == [f"{i:06d}" for i in range(36)]
 
 
 RANK_SCRIPT = """

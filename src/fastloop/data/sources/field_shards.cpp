@@ -123,28 +123,25 @@ FieldShards::FieldShards(std::vector<std::string> paths, std::vector<FieldSpec> 
 
 FieldShards::~FieldShards() = default;
 
-// Shard s's samples: members in a row with one key (a key seen again, or an extension repeated, starts another
-// sample, as webdataset's group_by_keys does), each field's member picked by its list of extensions.
-void FieldShards::index_shard(size_t s) {
-  maps_.push_back(std::make_unique<Mapping>(paths_[s]));
-  const std::vector<TarMember> members = tar_list(maps_.back()->view(), paths_[s]);
-  const size_t before = samples_.size();
+std::vector<FieldGroup> field_groups(const std::vector<TarMember>& members, const std::vector<FieldSpec>& fields,
+                                     bool last_open) {
+  std::vector<FieldGroup> out;
   std::string key, ext, current;
   std::unordered_map<std::string, const TarMember*> group;
   const auto flush = [&] {
     if (group.empty()) return;
-    samples_.push_back({static_cast<int32_t>(s), static_cast<uint32_t>(current.size()), keys_.size()});
-    keys_ += current;
-    for (const FieldSpec& field : fields_) {
-      Member picked;
+    FieldGroup sample{current, {}};
+    for (const FieldSpec& field : fields) {
+      std::pair<int64_t, int64_t> picked{0, -1};
       for (const std::string& e : field.extensions) {
         const auto found = group.find(e);
         if (found == group.end()) continue;
         picked = {found->second->offset, found->second->size};
         break;
       }
-      members_.push_back(picked);
+      sample.members.push_back(picked);
     }
+    out.push_back(std::move(sample));
     group.clear();
   };
   for (const TarMember& m : members) {
@@ -157,10 +154,35 @@ void FieldShards::index_shard(size_t s) {
     }
     group.emplace(ext, &m);
   }
-  flush();
-  if (samples_.size() == before)
+  if (!last_open) flush();
+  return out;
+}
+
+std::string field_problem(const FieldSpec& field, std::string_view data) {
+  switch (field.kind) {
+    case FieldKind::kText:
+      return field_utf8_valid(data) ? "" : "is not UTF-8 text";
+    case FieldKind::kJson:
+      return field_json_check(data, field.json_key);
+    case FieldKind::kInt:
+      return field_int_parse(data) ? "" : "is not a whole number";
+    default:
+      return "";
+  }
+}
+
+// Shard s's samples (field_groups).
+void FieldShards::index_shard(size_t s) {
+  maps_.push_back(std::make_unique<Mapping>(paths_[s]));
+  const std::vector<FieldGroup> groups = field_groups(tar_list(maps_.back()->view(), paths_[s]), fields_);
+  if (groups.empty())
     throw InputError(paths_[s] + ": no samples (members named KEY.EXT); is it a WebDataset shard?");
-  shard_sizes_.push_back(static_cast<int64_t>(samples_.size() - before));
+  for (const FieldGroup& g : groups) {
+    samples_.push_back({static_cast<int32_t>(s), static_cast<uint32_t>(g.key.size()), keys_.size()});
+    keys_ += g.key;
+    for (const auto& [offset, size] : g.members) members_.push_back({offset, size});
+  }
+  shard_sizes_.push_back(static_cast<int64_t>(groups.size()));
 }
 
 std::string FieldShards::key(int64_t i) const {
@@ -180,22 +202,6 @@ std::optional<std::string_view> FieldShards::field(int64_t i, size_t f) const {
                                                                  static_cast<size_t>(m.size));
 }
 
-// Why field f's member `data` of sample i is unusable; empty when it is fine.
-std::string FieldShards::field_check(int64_t i, size_t f, std::string_view data) const {
-  (void)i;
-  const FieldSpec& field = fields_[f];
-  switch (field.kind) {
-    case FieldKind::kText:
-      return field_utf8_valid(data) ? "" : "is not UTF-8 text";
-    case FieldKind::kJson:
-      return field_json_check(data, field.json_key);
-    case FieldKind::kInt:
-      return field_int_parse(data) ? "" : "is not a whole number";
-    default:
-      return "";
-  }
-}
-
 std::string_view FieldShards::bytes(int64_t i, std::string& scratch) const {
   (void)scratch;  // always a view into the mapping
   for (size_t f = 0; f < fields_.size(); ++f) {
@@ -203,7 +209,7 @@ std::string_view FieldShards::bytes(int64_t i, std::string& scratch) const {
     if (!data)
       throw InputError(name(i) + ": the sample has no ." + fields_[f].name + " member (fields asked for it; "
                        "bad_image_policy='skip' skips such samples)");
-    const std::string why = field_check(i, f, *data);
+    const std::string why = field_problem(fields_[f], *data);
     if (!why.empty())
       throw InputError(name(i) + ": its field '" + fields_[f].name + "' " + why +
                        " (bad_image_policy='skip' skips such samples)");

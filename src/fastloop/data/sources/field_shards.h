@@ -8,6 +8,7 @@
 #pragma once
 
 #include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/tar.h"
 
 #include <cstdint>
 #include <memory>
@@ -71,7 +72,6 @@ class FieldShards : public EncodedImages {
   class Mapping;
 
   void index_shard(size_t s);
-  std::string field_check(int64_t i, size_t f, std::string_view data) const;
 
   std::vector<std::string> paths_;
   std::vector<FieldSpec> fields_;
@@ -83,6 +83,23 @@ class FieldShards : public EncodedImages {
   std::vector<int64_t> shard_sizes_;  // samples per shard
   std::string keys_;
 };
+
+/// One sample of an archive as webdataset's group_by_keys makes it: its key and, per field, its member.
+struct FieldGroup {
+  std::string key;
+  std::vector<std::pair<int64_t, int64_t>> members;  // per field: (offset, size); size -1: the sample has none
+};
+
+/// The samples of an archive's `members` (tar_list), each field's member picked by its list of extensions: members
+/// in a row with one key (a repeated extension starts another sample), `__*__` members and names without an
+/// extension skipped. `last_open`: the members are a prefix of an archive still arriving, so the last key's sample
+/// (whose next members may still come) is left out. With no `fields`, the samples' count and keys.
+std::vector<FieldGroup> field_groups(const std::vector<TarMember>& members, const std::vector<FieldSpec>& fields,
+                                     bool last_open = false);
+
+/// Why `data`, a sample's member for `field`, is unusable (not UTF-8 text, JSON that does not parse or lacks the
+/// picked key, not a whole number); empty when it is fine.
+std::string field_problem(const FieldSpec& field, std::string_view data);
 
 /// The fields of a spec: "jpg;png;webp", "txt", "json", "json:caption", "cls", any other extension (bytes).
 /// InputError for an empty one, or a "json:" whose list names another extension.

@@ -51,7 +51,7 @@ std::shared_ptr<RemoteShardImages> split_load(const std::string& pattern, const 
     }
   }
   return std::make_shared<RemoteShardImages>(std::move(urls), std::move(entries), std::move(fetcher), std::move(cache),
-                                             shuffled, options);
+                                             options.shuffled.value_or(shuffled), options);
 }
 
 std::vector<std::string> classes_parse(const std::string& text, int64_t num_classes, const std::string& where) {

@@ -36,6 +36,7 @@ RemoteShardImages::RemoteShardImages(std::vector<RemoteUrl> urls, std::vector<Sh
     largest = std::max(largest, entries_[s].bytes);
     shards_[s].position = std::numeric_limits<int64_t>::max();  // no plan, no read-ahead: until the loader plans
   }
+  fields_setup();
   int64_t total_bytes = 0;
   for (const auto& e : entries_) total_bytes += e.bytes;
   // Small shards need more fetches in flight to hide each request's latency: at least `read_ahead` shards
@@ -130,16 +131,13 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::fetch(int64_t s, std::st
       changed_.notify_all();
     }, &cancel_);
   }
-  const std::vector<ShardSample> samples = shard_index(data, url.text);  // a truncated tar is named as on disk
-  if (static_cast<int64_t>(samples.size()) != entry.samples || static_cast<int64_t>(data.size()) != entry.bytes)
-    throw InputError(url.text + ": " + std::to_string(data.size()) + " bytes holding " + std::to_string(samples.size()) +
+  std::vector<Meta> meta = listed(data, url.text, false);  // a truncated tar is named as on disk
+  if (static_cast<int64_t>(meta.size()) != entry.samples || static_cast<int64_t>(data.size()) != entry.bytes)
+    throw InputError(url.text + ": " + std::to_string(data.size()) + " bytes holding " + std::to_string(meta.size()) +
                      " samples, but its index says " + std::to_string(entry.bytes) + " bytes and " +
                      std::to_string(entry.samples) + " samples: the shard was changed or truncated on the server; "
                      "upload it again, or rewrite shards.idx (`fastloop pack --index-only DIR`)");
   if (cache_ && !cached) cache_->put(key, data);
-  std::vector<Meta> meta;
-  meta.reserve(samples.size());
-  for (const ShardSample& x : samples) meta.push_back({x.offset, x.size, x.label, x.image});
   return meta;
 }
 
@@ -263,8 +261,7 @@ void RemoteShardImages::list_arrived(int64_t s, std::unique_lock<std::mutex>& lo
   lock.unlock();
   std::vector<Meta> streamed;
   try {
-    for (const ShardSample& x : shard_index_prefix(arrived, urls_[static_cast<size_t>(s)].text))
-      streamed.push_back({x.offset, x.size, x.label, x.image});
+    streamed = listed(arrived, urls_[static_cast<size_t>(s)].text, true);
   } catch (const InputError&) {
   }
   lock.lock();
@@ -274,6 +271,7 @@ void RemoteShardImages::list_arrived(int64_t s, std::unique_lock<std::mutex>& lo
 }
 
 int64_t RemoteShardImages::label(int64_t i) const {
+  if (!options_.fields.empty()) return i;  // the consumer reads the fields by the sample's index
   std::unique_lock<std::mutex> lock(mutex_);
   const int64_t s = shard_of(i);
   const int64_t k = i - first_[static_cast<size_t>(s)];
@@ -328,6 +326,7 @@ std::string_view RemoteShardImages::bytes(int64_t i, std::string& scratch) const
     const Meta m = shard.meta[static_cast<size_t>(i - first_[static_cast<size_t>(s)])];
     if (shard.uses_left > 0) --shard.uses_left;
     lock.unlock();
+    if (!options_.fields.empty()) return sample_fields(i, s, m, nullptr, scratch);
     sample_alone(s, m, scratch);
     return scratch;
   }
@@ -339,6 +338,7 @@ std::string_view RemoteShardImages::bytes(int64_t i, std::string& scratch) const
     drop(s);  // ready: now; still arriving: once it has
   }
   lock.unlock();
+  if (!options_.fields.empty()) return sample_fields(i, s, m, base, scratch);
   scratch.assign(base + m.offset, static_cast<size_t>(m.size));  // a copy: the shard may be dropped after
   return scratch;
 }

@@ -13,6 +13,7 @@
 
 #include "fastloop/core/condition_variable.h"
 #include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/remote_url.h"
 #include "fastloop/data/sources/shard_cache.h"
@@ -25,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace fastloop {
@@ -36,6 +38,8 @@ struct RemoteShardOptions {
   std::string cache_dir;          // --data-cache; empty: none
   int64_t cache_bytes = int64_t{10} << 30;  // --data-cache-size
   FetchOptions fetch;             // timeout_s: --data-timeout
+  std::optional<bool> shuffled;   // the epoch order on or off; unset: on for the train split, off for val
+  std::vector<FieldSpec> fields;  // fastloop.Loader's fields=: samples of fields (as FieldShards); empty: classes
 };
 
 class RemoteShardImages : public EncodedImages {
@@ -57,6 +61,11 @@ class RemoteShardImages : public EncodedImages {
   void reads_cancelled(bool cancelled) const override;
 
   int64_t num_classes() const { return num_classes_; }
+  /// With fields (options.fields): bytes(i) checks every field of sample i (as FieldShards does) and keeps its
+  /// other fields until the consumer reads them here, by the batch's indices (labels, which are the indices).
+  /// Field f of sample i as bytes() kept it; reading the last field that is not the image releases the sample.
+  std::string field(int64_t i, size_t f) const;
+  const std::vector<FieldSpec>& fields() const { return options_.fields; }
   /// GETs made, retries and bytes received, by this split's fetcher (shared with the other split's).
   const FetchCounters& counters() const { return fetcher_->counters(); }
   /// Shards read from the cache folder instead of the store.
@@ -64,8 +73,9 @@ class RemoteShardImages : public EncodedImages {
 
  private:
   struct Meta {
-    int64_t offset, size, label;
-    std::string image;  // the member's name
+    int64_t offset, size, label;  // with fields: the image field's member (size -1: none); label unused
+    std::string image;            // the member's name; with fields, the sample's key
+    std::vector<std::pair<int64_t, int64_t>> fields;  // with fields: each field's member (field_groups)
   };
   enum class State { kAbsent, kLoading, kReady, kFailed };
   struct Shard {
@@ -98,6 +108,9 @@ class RemoteShardImages : public EncodedImages {
   bool fetch_worth(int64_t s) const;
   int64_t next_epoch_first_absent(std::unique_lock<std::mutex>& lock) const;
   std::string sample_alone(int64_t s, const Meta& m, std::string& scratch) const;
+  void fields_setup();
+  std::vector<Meta> listed(std::string_view data, const std::string& where, bool arriving) const;
+  std::string_view sample_fields(int64_t i, int64_t s, const Meta& m, const char* base, std::string& scratch) const;
 
   std::vector<RemoteUrl> urls_;
   std::vector<ShardIndexEntry> entries_;
@@ -123,6 +136,14 @@ class RemoteShardImages : public EncodedImages {
   mutable std::atomic<bool> cancel_{false};
   mutable std::atomic<int64_t> cache_hits_{0};
   std::vector<std::thread> readers_;
+  struct Kept {
+    int64_t reads = 0;  // bytes() calls not yet consumed (a mixture may read a sample twice at once)
+    std::vector<std::string> values;
+  };
+  size_t image_field_ = 0;       // with fields: the one the workers decode
+  size_t last_other_field_ = 0;  // with fields: the last that is not the image: reading it releases a sample
+  mutable std::mutex kept_mutex_;
+  mutable std::unordered_map<int64_t, Kept> kept_;  // with fields: samples read, their other fields
 };
 
 /// The splits of a remote `shards:` argument (what data_load passes for shards:s3://..., http(s)://...):

@@ -2,6 +2,7 @@
 #include "fastloop/data/sources/shard_index_file.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/shards.h"
 
 #include <algorithm>
@@ -68,6 +69,23 @@ std::vector<ShardIndexEntry> shard_index_parse(std::string_view text, const std:
   return entries;
 }
 
+ShardIndexEntry shard_entry(const std::string& name, std::string_view archive, const std::string& path) {
+  ShardIndexEntry e{name, static_cast<int64_t>(archive.size()), 0, 0};
+  std::vector<TarMember> members = tar_list(archive, path);  // a malformed tar throws here
+  const bool classes = std::any_of(members.begin(), members.end(), [](const TarMember& m) {
+    return m.name.size() > 4 && m.name.compare(m.name.size() - 4, 4, ".cls") == 0;
+  });
+  if (!classes) {  // image-caption (or other field) shards: their samples as webdataset groups them
+    e.samples = static_cast<int64_t>(field_groups(members, {}).size());
+    if (e.samples == 0) throw InputError(path + ": no samples (members named KEY.EXT); is it a WebDataset shard?");
+    return e;
+  }
+  const std::vector<ShardSample> samples = shard_index(archive, path);
+  e.samples = static_cast<int64_t>(samples.size());
+  for (const ShardSample& s : samples) e.classes = std::max(e.classes, s.label + 1);
+  return e;
+}
+
 std::vector<ShardIndexEntry> shard_index_write(const std::string& dir) {
   std::vector<std::filesystem::path> tars;
   std::error_code ec;
@@ -82,10 +100,7 @@ std::vector<ShardIndexEntry> shard_index_write(const std::string& dir) {
     all << in.rdbuf();
     if (!in) throw InputError(path.string() + ": cannot be read");
     const std::string archive = all.str();
-    const std::vector<ShardSample> samples = shard_index(archive, path.string());
-    ShardIndexEntry e{path.filename().string(), static_cast<int64_t>(archive.size()), static_cast<int64_t>(samples.size()), 0};
-    for (const ShardSample& s : samples) e.classes = std::max(e.classes, s.label + 1);
-    entries.push_back(std::move(e));
+    entries.push_back(shard_entry(path.filename().string(), archive, path.string()));
   }
   const std::string target = (std::filesystem::path(dir) / kShardIndexName).string();
   const std::string temp = target + ".tmp";
