@@ -76,10 +76,10 @@ inline std::vector<std::string> readme_commands(const std::string& heading) {
 }
 
 /// How the lines of ```sh blocks that are not fastloop commands start: scripts CI runs, Python, CMake and
-/// other launchers. A line that is neither fails the test, so a new command cannot slip past it.
+/// other launchers, the benchmark's peer scripts (bench/peers/run.sh: venvs of other libraries, minutes). A line that is neither fails the test, so a new command cannot slip past it.
 inline const char* const kReadmeOtherTools[] = {"scripts/", "python ", ".venv/bin/python ", "pip ", "cmake ", "torchrun ", "srun ",
                                          "sbatch ", "TSAN_OPTIONS=", "CMAKE_PREFIX_PATH=", "FASTLOOP_CMAKE_ARGS=",
-                                         "SANITIZE_ONLY="};
+                                         "SANITIZE_ONLY=", "bench/peers/"};
 
 /// The fastloop commands of the README the default tests do not run, each with why. `slow` ones run, as the
 /// others do, in Readme.DISABLED_EverySlowCommandRunsAsWritten (--gtest_also_run_disabled_tests, ~3.5 min

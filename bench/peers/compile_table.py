@@ -105,6 +105,7 @@ def main():
     md = table(rows, a.batch_size, a.steps, a.repeat, cpu)
     print(md)
     if a.out:
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out + ".json", "w") as f:
             json.dump({"machine": cpu, "batch_size": a.batch_size, "steps": a.steps, "repeat": a.repeat, "rows": rows},
                       f, indent=1)

@@ -16,6 +16,7 @@ perf script -i "$data/perf.data" -F comm,ip,sym,dso 2>/dev/null | .venv/bin/pyth
 import collections, re, sys
 counts, n = collections.Counter(), 0
 for line in sys.stdin:
+    line = line.strip()
     if not line.startswith("fastloop-loader"):
         continue
     dso = re.search(r"\((.*)\)\s*$", line)
