@@ -36,6 +36,15 @@ Operations after the conversion to float (``ToDtype(torch.float32, scale=True)``
 ATen's own ops in torchvision's order: torchvision's values on the machine that runs them (measured equal on an
 AVX-512 Xeon under every ATen capability), but not the same bits on every machine. Which operations run on
 float images: ``fastloop._C._float_step_names()``; the others raise ``TypeError`` there.
+
+``LinearTransformation(transformation_matrix, mean_vector)`` (whitening) runs there too: the flattened image
+minus the mean, times the [D, D] matrix, by ``torch.mm`` as torchvision computes it (compared within 1e-5 of the
+values' scale: the GEMM's summation order is the BLAS's). Its tensors travel as a safetensors file that
+``compile_transform`` writes once into ``$FASTLOOP_CACHE/tensors/`` (default ``~/.cache/fastloop``), named by a
+hash of its contents, and the spec names that file; in a spec (the CLI's ``--transform``, a recipe) give a path to
+your own file (the tensor named as the argument, or the file's only one) or, for small matrices, nested lists.
+Before the conversion to float it is a ``TypeError`` that says to put ``ToDtype(torch.float32, scale=False)`` first
+(torchvision's result on a uint8 image).
 """
 
 from __future__ import annotations

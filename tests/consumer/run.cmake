@@ -8,12 +8,19 @@ function(step)
   endif()
 endfunction()
 step(${CMAKE_COMMAND} --install ${FASTLOOP_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
-# Only the public API is installed: fastloop.h and what it reaches, not the internal components.
-foreach(internal bench plot tune data/codecs)
+# Only the public API is installed: fastloop.h and what it reaches, not the internal components (of the codecs,
+# the video frame reader alone is public: VideoFrameReader, video_info).
+foreach(internal bench plot tune)
   if(EXISTS ${WORK_DIR}/prefix/include/fastloop/${internal})
     message(FATAL_ERROR "consumer: the install holds internal headers (include/fastloop/${internal})")
   endif()
 endforeach()
+file(GLOB _codec_headers RELATIVE ${WORK_DIR}/prefix/include/fastloop/data/codecs
+     ${WORK_DIR}/prefix/include/fastloop/data/codecs/*)
+list(REMOVE_ITEM _codec_headers video_frames.h)
+if(_codec_headers)
+  message(FATAL_ERROR "consumer: the install holds internal headers (include/fastloop/data/codecs: ${_codec_headers})")
+endif()
 if(NOT EXISTS ${WORK_DIR}/prefix/include/fastloop/fastloop.h)
   message(FATAL_ERROR "consumer: the install lacks include/fastloop/fastloop.h")
 endif()
