@@ -187,8 +187,9 @@ class FieldSources:
             table = _pyarrow().concat_tables([split._file(f).read(columns=others) for f in range(len(paths))])
             return split, _ArrowFields(table, None, list(fields), list(fields).index(image), item,
                                        args["bad_image_policy"] == "skip")
-        raise TypeError(f"fastloop.Loader: fields and mixtures read shards:, parquet: and datasets.Dataset "
-                        f"sources, not {item!r}")
+        hint = "; image files with labels are fastloop.Files(paths, labels)" if isinstance(item, str) else ""
+        raise TypeError(f"fastloop.Loader: fields and mixtures (a list of sources) read shards:, parquet: and "
+                        f"datasets.Dataset sources, not {item!r}{hint}")
 
     @staticmethod
     def _image_column(schema: Any, fields: Sequence[str], args: Dict[str, Any], where: str) -> str:

@@ -69,9 +69,12 @@ def test_bad_files_and_labels_are_clear_errors(image_folder, tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match=r"paths\[0\]: .*notes.txt is not an image file"):
         fastloop.Loader(fastloop.Files([tmp_path / "notes.txt"], [0]), workers=0)
+    with pytest.raises(TypeError, match=r"mixtures \(a list of sources\) read shards:, parquet: and datasets.Dataset "
+                                        r"sources, not '.*000.png'; image files with labels are fastloop.Files"):
+        fastloop.Loader(paths)  # a list is a mixture of sources
     with pytest.raises(TypeError, match=r"source must be a --data string, a fastloop.Files, a datasets.Dataset or a "
-                                        r"data set with targets .*, not list"):
-        fastloop.Loader(paths)
+                                        r"data set with targets .*, not dict"):
+        fastloop.Loader({"paths": paths})
 
 
 def test_relative_paths_are_made_absolute_and_a_files_loader_pickles(image_folder, monkeypatch):
