@@ -4,8 +4,9 @@ and its sampler, the same transform object on tv_tensors.Video, and against torc
 (the decode limit: the same clips' frames, no transform, no loader).
 
 The videos are made once under --work with Debian's ffmpeg from the 12 photographs of mate-backgrounds
-(scripts/make_photo_set.sh installs them): 640x360, 30 fps, 10 s, H.264 as `-c:v libx264 -preset veryfast` writes it
-(libx264's keyframe interval and B-frames), odd ones a slow zoom into the photograph, even ones a pan across it.
+(scripts/make_photo_set.sh installs them), four of each (a pan either way, a zoom in, a zoom out): 640x360, 30 fps,
+10 s, H.264 as `-c:v libx264 -preset veryfast` writes it (libx264's keyframe interval and B-frames). 48 videos make
+epochs of 6 batches of 8, so that 2 workers have batches to share (12 videos made epochs of one batch).
 Clips: 16 frames 2 apart at random positions (torchcodec's clips_at_random_indices), transform
 RandomResizedCrop(112) + RandomHorizontalFlip + ToDtype + Normalize, batches of 8. Per worker count the sides
 alternate over --pairs rounds (fastloop, DataLoader, decode limit; then the reverse); clips/s is the median.
@@ -43,23 +44,27 @@ FRAMES, BETWEEN = 16, 2
 
 
 def videos_make(work: pathlib.Path, count: int, seconds: int) -> list:
-    """WORK/CLASS/clip.mp4, one per photograph, made once."""
-    photos = sorted(PHOTOS.glob("*.jpg"))[:count]
+    """WORK/CLASS/clip-K.mp4, made once: photograph k % 12 with motion k // 12 % 4 (a pan left to right, a zoom
+    in, a pan right to left, a zoom out), so every video differs."""
+    photos = sorted(PHOTOS.glob("*.jpg"))
     if not photos:
         raise SystemExit(f"no photographs in {PHOTOS}: apt-get install mate-backgrounds")
     paths = []
-    for k, photo in enumerate(photos):
-        out = work / photo.stem.lower() / "clip.mp4"
+    frames = seconds * 30
+    motions = [f"scale=1280:-2,crop=640:360:x='640*n/{frames}':y='(ih-360)/2'",
+               f"scale=1280:-2,zoompan=z='1+0.5*on/{frames}':x='iw/2-iw/zoom/2':y='ih/2-ih/zoom/2':d=1:s=640x360:fps=30",
+               f"scale=1280:-2,crop=640:360:x='640-640*n/{frames}':y='(ih-360)/3'",
+               f"scale=1280:-2,zoompan=z='1.5-0.5*on/{frames}':x='iw/3-iw/zoom/3':y='ih/2-ih/zoom/2':d=1:s=640x360:fps=30"]
+    for k in range(count):
+        photo = photos[k % len(photos)]
+        out = work / photo.stem.lower() / f"clip-{k // len(photos)}.mp4"
         paths.append(str(out))
         if out.exists():
             continue
         out.parent.mkdir(parents=True, exist_ok=True)
-        frames = seconds * 30
-        motion = (f"scale=1280:-2,zoompan=z='1+0.5*on/{frames}':x='iw/2-iw/zoom/2':y='ih/2-ih/zoom/2':d=1:s=640x360:fps=30"
-                  if k % 2 else f"scale=1280:-2,crop=640:360:x='640*n/{frames}':y='(ih-360)/2'")
         subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-loop", "1", "-framerate", "30", "-i",
-                        str(photo), "-vf", motion, "-frames:v", str(frames), "-c:v", "libx264", "-preset", "veryfast",
-                        "-pix_fmt", "yuv420p", str(out)], check=True)
+                        str(photo), "-vf", motions[k // len(photos) % len(motions)], "-frames:v", str(frames), "-c:v",
+                        "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", str(out)], check=True)
     return paths
 
 
@@ -130,7 +135,7 @@ def measure(side, workers, paths, a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", required=True, help="where the videos are made (once)")
-    p.add_argument("--videos", type=int, default=12)
+    p.add_argument("--videos", type=int, default=48, help="videos (48: 6 batches of 8 an epoch)")
     p.add_argument("--seconds", type=int, default=10)
     p.add_argument("--workers", default="1,2")
     p.add_argument("--batch-size", type=int, default=8)
