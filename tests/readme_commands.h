@@ -76,7 +76,8 @@ inline std::vector<std::string> readme_commands(const std::string& heading) {
 }
 
 /// How the lines of ```sh blocks that are not fastloop commands start: scripts CI runs, Python, CMake and
-/// other launchers, the benchmark's peer scripts (bench/peers/run.sh: venvs of other libraries, minutes). A line that is neither fails the test, so a new command cannot slip past it.
+/// other launchers, the benchmark's peer scripts (bench/peers/run.sh: venvs of other libraries, minutes). A line
+/// that is neither fails the test, so a new command cannot slip past it.
 inline const char* const kReadmeOtherTools[] = {"scripts/", "python ", ".venv/bin/python ", "pip ", "cmake ", "torchrun ", "srun ",
                                          "sbatch ", "TSAN_OPTIONS=", "CMAKE_PREFIX_PATH=", "FASTLOOP_CMAKE_ARGS=",
                                          "SANITIZE_ONLY=", "bench/peers/"};

@@ -70,4 +70,14 @@ EvalGeometry eval_geometry(int64_t height, int64_t width, int64_t size) {
   return g;
 }
 
+const Pipeline& DefaultPipeline::of(const Dataset& dataset, const AugmentOptions& options) {
+  if (options.pipeline) return *options.pipeline;
+  const std::string spec = transform_spec_default(dataset, options);
+  if (!pipeline_ || spec_ != spec) {
+    pipeline_ = std::make_shared<const Pipeline>(spec);
+    spec_ = spec;
+  }
+  return *pipeline_;
+}
+
 } // namespace fastloop

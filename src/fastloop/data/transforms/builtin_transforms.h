@@ -8,6 +8,7 @@
 #include "fastloop/data/transforms/augment_options.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace fastloop {
@@ -26,6 +27,19 @@ bool random_flip(uint64_t seed, int64_t epoch, int64_t index);
 /// The transform spec the built-in flags stand for on an encoded dataset (the opening lines; options.erase adds
 /// RandomErasing(p=erase) after Normalize, the dataset's mean and std are Normalize's).
 std::string transform_spec_default(const Dataset& dataset, const AugmentOptions& options);
+
+class Pipeline;
+
+/// The pipeline a worker runs for `options`: theirs, or the one transform_spec_default() spells for the dataset,
+/// compiled once per holder (a worker thread's own) and again only when that spec changes.
+class DefaultPipeline {
+ public:
+  const Pipeline& of(const Dataset& dataset, const AugmentOptions& options);
+
+ private:
+  std::string spec_;
+  std::shared_ptr<const Pipeline> pipeline_;
+};
 
 /// Resize(size * 256 / 224) then CenterCrop(size): the resized image's size and the crop within it.
 struct EvalGeometry {

@@ -36,8 +36,7 @@ struct ImageWork {
   std::string file;             // the encoded bytes of the current sample
   ImageU8 image;                // the sample through the pipeline's uint8 transforms
   TransformScratch scratch;
-  std::string default_spec;     // the pipeline made from the AugmentOptions flags, for this thread
-  std::shared_ptr<const Pipeline> default_pipeline;
+  DefaultPipeline pipeline;     // the AugmentOptions' pipeline, made from their flags for this thread when none
   int64_t decodes = 0;          // images this thread decoded (AssembleCounts::decoded)
 };
 
@@ -186,17 +185,6 @@ void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipelin
   }
   image_copy(work.decoder.decode(bytes, name, info, ImageScale{}), work);
   pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
-}
-
-// The pipeline of these options: theirs, or (per thread, made once) the default from the built-in flags.
-const Pipeline& pipeline_of(const Dataset& dataset, const AugmentOptions& options, ImageWork& work) {
-  if (options.pipeline) return *options.pipeline;
-  const std::string spec = transform_spec_default(dataset, options);
-  if (!work.default_pipeline || work.default_spec != spec) {
-    work.default_pipeline = std::make_shared<const Pipeline>(spec);
-    work.default_spec = spec;
-  }
-  return *work.default_pipeline;
 }
 
 // One view of encoded_views_write: its pipeline and seed, its output stage's value table in T, its batch.
@@ -352,7 +340,7 @@ AssembleCounts encoded_views_write_layout(bool channels_last, const Dataset& dat
   std::vector<ViewOut<T>> views(targets.size());
   for (size_t v = 0; v < targets.size(); ++v) {
     ViewOut<T>& view = views[v];
-    view.pipeline = targets[v].pipeline ? targets[v].pipeline.get() : &pipeline_of(dataset, options, work);
+    view.pipeline = targets[v].pipeline ? targets[v].pipeline.get() : &work.pipeline.of(dataset, options);
     pipeline_check_output(*view.pipeline);
     view.seed = view_target_seed(targets[v], seed, static_cast<int64_t>(v));
     for (const float value : view.pipeline->value_table(3)) view.lut.push_back(static_cast<T>(value));  // Tensor::to's rounding
@@ -390,7 +378,7 @@ void resized_crop(const RgbImage& image, const CropBox& box, int64_t out_height,
 int64_t encoded_decode_only(const Dataset& dataset, std::string_view bytes, int64_t index, const AugmentOptions& options,
                             uint64_t seed, int64_t epoch) {
   ImageWork& work = image_work();
-  const Pipeline& pipeline = options.pipeline ? *options.pipeline : pipeline_of(dataset, options, work);
+  const Pipeline& pipeline = work.pipeline.of(dataset, options);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
   const DecodePlan d = decode_plan(info, pipeline, seed, epoch, index, options.fast_decode, work.resizer);

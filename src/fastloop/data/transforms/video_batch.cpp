@@ -23,23 +23,12 @@ struct VideoWork {
   VideoFrameReader reader;
   std::vector<ImageU8> frames;
   TransformScratch scratch;
-  std::string default_spec;
-  std::shared_ptr<const Pipeline> default_pipeline;
+  DefaultPipeline pipeline;  // the AugmentOptions' pipeline, made from their flags for this thread when none
 };
 
 VideoWork& video_work() {
   thread_local VideoWork work;
   return work;
-}
-
-const Pipeline& video_pipeline(const Dataset& dataset, const AugmentOptions& options, VideoWork& work) {
-  if (options.pipeline) return *options.pipeline;
-  const std::string spec = transform_spec_default(dataset, options);
-  if (!work.default_pipeline || work.default_spec != spec) {
-    work.default_pipeline = std::make_shared<const Pipeline>(spec);
-    work.default_spec = spec;
-  }
-  return *work.default_pipeline;
 }
 
 void size_check(const std::string& name, int64_t frame, int64_t channels, int64_t height, int64_t width, int64_t H,
@@ -119,7 +108,7 @@ void video_split_size_resolve(Dataset& split, const std::string& transform, int6
 void video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                           uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
   VideoWork& work = video_work();
-  const Pipeline& pipeline = video_pipeline(dataset, options, work);
+  const Pipeline& pipeline = work.pipeline.of(dataset, options);
   pipeline_check_output(pipeline);
   const VideoClipOptions& clip = video_clips_of(dataset)->options();
   const int64_t T = clip.frames(), H = dataset.image_height, W = dataset.image_width;
