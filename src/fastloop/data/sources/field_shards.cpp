@@ -1,6 +1,5 @@
 // FieldShards: tar shards indexed into samples of fields (webdataset's group_by_keys + to_tuple), checked by the
-// workers, read by the consumer. Each shard is mapped as shards.cpp maps it (a copy of its small Mapping, so the
-// shard fuzz target keeps its file list).
+// workers, read by the consumer. Each shard is mapped read-only (mapped_file.h), as shards.cpp maps its shards.
 #include "fastloop/data/sources/field_shards.h"
 
 #include "fastloop/core/errors.h"
@@ -8,11 +7,6 @@
 #include "fastloop/data/sources/shard_order.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/tar.h"
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -82,34 +76,6 @@ FieldSpec field_spec_parse(const std::string& text) {
   return spec;
 }
 
-// A shard mapped read-only for the life of the split; the page cache holds what was read.
-class FieldShards::Mapping {
- public:
-  explicit Mapping(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw InputError(path + ": not a regular file");
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    void* p = size_ > 0 ? ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0) : nullptr;
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) throw InputError(path + ": cannot map (" + std::strerror(err) + ")");
-    data_ = static_cast<const char*>(p);
-  }
-  ~Mapping() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  std::string_view view() const { return {data_ ? data_ : "", size_}; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 FieldShards::FieldShards(std::vector<std::string> paths, std::vector<FieldSpec> fields, FieldShardOptions options)
     : paths_(std::move(paths)), fields_(std::move(fields)), options_(options) {
   if (paths_.empty()) throw InputError("shards: no shard files given");
@@ -173,7 +139,7 @@ std::string field_problem(const FieldSpec& field, std::string_view data) {
 
 // Shard s's samples (field_groups).
 void FieldShards::index_shard(size_t s) {
-  maps_.push_back(std::make_unique<Mapping>(paths_[s]));
+  maps_.push_back(std::make_unique<MappedFile>(paths_[s]));
   const std::vector<FieldGroup> groups = field_groups(tar_list(maps_.back()->view(), paths_[s]), fields_);
   if (groups.empty())
     throw InputError(paths_[s] + ": no samples (members named KEY.EXT); is it a WebDataset shard?");

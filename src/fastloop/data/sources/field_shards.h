@@ -8,6 +8,7 @@
 #pragma once
 
 #include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/mapped_file.h"
 #include "fastloop/data/sources/tar.h"
 
 #include <cstdint>
@@ -69,7 +70,6 @@ class FieldShards : public EncodedImages {
     int64_t offset = 0;
     int64_t size = -1;  // -1: the sample has no member for this field
   };
-  class Mapping;
 
   void index_shard(size_t s);
 
@@ -77,7 +77,7 @@ class FieldShards : public EncodedImages {
   std::vector<FieldSpec> fields_;
   FieldShardOptions options_;
   size_t image_field_ = 0;  // the field the workers decode
-  std::vector<std::unique_ptr<Mapping>> maps_;
+  std::vector<std::unique_ptr<MappedFile>> maps_;
   std::vector<Sample> samples_;
   std::vector<Member> members_;       // sample i's field f: members_[i * fields_.size() + f]
   std::vector<int64_t> shard_sizes_;  // samples per shard

@@ -6,11 +6,6 @@
 #include "fastloop/data/sources/shard_order.h"
 #include "fastloop/data/sources/tar.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -178,43 +173,11 @@ std::vector<std::string> shard_pattern_expand(const std::string& pattern, int64_
   return out;
 }
 
-// A shard mapped read-only for the life of the split; the page cache holds what was read.
-class ShardImages::Mapping {
- public:
-  explicit Mapping(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw InputError(path + ": not a regular file");
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) throw InputError(path + ": cannot map (" + std::strerror(err) + ")");
-      data_ = static_cast<const char*>(p);
-    } else {
-      ::close(fd);
-    }
-  }
-  ~Mapping() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  std::string_view view() const { return {data_ ? data_ : "", size_}; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 ShardImages::ShardImages(std::vector<std::string> paths, bool shuffled, int64_t shuffle_buffer)
     : paths_(std::move(paths)), shuffled_(shuffled), shuffle_buffer_(shuffle_buffer) {
   if (paths_.empty()) throw InputError("shards: no shard files given");
   for (size_t s = 0; s < paths_.size(); ++s) {
-    maps_.push_back(std::make_unique<Mapping>(paths_[s]));
+    maps_.push_back(std::make_unique<MappedFile>(paths_[s]));
     const std::vector<ShardSample> found = shard_index(maps_.back()->view(), paths_[s]);
     shard_sizes_.push_back(static_cast<int64_t>(found.size()));
     for (const ShardSample& x : found) {

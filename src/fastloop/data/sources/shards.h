@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fastloop/data/sources/encoded_images.h"
+#include "fastloop/data/sources/mapped_file.h"
 
 #include <memory>
 #include <string>
@@ -69,10 +70,9 @@ class ShardImages : public EncodedImages {
     uint64_t name_at;             // the image member's name in names_
     uint32_t name_size;
   };
-  class Mapping;
 
   std::vector<std::string> paths_;
-  std::vector<std::unique_ptr<Mapping>> maps_;
+  std::vector<std::unique_ptr<MappedFile>> maps_;
   std::vector<Sample> samples_;
   std::vector<int64_t> shard_sizes_;  // samples per shard
   std::string names_;                 // all image member names, back to back
