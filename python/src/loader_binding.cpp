@@ -5,104 +5,20 @@
 // Ctrl-C every 50 ms; a worker's error is raised in Python as the CLI reports it. In a forked child the
 // parent's worker threads do not exist (and their locks may be held forever): the parent's loader is
 // abandoned without a join, and the next epoch starts afresh from the same arguments.
-#include "bindings.h"
 #include "fork_safe.h"
+#include "loader_args.h"
 
 #include "fastloop/fastloop.h"  // the public API only
 
 #include <unistd.h>
 
-#include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
 namespace fastloop::python {
 namespace {
 
-/// What fastloop.Loader passes (python/fastloop/_loader_params.py, where its parameters are declared): its
-/// settings of `fastloop train` by TOML key ("data.batch_size"), set through the config field table as a
-/// recipe's are, and the few arguments only a Loader has. A None was left out: the default, or the split's.
-struct SplitLoaderArgs {
-  TrainConfig config;
-  std::set<std::string> given;  // the flags of the settings given ("--workers"), as a command line's
-  std::string split = "train", dtype = "float32", device = "cpu";
-  int64_t rank = 0, world_size = 1;
-  std::optional<bool> shuffle, drop_last;
-  std::string transform;  // the pipeline spec (fastloop.transforms.compile_transform); empty: the built-in
-  std::optional<std::vector<std::string>> views;  // several views: each one's spec ("": the built-in)
-  std::vector<int64_t> view_seeds;  // per view, the view whose draws it shares (the crops of a FiveCrop); empty: own
-  // fastloop.Files (source "files"): the paths, their class indices and the class names (empty: numbered)
-  std::vector<std::string> files, classes;
-  std::vector<int64_t> labels;
-  std::shared_ptr<const ArrowSource> arrow;  // source "arrow": Parquet files or a datasets.Dataset (_arrow.py)
-  // source "fields": the sources of a Loader with fields or of a mixture (_fields.py), and the mixture's weights
-  std::vector<std::function<std::shared_ptr<const EncodedImages>(int64_t shuffle_buffer)>> sources;
-  std::vector<double> weights;  // empty: one source, no mixture
-  // source "coco": fastloop.CocoDetection's annotations (shared, read once), its image root, whether masks are made
-  std::shared_ptr<const CocoAnnotations> coco;
-  std::string coco_root;
-  bool coco_masks = false;
-  bool coco_keypoints = false;
-  // source "segmentation": fastloop.VOCSegmentation / SegmentationFiles: `files` the images, these their class maps
-  std::vector<std::string> mask_files;
-  // source "video": fastloop.VideoFiles / VideoFolder: `files` the videos with `labels` and `classes`; its clips'
-  // frames per clip, frames between, clips per video, random (1) or regular (0), subsample, channels first (1),
-  // timestamps (1); the seconds between frames of timestamp clips (0: 1 / average fps)
-  std::vector<int64_t> video_clip;
-  std::string video_policy = "repeat_last";
-  double video_seconds = 0;
-
-  /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
-  /// of the package, and config_set says so.
-  static SplitLoaderArgs from_dict(const py::dict& given) {
-    SplitLoaderArgs a;
-    for (const auto& [key, value] : given) {
-      const std::string name = key.cast<std::string>();
-      if (name == "arrow") {
-        a.arrow = std::make_shared<const ArrowSource>(arrow_source_of(value));
-        continue;
-      }
-      if (name == "sources") {
-        for (const auto& source : value) {
-          // copies and the last release may happen without the GIL (a rebuild in a forked child's thread)
-          std::shared_ptr<py::object> kept(new py::object(py::reinterpret_borrow<py::object>(source)),
-                                           [](py::object* o) {
-                                             if (!Py_IsInitialized()) return;
-                                             py::gil_scoped_acquire gil;
-                                             delete o;
-                                           });
-          a.sources.push_back([kept](int64_t shuffle_buffer) {
-            py::gil_scoped_acquire gil;
-            return encoded_source_of(*kept, shuffle_buffer);
-          });
-        }
-        continue;
-      }
-      if (name == "coco") {
-        a.coco = coco_annotations_of(value);
-        continue;
-      }
-      auto take = [&](const char* argument, auto& field) {
-        if (name != argument) return false;
-        field = value.cast<std::remove_reference_t<decltype(field)>>();
-        return true;
-      };
-      if (take("split", a.split) || take("dtype", a.dtype) || take("device", a.device) || take("rank", a.rank) ||
-          take("world_size", a.world_size) || take("weights", a.weights) || take("shuffle", a.shuffle) || take("drop_last", a.drop_last) ||
-          take("transform", a.transform) || take("files", a.files) || take("labels", a.labels) ||
-          take("classes", a.classes) || take("views", a.views) || take("view_seeds", a.view_seeds) ||
-          take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
-          take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
-          take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
-          take("video_seconds", a.video_seconds))
-        continue;
-      a.given.insert(config_set(a.config, name, config_value_of(value, name)));
-    }
-    return a;
-  }
-};
 
 at::ScalarType dtype_named(const std::string& name) {
   if (name == "float32") return at::kFloat;
@@ -217,7 +133,7 @@ class SplitLoader {
       throw InputError("fastloop.Loader: rank " + std::to_string(args.rank) + " of world_size " +
                        std::to_string(args.world_size) + " is not a rank of the group");
     TrainConfig config = config_of(args);
-    data_ = std::make_unique<DatasetSplits>(data_of(config));
+    data_ = std::make_unique<DatasetSplits>(loader_data_of(args_, config));
     const bool train = args.split == "train";
     Dataset& split = train ? data_->train : data_->test;
     const bool views = args.views && !args.views->empty();
@@ -234,53 +150,6 @@ class SplitLoader {
     num_classes_ = split.num_classes;
     samples_ = split.size();
     owner_pid_ = getpid();
-  }
-
-  /// The splits of the source: fastloop.Files, COCO, class maps, an Arrow source, or a --data spec.
-  DatasetSplits data_of(const TrainConfig& config) const {
-    const SplitLoaderArgs& args = args_;
-    if (config.data.source == "files")
-      return files_load(args.files, args.labels, args.classes, data_options_of(config.data));
-    if (config.data.source == "coco") {  // one split of images with targets, as both splits (as fastloop.Files)
-      DatasetSplits splits = encoded_load(std::make_shared<CocoImages>(args.coco_root, args.coco), {},
-                                          data_options_of(config.data));
-      splits.train.targets = std::make_shared<CocoTargets>(args.coco, args.coco_masks, args.coco_keypoints);
-      splits.test.targets = splits.train.targets;
-      return splits;
-    }
-    if (config.data.source == "segmentation") {  // image files and their class maps, as both splits
-      auto masks = std::make_shared<const ClassMapFiles>(args.files, args.mask_files);
-      auto images = LabeledFiles::make(args.files, std::vector<int64_t>(args.files.size(), 0), 1,
-                                       [](size_t i) { return "images[" + std::to_string(i) + "]"; });
-      DatasetSplits splits = encoded_load(images, {}, data_options_of(config.data));
-      splits.train.targets = masks;
-      splits.test.targets = masks;
-      return splits;
-    }
-    if (config.data.source == "video") {  // video clips, as both splits (as fastloop.Files)
-      const std::vector<int64_t>& c = args.video_clip;
-      if (c.size() != 7) throw InputError("fastloop.Loader: video_clip must hold 7 numbers");
-      VideoClipOptions clip;
-      clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
-      clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
-      clip.policy = args.video_policy, clip.seconds_between_frames = args.video_seconds;
-      return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
-                          data_options_of(config.data));
-    }
-    if (config.data.source == "fields") {  // sample indices as labels: the consumer reads the fields by them
-      std::vector<std::shared_ptr<const EncodedImages>> sources;
-      for (const auto& make : args.sources) sources.push_back(make(config.data.shuffle_buffer));
-      std::shared_ptr<const EncodedImages> source =
-          args.weights.empty() ? sources.at(0) : std::make_shared<MixtureImages>(std::move(sources), args.weights);
-      DatasetSplits splits = encoded_load(std::move(source), {}, data_options_of(config.data));
-      for (Dataset* split : {&splits.train, &splits.test})  // the "classes" are the sample numbers: none to name
-        std::vector<std::string>().swap(split->classes);
-      return splits;
-    }
-    if (config.data.source == "arrow")
-      return encoded_load(args.arrow->make(config.data.shuffle_buffer), args.arrow->classes,
-                          data_options_of(config.data));
-    return data_load(config.data);
   }
 
   /// A Loader inherited through fork(): its threads start afresh here (built on a new thread: fork_safe.h).
@@ -351,14 +220,6 @@ class SplitLoader {
     if (PyErr_CheckSignals() == 0) return;
     stop();
     throw py::error_already_set();
-  }
-
-  /// What data_load(DataConfig) gives every source, for fastloop.Files (image size, mean, std, bad images).
-  static DataOptions data_options_of(const DataConfig& data) {
-    DataOptions options;
-    options.image = data.image;
-    options.skip_bad_images = data.bad_image_policy == "skip";
-    return options;
   }
 
   /// The settings given, with --perf auto's workers when none were given; checked as the CLI's are.

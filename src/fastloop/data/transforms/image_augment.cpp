@@ -1,17 +1,14 @@
-// Encoded-image batch assembly through the loader's transform pipeline (pipeline.h): each sample decoded
-// (only the region a leading crop or resize reads; at full scale, or with AugmentOptions::fast_decode at the
-// smallest JPEG DCT scale that covers it), its uint8
-// transforms run, and the result written through the output stage's value table into the batch. Random
-// draws come from (seed, epoch, index), so any number of loader workers makes the same batches. Each worker
-// thread keeps its decoder, resizer, file buffer, image and scratch across samples (thread_local: once grown,
-// the hot path allocates nothing but the sample's file name). Several views (views.h) share one decode of
-// each sample (fast_decode: at the finest scale any of them needs), and each runs its own pipeline on it.
+// Encoded-image batch assembly through the loader's transform pipeline (pipeline.h): each sample decoded and
+// through its uint8 transforms (image_sample.h: only the region a leading crop or resize reads), and the result
+// written through the output stage's value table into the batch. Random draws come from (seed, epoch, index),
+// so any number of loader workers makes the same batches. Several views (views.h) share one decode of each
+// sample (fast_decode: at the finest scale any of them needs), and each runs its own pipeline on it.
 #include "fastloop/data/transforms/image_augment.h"
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/transforms/draws.h"
 #include "fastloop/data/transforms/float_ops.h"
-#include "fastloop/data/transforms/image_resize.h"
+#include "fastloop/data/transforms/image_sample.h"
 #include "fastloop/data/transforms/lut_planes.h"
 #include "fastloop/data/transforms/pipeline.h"
 
@@ -29,33 +26,6 @@ namespace fastloop {
 namespace {
 
 constexpr int64_t kSkipTries = 16;  // bad images in a row that --bad-image-policy skip steps over
-
-struct ImageWork {
-  ImageDecoder decoder;
-  ImageResizer resizer;
-  std::string file;             // the encoded bytes of the current sample
-  ImageU8 image;                // the sample through the pipeline's uint8 transforms
-  TransformScratch scratch;
-  DefaultPipeline pipeline;     // the AugmentOptions' pipeline, made from their flags for this thread when none
-  int64_t decodes = 0;          // images this thread decoded (AssembleCounts::decoded)
-};
-
-ImageWork& image_work() {
-  thread_local ImageWork work;
-  return work;
-}
-
-// `box` of a full-scale height x width image, in the pixels of its decode at decoded_h x decoded_w.
-CropBox box_scaled(const CropBox& box, int64_t height, int64_t width, int64_t decoded_h, int64_t decoded_w) {
-  if (decoded_h == height && decoded_w == width) return box;
-  const double fy = static_cast<double>(decoded_h) / height, fx = static_cast<double>(decoded_w) / width;
-  CropBox out;
-  out.top = std::min<int64_t>(decoded_h - 1, py_round(box.top * fy));
-  out.left = std::min<int64_t>(decoded_w - 1, py_round(box.left * fx));
-  out.height = std::clamp<int64_t>(py_round((box.top + box.height) * fy) - out.top, 1, decoded_h - out.top);
-  out.width = std::clamp<int64_t>(py_round((box.left + box.width) * fx) - out.left, 1, decoded_w - out.left);
-  return out;
-}
 
 // One sample's H x W x C uint8 image through the value table into its batch slot (NCHW or NHWC).
 template <typename T, bool kChannelsLast>
@@ -87,106 +57,6 @@ void sample_write(const ImageU8& image, const T* table, T* out) {
   }
 }
 
-// A leading crop or resize that the decode takes over (bilinear, antialiased: the resizer's kernel): its plan,
-// the window of its output to compute (a CenterCrop right after a Resize, eval's), and the position of the
-// first transform left to run. False when the pipeline begins otherwise (the whole image is decoded).
-struct FusedHead {
-  ResizePlan plan;
-  PixelRect window;
-  size_t next = 1;
-};
-
-bool fused_head(const Pipeline& pipeline, const ImageInfo& info, uint64_t seed, int64_t epoch, int64_t index,
-                FusedHead& head) {
-  const ResizePlanTransform* first = pipeline.head();
-  if (!first) return false;
-  Draws draws = pipeline_draws(seed, epoch, index, 0);
-  head.plan = first->plan(info.height, info.width, draws);
-  if (!head.plan.exact || head.plan.interpolation != Interpolation::kBilinear || !head.plan.antialias) return false;
-  head.window = {0, 0, head.plan.out_height, head.plan.out_width};
-  head.next = 1;
-  if (const ResizePlanTransform* crop = pipeline.head_crop()) {
-    Draws crop_draws = pipeline_draws(seed, epoch, index, 1);
-    const ResizePlan c = crop->plan(head.plan.out_height, head.plan.out_width, crop_draws);
-    if (c.exact && c.height == c.out_height && c.width == c.out_width)
-      head.window = {c.top, c.left, c.height, c.width}, head.next = 2;
-  }
-  return true;
-}
-
-// The scale to decode at for the plan's resize: full scale, whose pixels are torchvision's decode_image's; with
-// `fast`, the smallest JPEG DCT scale that covers it (1/2, 1/4 or 1/8 of the pixels per side to decode and
-// resize, but libjpeg-turbo's scaled IDCT averages each block instead of the antialiased resize's weights: a
-// few levels off, docs/python.md). Other formats decode at full scale.
-ImageScale fused_scale(const ImageInfo& info, const ResizePlan& plan, bool fast) {
-  if (!fast || info.format != ImageFormat::kJpeg) return {};
-  return image_scale_at_least(std::max(static_cast<double>(plan.out_height) / plan.height,
-                                       static_cast<double>(plan.out_width) / plan.width));
-}
-
-// The plan's box in the pixels of the image decoded at `scale`.
-CropBox fused_box(const ImageInfo& info, const ImageScale& scale, const ResizePlan& plan) {
-  return box_scaled({plan.top, plan.left, plan.height, plan.width}, info.height, info.width, scale.apply(info.height),
-                    scale.apply(info.width));
-}
-
-// head's resize of `want` (pixels of `decoded`'s scale; `decoded` holds the part it reads) into work.image.
-void fused_resize(const RgbImage& decoded, const CropBox& want, const FusedHead& head, ImageWork& work) {
-  work.image.reshape(head.window.height, head.window.width, 3);
-  work.resizer.resize(decoded, want, head.plan.out_height, head.plan.out_width, head.window, work.image.data(),
-                      head.window.width * 3);
-}
-
-// A whole decoded image as work.image, for a pipeline that begins with something else than a crop or resize.
-void image_copy(const RgbImage& whole, ImageWork& work) {
-  work.image.reshape(whole.height, whole.width, 3);
-  std::memcpy(work.image.data(), whole.data, static_cast<size_t>(work.image.bytes()));
-}
-
-// What one sample's decode is: with a fused head, the scale, the box its resize reads (`want`, pixels at that
-// scale) and the part of the image to decode (`needed`); without one, the whole image at full scale.
-struct DecodePlan {
-  FusedHead head;
-  bool fused = false;
-  ImageScale scale;
-  CropBox want;
-  PixelRect needed;
-};
-
-DecodePlan decode_plan(const ImageInfo& info, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
-                       bool fast, ImageResizer& resizer) {
-  DecodePlan d;
-  d.fused = fused_head(pipeline, info, seed, epoch, index, d.head);
-  if (!d.fused) return d;
-  const FusedHead& head = d.head;
-  d.scale = fused_scale(info, head.plan, fast);
-  d.want = fused_box(info, d.scale, head.plan);
-  const PixelRect& window = head.window;
-  const bool whole = window.top == 0 && window.left == 0 && window.height == head.plan.out_height &&
-                     window.width == head.plan.out_width;
-  d.needed = whole ? d.want : resizer.source_rect(d.want, head.plan.out_height, head.plan.out_width, window);
-  return d;
-}
-
-// Sample `index` through the pipeline's uint8 transforms into work.image: a fused head decodes only the part
-// of the image its window reads (fast: at the smallest scale that covers it); anything else decodes the whole
-// image.
-void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                  bool fast, ImageWork& work) {
-  const std::string_view bytes = dataset.encoded->bytes(index, work.file);
-  const std::string name = dataset.encoded->name(index);
-  const ImageInfo info = work.decoder.info(bytes, name);
-  ++work.decodes;
-  const DecodePlan d = decode_plan(info, pipeline, seed, epoch, index, fast, work.resizer);
-  if (d.fused) {
-    fused_resize(work.decoder.decode_region(bytes, name, info, d.scale, d.needed), d.want, d.head, work);
-    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, d.head.next);
-    return;
-  }
-  image_copy(work.decoder.decode(bytes, name, info, ImageScale{}), work);
-  pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
-}
-
 // One view of encoded_views_write: its pipeline and seed, its output stage's value table in T, its batch.
 template <typename T>
 struct ViewOut {
@@ -198,14 +68,6 @@ struct ViewOut {
   int64_t plane() const { return 3 * height * width; }
 };
 
-// Sample `index` read and decoded once for every view, the whole image (a view's resize then reads its box of
-// it): at full scale, or with `fast` at the finest scale a view's fused head needs (a view without one needs
-// full scale).
-struct SharedDecode {
-  ImageInfo info;
-  ImageScale scale;
-  RgbImage image;
-};
 
 template <typename T>
 SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
@@ -224,19 +86,6 @@ SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vect
   ++work.decodes;
   decoded.image = work.decoder.decode(bytes, name, decoded.info, decoded.scale);
   return decoded;
-}
-
-// One view of a shared decode through its pipeline's uint8 transforms into work.image.
-void view_image(const SharedDecode& decoded, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
-                ImageWork& work) {
-  FusedHead head;
-  if (fused_head(pipeline, decoded.info, seed, epoch, index, head)) {
-    fused_resize(decoded.image, fused_box(decoded.info, decoded.scale, head.plan), head, work);
-    pipeline.run_u8(work.image, seed, epoch, index, work.scratch, head.next);
-    return;
-  }
-  image_copy(decoded.image, work);  // at full scale: views_decode saw this view
-  pipeline.run_u8(work.image, seed, epoch, index, work.scratch, 0);
 }
 
 // work.image, sample `index`'s image of `view`, into row b of the view's batch, then its output erasing.
