@@ -5,8 +5,9 @@
 # libspng, libwebp*, libtiff, libLerc, libjbig, libdeflate) and hides the compilers and /usr/include:
 # `import fastloop`, a Loader with a torchvision transform= over JPEG, PNG, WebP and TIFF files, a short
 # fastloop.train(), and the `fastloop` command's doctor / train / predict (also on an emulated CPU without
-# AVX2) / bench / export, and with torch elsewhere on sys.path. Then the bad inputs: the wrong torch, a file
-# missing from the installation, a Python the wheel was not built for.
+# AVX2) / bench / export, and with torch elsewhere on sys.path; a video clip through the system's FFmpeg, and
+# with FFmpeg hidden too, images as before and video refused with what to install. Then the bad inputs: the
+# wrong torch, a file missing from the installation, a Python the wheel was not built for.
 # Usage: scripts/wheel_check.sh [WHEEL...]   default: every dist/fastloop-*.whl
 # The fresh venv gets the torch venv's packages (scripts/wheel_venv.sh) as links in its site-packages, so the
 # layout is pip's (torch beside fastloop) without copying 6 GB per check.
@@ -37,6 +38,13 @@ for tool in cc c++ gcc g++ clang clang++ clang-14 ld; do
   [ -n "$path" ] && hide+=(--ro-bind /dev/null "$(readlink -f "$path")")
 done
 sandboxed() { bwrap "${hide[@]}" --chdir "$PWD" -- "$@"; }
+# FFmpeg, which the wheel opens at run time for video only (never bundled): hidden for the check without it.
+hide_ffmpeg=()
+for name in libavcodec libavformat libavutil libswscale libswresample; do
+  for lib in /usr/lib/x86_64-linux-gnu/"$name".so*; do
+    [ -e "$lib" ] && hide_ffmpeg+=(--ro-bind /dev/null "$(readlink -f "$lib")")
+  done
+done
 
 expect_failure() {  # expect_failure NAME TEXT COMMAND...: COMMAND fails and its output contains TEXT
   local name=$1 text=$2 output
@@ -92,9 +100,16 @@ for split in ("train", "val"):
             image.putpixel((i, i), (255, 255, 255))
             image.save(os.path.join(sys.argv[1], split, f"c{c}", f"{i}.{ext}"))
 EOF
+  # A clip for the video checks (Debian's ffmpeg, outside the sandbox).
+  ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc=size=64x48:rate=10 -frames:v 12 -pix_fmt yuv420p \
+    "$tmp/clip.mp4"
   (
     cd "$tmp"
     sandboxed "$venv/bin/python" "$OLDPWD/tools/wheel_check.py" "$tmp/images" "$tmp"
+    # FFmpeg needs the system's libwebp and others, which the sandbox hides: with FFmpeg, outside it
+    "$venv/bin/python" "$OLDPWD/tools/wheel_check_video.py" "$tmp/clip.mp4" "$tmp/images" present
+    bwrap "${hide[@]}" "${hide_ffmpeg[@]}" --chdir "$PWD" -- \
+      "$venv/bin/python" "$OLDPWD/tools/wheel_check_video.py" "$tmp/clip.mp4" "$tmp/images" absent
     doctor=$(sandboxed "$fl" doctor)
     grep -q "fastloop.libs/libturbojpeg" <<<"$doctor" && grep -q "torch/lib/libtorch" <<<"$doctor" ||
       { echo "FAILED: fastloop doctor:"; echo "$doctor"; exit 1; }

@@ -64,7 +64,8 @@ def test_wheel_of_this_python_passes_wheel_check() -> None:
     assert "FAILED" not in run.stdout
     steps = ("import fastloop", "fastloop.Loader(transform=", "fastloop.train()", "fastloop doctor", "fastloop bench",
              "fastloop train", "fastloop train from shards over http://", "without the system's libcurl",
-             "fastloop predict", "fastloop export: model.onnx", "torch elsewhere on sys.path",
+             "fastloop predict", "fastloop export: model.onnx", "a video clip through the system's FFmpeg",
+             "images without FFmpeg", "video without FFmpeg says what to install", "torch elsewhere on sys.path",
              "beside the wrong torch", "with a bundled library missing", "is not a supported wheel")
     passed = [line for line in run.stdout.splitlines() if line.startswith("ok: ")]
     for step in steps:
