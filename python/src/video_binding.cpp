@@ -74,6 +74,18 @@ void video_bind(py::module_& module) {
       },
       py::arg("path"), py::arg("clips"),
       "(seeks, frames decoded) of one reader reading `clips` (lists of frames) in turn: what a clip costs");
+  module.def(
+      "_video_index_counts", [] {
+        const VideoIndexCounts counts = video_index_counts();
+        py::dict out;
+        out["scanned"] = counts.scanned, out["cache_read"] = counts.cache_read;
+        out["cache_written"] = counts.cache_written;
+        return out;
+      },
+      "how the process's frame indices were come by: scanned from videos, read from $FASTLOOP_CACHE/video-index "
+      "files, cache files written");
+  module.def("_video_index_forget", &video_index_forget,
+             "drops the process's frame indices (the cache files stay), as a new process starts (for tests)");
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",

@@ -1,7 +1,7 @@
 """Video clips (fastloop.VideoFiles / VideoFolder through fastloop.Loader) against torchcodec from .venv: the same
 frames and presentation times for the same indices, torchcodec's sampler definitions, the same batches for any
-number of workers, resume, the v2 pipeline with one draw per clip, and bad input named. The videos are made here
-with the `ffmpeg` CLI (Debian's FFmpeg 5.1, the libraries fastloop opens at run time)."""
+number of workers, resume, the v2 pipeline with one draw per clip, and bad input named. The videos are made by
+video_data.py with the `ffmpeg` CLI (Debian's FFmpeg 5.1, the libraries fastloop opens at run time)."""
 
 import os
 import pathlib
@@ -19,44 +19,14 @@ from torchcodec.decoders import VideoDecoder  # noqa: E402
 from torchcodec.samplers import clips_at_regular_indices  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
 
-if shutil.which("ffmpeg") is None:
-    pytest.fail("the video tests need the ffmpeg CLI (scripts/setup.sh installs it)")
-
-
-def _ffmpeg(*args: str) -> None:
-    done = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+from video_data import clip_paths as _clip_paths  # noqa: E402
+from video_data import ffmpeg as _ffmpeg  # noqa: E402
+from video_data import make_videos  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory) -> pathlib.Path:
-    """root/CLASS/*.mp4: moving test patterns, H.264 with B-frames (libx264's default), a keyframe every 30 frames;
-    one of 10 frames (shorter than a clip); and static/ a lossless still picture (every frame the same bytes)."""
-    root = tmp_path_factory.mktemp("videos")
-    for cls, sources in (("pattern", ["testsrc2=size=320x240:rate=30", "mandelbrot=size=320x240:rate=30"]),
-                         ("rgb", ["rgbtestsrc=size=320x240:rate=30", "testsrc=size=320x240:rate=30"])):
-        (root / "clips" / cls).mkdir(parents=True)
-        for k, source in enumerate(sources):
-            _ffmpeg("-f", "lavfi", "-i", source, "-t", "3", "-c:v", "libx264", "-preset", "veryfast", "-g", "30",
-                    "-pix_fmt", "yuv420p", str(root / "clips" / cls / f"{k}.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "10", "-c:v", "libx264",
-            "-pix_fmt", "yuv420p", str(root / "short.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "smptebars=size=320x240:rate=30", "-t", "1", "-c:v", "libx264", "-qp", "0",
-            "-pix_fmt", "yuv444p", str(root / "static.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=360x200:rate=25", "-t", "2", "-c:v", "libx264", "-g", "25",
-            "-pix_fmt", "yuv420p", str(root / "odd_width.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2", "-c:v", "libvpx-vp9", "-deadline",
-            "realtime", "-cpu-used", "8", str(root / "vp9.webm"))
-    one_second = ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "1"]
-    _ffmpeg(*one_second, "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-g", "12",
-            str(root / "hevc.mkv"))
-    _ffmpeg(*one_second, "-c:v", "libsvtav1", "-preset", "12", "-g", "12", str(root / "av1.mkv"))
-    _ffmpeg(*one_second, "-c:v", "mpeg4", "-bf", "2", "-g", "12", str(root / "mpeg4.avi"))  # no pts in AVI
-    return root
-
-
-def _clip_paths(videos: pathlib.Path):
-    return sorted(str(p) for p in (videos / "clips").rglob("*.mp4"))
+    return make_videos(tmp_path_factory.mktemp("videos"))
 
 
 @pytest.mark.parametrize("name", ["clips/pattern/0.mp4", "odd_width.mp4", "vp9.webm", "short.mp4", "hevc.mkv",
