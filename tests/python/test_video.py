@@ -135,6 +135,48 @@ def test_random_timestamp_clips_follow_torchcodecs_definition(videos):
         fastloop.VideoFiles([short], [0], sampler="random_timestamps").clip_frames(0)
 
 
+def test_regular_timestamp_clips_are_torchcodecs(videos):
+    """clips_at_regular_timestamps: clip starts torch.arange(range start, range end, seconds_between_clip_starts),
+    each frame the one played at start + k * seconds_between_frames; fastloop's clips, clip for clip, have the pts
+    of torchcodec's (equal floats: the same arange, the same pts * num / den), the same number of them per video,
+    the default step (1 / average fps) putting every time on a frame's start, the policies past the end."""
+    from torchcodec.samplers import clips_at_regular_timestamps
+
+    clip = _clip_paths(videos)[0]  # 3 s at 30 fps
+    for file, kwargs in ((clip, dict(seconds_between_clip_starts=0.5, num_frames_per_clip=4)),
+                         (clip, dict(seconds_between_clip_starts=0.3, num_frames_per_clip=3, seconds_between_frames=0.1,
+                                     sampling_range_start=0.25, sampling_range_end=2.0)),
+                         (clip, dict(seconds_between_clip_starts=0.7, num_frames_per_clip=6, seconds_between_frames=0.45,
+                                     sampling_range_end=3.5)),  # clips past the end: repeat_last
+                         (clip, dict(seconds_between_clip_starts=0.7, num_frames_per_clip=6, seconds_between_frames=0.45,
+                                     sampling_range_end=3.5, policy="wrap")),
+                         (str(videos / "odd_width.mp4"), dict(seconds_between_clip_starts=1 / 3, num_frames_per_clip=5)),
+                         (str(videos / "vp9.webm"), dict(seconds_between_clip_starts=0.25, num_frames_per_clip=8))):
+        theirs = clips_at_regular_timestamps(VideoDecoder(file, seek_mode="exact"), **kwargs)
+        dataset = fastloop.VideoFiles([file], [0], sampler="regular_timestamps", **kwargs)
+        pts = fastloop._C._video_info(file)["pts_seconds"]
+        assert len(dataset) == theirs.data.shape[0] > 1, kwargs
+        for c in range(len(dataset)):
+            assert [pts[f] for f in dataset.clip_frames(c)] == theirs.pts_seconds[c].tolist(), (kwargs, c)
+    assert torch.equal(dataset[2][0], theirs.data[2])  # and the frames decoded equal
+    files = fastloop.VideoFiles(_clip_paths(videos) + [str(videos / "odd_width.mp4")], [0, 0, 1, 1, 2],
+                                num_frames_per_clip=3, sampler="regular_timestamps", seconds_between_clip_starts=1.0)
+    assert files.clip_offsets == [0, 3, 6, 9, 12, 14] and files.clip_frames(13)[0] == 25  # 1.0 s at 25 fps
+    one = [(x, y) for x, y in _loader(files, TRAIN, workers=1, seed=2, shuffle=False, drop_last=False)]
+    two = [(x, y) for x, y in _loader(files, TRAIN, workers=2, seed=2, shuffle=False, drop_last=False)]
+    assert torch.cat([y for _, y in one]).tolist() == [0] * 6 + [1] * 6 + [2] * 2
+    assert all(torch.equal(a, c) and torch.equal(b, d) for (a, b), (c, d) in zip(one, two))
+    short = str(videos / "short.mp4")  # 10 frames: a clip of 16 does not fit
+    with pytest.raises(ValueError, match="sampling_range_start"):
+        clips_at_regular_timestamps(VideoDecoder(short), seconds_between_clip_starts=0.1, num_frames_per_clip=16)
+    with pytest.raises(ValueError, match=r"short\.mp4: sampling_range_start .* shorter than a clip"):
+        fastloop.VideoFiles([short], [0], sampler="regular_timestamps", seconds_between_clip_starts=0.1)
+    with pytest.raises(ValueError, match="takes no num_clips"):
+        fastloop.VideoFiles([clip], [0], sampler="regular_timestamps", seconds_between_clip_starts=1.0, num_clips=2)
+    with pytest.raises(ValueError, match="seconds_between_clip_starts"):
+        fastloop.VideoFiles([clip], [0], sampler="regular_timestamps")
+
+
 def _loader(dataset, transform, **kwargs):
     return fastloop.Loader(dataset, transform=transform, batch_size=2, **kwargs)
 
