@@ -122,6 +122,9 @@ class VideoFolder(VideoFiles):
     ) -> None: ...
 
 def video_csv(path: Union[str, "os.PathLike[str]"], **kwargs: Any) -> VideoFiles: ...
+def video_shards(
+    shards: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]], **kwargs: Any
+) -> VideoFiles: ...
 
 def pad_targets(
     targets: Sequence[Dict[str, Any]], max_boxes: Optional[int] = None, keys: Sequence[str] = ("boxes", "labels")

@@ -7,13 +7,16 @@ from __future__ import annotations
 import bisect
 import copy
 import csv
+import glob
 import math
 import os
+import re
+import tarfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _C
 
-__all__ = ["VideoFiles", "VideoFolder", "video_csv"]
+__all__ = ["VideoFiles", "VideoFolder", "video_csv", "video_shards"]
 
 #: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
@@ -85,7 +88,7 @@ class VideoFiles:
         if len(self.paths) != len(self.labels):
             raise ValueError(f"{len(self.paths)} videos but {len(self.labels)} labels: give one label per video")
         for path in self.paths:
-            if not os.path.isfile(path):
+            if not os.path.isfile(path) and _shard_of(path) is None:
                 raise ValueError(f"{path}: no such video file; check the path (or the CSV row naming it)")
         self.classes: Optional[List[str]] = list(classes) if classes is not None else None
         self.num_frames_per_clip = _positive("num_frames_per_clip", num_frames_per_clip)
@@ -213,6 +216,16 @@ class VideoFiles:
                 f"num_clips={self.num_clips}, sampler={self.sampler!r}): {len(self)} clips")
 
 
+def _shard_of(path: str) -> Optional[str]:
+    """The local .tar shard whose member ``path`` names (``SHARD.tar/KEY.mp4``), or None."""
+    at = path.find(".tar/")
+    while at >= 0:
+        if os.path.isfile(path[: at + 4]):
+            return path[: at + 4]
+        at = path.find(".tar/", at + 1)
+    return None
+
+
 def _video_files_rebuild(state: Dict[str, Any]) -> VideoFiles:
     made = VideoFiles.__new__(VideoFiles)
     made.__dict__.update(state)
@@ -293,3 +306,62 @@ def video_csv(path: Union[str, os.PathLike], **kwargs: Any) -> VideoFiles:
         return VideoFiles(paths, [int(n) for n in names], **kwargs)
     classes = sorted(set(names))
     return VideoFiles(paths, [classes.index(n) for n in names], classes, **kwargs)
+
+
+_KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)[.]([^/]*)$")  # webdataset's base_plus_ext: KEY, then all after its first dot
+
+
+def _shard_files(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]) -> List[str]:
+    if not isinstance(shards, (str, os.PathLike)):
+        return [os.fspath(s) for s in shards]
+    shards = os.fspath(shards)
+    if os.path.isdir(shards):
+        found = sorted(glob.glob(os.path.join(shards, "*.tar")))
+    elif os.path.isfile(shards):
+        found = [shards]
+    else:
+        found = sorted(glob.glob(shards))
+    if not found:
+        raise ValueError(f"{shards}: no .tar shards (give a .tar file, a folder of them, a glob pattern or a list)")
+    return found
+
+
+def video_shards(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], **kwargs: Any) -> VideoFiles:
+    """Videos in local tar shards as WebDataset writes them: per sample a video member ``KEY.mp4`` (or ``.mkv``,
+    ``.webm``, ``.avi``, ...) and its class index ``KEY.cls``. ``shards``: a ``.tar`` file, a folder of them (sorted),
+    a glob pattern, or a list. The videos are read in place, from a mapping of each shard (no copy, no extraction):
+    a sample's path is ``SHARD.tar/KEY.mp4``, which ``VideoFiles`` and the Loader take as a file's. ``kwargs`` as
+    :class:`VideoFiles`. A sample without a video or without a ``.cls`` member, or a ``.cls`` that is not an
+    integer, is a ``ValueError`` naming the shard and the key; a compressed shard is refused."""
+    paths: List[str] = []
+    labels: List[int] = []
+    for shard in _shard_files(shards):
+        videos: Dict[str, str] = {}
+        classes: Dict[str, int] = {}
+        try:
+            with tarfile.open(shard, mode="r:") as archive:  # plain tar: fastloop reads the members in place
+                for member in archive:
+                    match = _KEY_EXT.match(member.name) if member.isfile() else None
+                    if not match:
+                        continue
+                    key, ext = match.group(1), match.group(2).lower()
+                    if "." + ext in VIDEO_EXTENSIONS:
+                        videos.setdefault(key, member.name)
+                    elif ext == "cls":
+                        text = archive.extractfile(member).read().decode("utf-8", "replace").strip()
+                        if not text.lstrip("-").isdigit():
+                            raise ValueError(f"{shard}: {member.name} holds {text[:20]!r}, not a class index")
+                        classes[key] = int(text)
+        except tarfile.TarError as error:
+            raise ValueError(f"{shard}: not a plain tar shard ({error}); fastloop reads uncompressed .tar") from None
+        for key, name in videos.items():  # in archive order
+            if key not in classes:
+                raise ValueError(f"{shard}: sample {key!r} has no .cls member; each sample needs KEY.mp4 (or another "
+                                 "video) and KEY.cls")
+            paths.append(f"{shard}/{name}")
+            labels.append(classes[key])
+        if set(classes) - set(videos):
+            raise ValueError(f"{shard}: sample {min(set(classes) - set(videos))!r} has a .cls but no video member")
+    if not paths:
+        raise ValueError(f"{shards}: the shards hold no videos (KEY.mp4 with KEY.cls)")
+    return VideoFiles(paths, labels, **kwargs)

@@ -7,6 +7,7 @@
 #include "fastloop/data/codecs/ffmpeg_library.h"
 #include "fastloop/data/codecs/video_index_file.h"
 #include "fastloop/data/codecs/video_input.h"
+#include "fastloop/data/codecs/video_member.h"
 
 #include <algorithm>
 #include <atomic>
@@ -142,7 +143,7 @@ Indices& indices() {
 
 std::shared_ptr<const VideoIndex> video_index(const std::string& path) {
   Indices& all = indices();
-  const std::optional<VideoSourceStamp> stamp = video_source_stamp(path);
+  const std::optional<VideoSourceStamp> stamp = video_stamp(path);  // a shard member's: its shard's
   {
     std::lock_guard<std::mutex> lock(all.mutex);
     auto found = all.by_path.find(path);

@@ -2,6 +2,7 @@
 #include "fastloop/data/sources/video_clips.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/video_member.h"
 #include "fastloop/data/transforms/pipeline.h"
 
 #include <ATen/ATen.h>
@@ -186,7 +187,7 @@ VideoClips::VideoClips(std::vector<std::string> paths, std::vector<int64_t> labe
     throw InputError("videos: policy must be 'repeat_last', 'wrap' or 'error', got '" + options_.policy + "'");
   for (const std::string& path : paths_) {
     std::error_code error;
-    if (!std::filesystem::is_regular_file(path, error))
+    if (!std::filesystem::is_regular_file(path, error) && !video_member_split(path))
       throw InputError(path + ": no such video file (listed among the videos); check the path or the CSV row");
   }
   offsets_.push_back(0);
