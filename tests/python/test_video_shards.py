@@ -101,3 +101,16 @@ def test_bad_members_and_shards_are_named(shards, tmp_path):
         archive.add(files[0], arcname="a.mp4")
     with pytest.raises(ValueError, match=r"compressed\.tar: not a plain tar shard"):
         fastloop.video_shards(compressed)
+
+
+def test_a_rewritten_shard_is_read_afresh(shards, tmp_path):
+    files, _, _ = shards
+    shard = tmp_path / "one.tar"
+    _shard(shard, [("x.mp4", pathlib.Path(files[0]).read_bytes()), ("x.cls", b"0")])
+    assert fastloop._C._video_info(f"{shard}/x.mp4")["frames"] == 90
+    short = pathlib.Path(files[0]).parents[2] / "short.mp4"  # 10 frames
+    _shard(tmp_path / "next.tar", [("x.mp4", short.read_bytes()), ("x.cls", b"0")])
+    (tmp_path / "next.tar").replace(shard)  # another file under the name: mapped and listed again
+    assert fastloop._C._video_info(f"{shard}/x.mp4")["frames"] == 10
+    frames, _ = fastloop._C._video_frames(f"{shard}/x.mp4", [9])
+    assert frames.shape == (1, 3, 240, 320)

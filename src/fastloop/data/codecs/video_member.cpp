@@ -14,9 +14,11 @@ namespace fastloop {
 namespace {
 
 struct Shard {
+  ino_t inode;
+  VideoSourceStamp stamp;
   MappedFile file;
   std::map<std::string, TarMember, std::less<>> members;
-  explicit Shard(const std::string& path) : file(path) {
+  Shard(const std::string& path, ino_t ino, VideoSourceStamp at) : inode(ino), stamp(at), file(path) {
     for (TarMember& member : tar_list(file.view(), path)) members.emplace(member.name, std::move(member));
   }
 };
@@ -26,19 +28,24 @@ bool regular_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The process's shards, each mapped and listed on first use (kept while a member's bytes are in use, and for the
-// process: shards are read again each epoch).
+// The process's shards, each mapped and listed on first use and again when the file was replaced or rewritten
+// (another inode, size or mtime); a mapping stays while a member's bytes are in use.
 std::shared_ptr<const Shard> shard_of(const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const Shard>> shards;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": the shard cannot be read; check the path");
+  const VideoSourceStamp stamp{static_cast<int64_t>(st.st_size),
+                               static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto found = shards.find(path);
-    if (found != shards.end()) return found->second;
+    if (found != shards.end() && found->second->inode == st.st_ino && found->second->stamp == stamp)
+      return found->second;
   }
-  auto made = std::make_shared<const Shard>(path);
+  auto made = std::make_shared<const Shard>(path, st.st_ino, stamp);
   std::lock_guard<std::mutex> lock(mutex);
-  return shards.emplace(path, std::move(made)).first->second;
+  return shards[path] = std::move(made);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // shard, "DIR/train-000000.tar/KEY.mp4", as zipfile.Path names a zip's members: a path whose leading part is a
 // regular file ending in .tar names the member of that archive. Everything that reads videos by path (the frame
 // index and its cache, the readers) takes such a name; the video's bytes are read in place from a mapping of the
-// shard (each shard mapped and listed once per process), through an AVIOContext (video_input.h).
+// shard (mapped and listed once, and again when the shard is replaced), through an AVIOContext
+// (video_input.h).
 #pragma once
 
 #include "fastloop/data/codecs/video_index_file.h"
