@@ -15,7 +15,9 @@
 # for s3:// shards), remote_url (remote `shards:` URLs and patterns, and the shards.idx beside them), coco_json
 # (COCO instances annotation files read with simdjson, and the polygon/RLE masks made from them), class_map
 # (segmentation masks: palette and greyscale PNGs through libspng, sub-byte rows unpacked by hand), video (video
-# files demuxed and decoded by the system's FFmpeg 5, uninstrumented, through fastloop's frame index and reader).
+# files demuxed and decoded by the system's FFmpeg 5, uninstrumented, through fastloop's frame index and reader),
+# video_index (the video frame index cache files under $FASTLOOP_CACHE/video-index: parsed, re-encoded, written
+# and read back).
 # safetensors, config and metrics need only the standard library, toml++ and nlohmann-json; idx, cifar, checkpoint,
 # model_info and transform_spec store into tensors, so they link the venv's LibTorch (uninstrumented; only
 # fastloop's sources are).
@@ -25,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(safetensors config idx cifar checkpoint checkpoint_archive metrics tar image_decode image_webp image_tiff
-  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json class_map video field_shards)
+  image_bmp_pnm model_info transform_spec csv aws_ini remote_url coco_json class_map video video_index field_shards)
 out=build-fuzz
 
 # fuzz_build TARGET...: configures build-fuzz/ (fuzz/CMakeLists.txt, clang-14, Ninja) and builds those targets.
@@ -59,6 +61,7 @@ esac
 case "$target" in
   safetensors | coco_json) max_len=8192 ;;
   config | metrics | idx | model_info | transform_spec | csv | aws_ini | remote_url) max_len=4096 ;;
+  video_index) max_len=8192 ;;  # the seeds: 0.4-2.4 KB index files of videos of 10-90 frames
   class_map | video) max_len=16384 ;;  # video: the seeds are 2-10 KB files of 12 frames
   cifar) max_len=10000 ;;  # three 3073-byte records and a partial one
   # 16384 bytes: the seeds are 3-5 KB zip archives (a Linear(2, 2) with SGD state) behind the header, and

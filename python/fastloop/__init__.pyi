@@ -75,6 +75,10 @@ class VideoFiles:
     policy: str
     output_format: str
     seconds_between_frames: Optional[float]
+    seconds_between_clip_starts: Optional[float]
+    sampling_range_start: Optional[float]
+    sampling_range_end: Optional[float]
+    clip_offsets: List[int]
     def __init__(
         self,
         paths: Sequence[Union[str, "os.PathLike[str]"]],
@@ -88,6 +92,9 @@ class VideoFiles:
         policy: str = "repeat_last",
         output_format: str = "TCHW",
         seconds_between_frames: Optional[float] = None,
+        seconds_between_clip_starts: Optional[float] = None,
+        sampling_range_start: Optional[float] = None,
+        sampling_range_end: Optional[float] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tuple[Any, int]: ...
@@ -108,10 +115,16 @@ class VideoFolder(VideoFiles):
         policy: str = "repeat_last",
         output_format: str = "TCHW",
         seconds_between_frames: Optional[float] = None,
+        seconds_between_clip_starts: Optional[float] = None,
+        sampling_range_start: Optional[float] = None,
+        sampling_range_end: Optional[float] = None,
         extensions: Sequence[str] = ...,
     ) -> None: ...
 
 def video_csv(path: Union[str, "os.PathLike[str]"], **kwargs: Any) -> VideoFiles: ...
+def video_shards(
+    shards: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]], **kwargs: Any
+) -> VideoFiles: ...
 
 def pad_targets(
     targets: Sequence[Dict[str, Any]], max_boxes: Optional[int] = None, keys: Sequence[str] = ("boxes", "labels")

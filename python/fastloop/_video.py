@@ -1,21 +1,27 @@
 """``fastloop.VideoFiles`` and ``fastloop.VideoFolder``: video clips for ``fastloop.Loader``, decoded by FFmpeg in
-fastloop's C++ threads, clips chosen as torchcodec's index samplers choose them (``clips_at_random_indices``,
-``clips_at_regular_indices``), and the user's ``transforms.v2`` pipeline run on each clip with one draw per clip."""
+fastloop's C++ threads, clips chosen as torchcodec's samplers choose them (``clips_at_random_indices``,
+``clips_at_regular_indices``, ``clips_at_random_timestamps``, ``clips_at_regular_timestamps``), and the user's ``transforms.v2`` pipeline run on each clip with one draw per clip."""
 
 from __future__ import annotations
 
+import bisect
 import copy
 import csv
+import glob
+import math
 import os
+import re
+import tarfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _C
 
-__all__ = ["VideoFiles", "VideoFolder", "video_csv"]
+__all__ = ["VideoFiles", "VideoFolder", "video_csv", "video_shards"]
 
 #: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
-_SAMPLERS = ("random", "regular", "random_timestamps")
+_SAMPLERS = ("random", "regular", "random_timestamps", "regular_timestamps")
+_TIME_SAMPLERS = ("random_timestamps", "regular_timestamps")
 _POLICIES = ("repeat_last", "wrap", "error")
 _OUTPUT_FORMATS = ("TCHW", "CTHW")
 #: Transforms of a pipeline fastloop cannot run on clips.
@@ -39,14 +45,23 @@ class VideoFiles:
         classes (sequence of str, optional): the name of each class index (default: "0", "1", ...).
         num_frames_per_clip (int): frames per clip. Default: 16.
         num_indices_between_frames (int): the step between a clip's frames ("dilation"). Default: 1.
-        num_clips (int): clips per video; sample ``i`` is clip ``i % num_clips`` of video ``i // num_clips``.
+        num_clips (int): clips per video; sample ``i`` is clip ``i % num_clips`` of video ``i // num_clips`` (with
+            ``"regular_timestamps"`` each video's clips follow each other, as many as fit it).
         sampler (str): ``"random"``: ``torchcodec.samplers.clips_at_random_indices`` (starts drawn anew each epoch
             from the Loader's seed, per video, the same for any number of workers); ``"regular"``:
             ``clips_at_regular_indices`` (evenly spaced, the same every epoch); ``"random_timestamps"``:
             ``clips_at_random_timestamps`` (starts uniform in seconds, frames ``seconds_between_frames`` apart, each
-            the frame played at its time; ``num_indices_between_frames`` is then not used).
-        seconds_between_frames (float, optional): with ``"random_timestamps"``, the seconds between a clip's frames;
+            the frame played at its time; ``num_indices_between_frames`` is then not used);
+            ``"regular_timestamps"``: ``clips_at_regular_timestamps`` (starts ``seconds_between_clip_starts`` apart
+            through the sampling range: each video gives as many clips as fit, so the videos are indexed when the
+            data set is made, and ``num_clips`` is not used).
+        seconds_between_frames (float, optional): with the time samplers, the seconds between a clip's frames;
             None: one frame's average duration (torchcodec's default).
+        seconds_between_clip_starts (float, optional): with ``"regular_timestamps"`` (required there), the seconds
+            between clip starts.
+        sampling_range_start, sampling_range_end (float, optional): with the time samplers, the seconds ``[start,
+            end)`` in which clips start; None: the video's begin, and its end less a clip's span (torchcodec's
+            defaults, so that no clip runs past the end).
         policy (str): a clip that runs past the video's end (a video shorter than a clip, which then starts at frame
             0, as torchcodec's default range makes it): ``"repeat_last"`` (torchcodec's default) repeats its last
             frame, ``"wrap"`` its frames from the clip's start, ``"error"`` raises naming the file.
@@ -66,13 +81,14 @@ class VideoFiles:
                  classes: Optional[Sequence[str]] = None, *, num_frames_per_clip: int = 16,
                  num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random",
                  policy: str = "repeat_last", output_format: str = "TCHW",
-                 seconds_between_frames: Optional[float] = None) -> None:
+                 seconds_between_frames: Optional[float] = None, seconds_between_clip_starts: Optional[float] = None,
+                 sampling_range_start: Optional[float] = None, sampling_range_end: Optional[float] = None) -> None:
         self.paths: List[str] = [os.fspath(p) for p in paths]
         self.labels: List[int] = [int(label) for label in labels]
         if len(self.paths) != len(self.labels):
             raise ValueError(f"{len(self.paths)} videos but {len(self.labels)} labels: give one label per video")
         for path in self.paths:
-            if not os.path.isfile(path):
+            if not os.path.isfile(path) and _shard_of(path) is None:
                 raise ValueError(f"{path}: no such video file; check the path (or the CSV row naming it)")
         self.classes: Optional[List[str]] = list(classes) if classes is not None else None
         self.num_frames_per_clip = _positive("num_frames_per_clip", num_frames_per_clip)
@@ -87,15 +103,47 @@ class VideoFiles:
         self.sampler, self.policy, self.output_format = sampler, policy, output_format
         if seconds_between_frames is not None and not seconds_between_frames > 0:
             raise ValueError(f"seconds_between_frames ({seconds_between_frames}) must be > 0")
-        if seconds_between_frames is not None and sampler != "random_timestamps":
-            raise ValueError("seconds_between_frames is for sampler='random_timestamps'; the index samplers take "
-                             "num_indices_between_frames")
+        timed = {"seconds_between_frames": seconds_between_frames, "sampling_range_start": sampling_range_start,
+                 "sampling_range_end": sampling_range_end}
+        for name, value in timed.items():
+            if value is not None and sampler not in _TIME_SAMPLERS:
+                raise ValueError(f"{name} is for the time samplers ('random_timestamps', 'regular_timestamps'); the "
+                                 "index samplers take num_indices_between_frames")
+        if (sampler == "regular_timestamps") != (seconds_between_clip_starts is not None):
+            raise ValueError("sampler='regular_timestamps' takes seconds_between_clip_starts (and only it does)")
+        if seconds_between_clip_starts is not None and not seconds_between_clip_starts > 0:
+            raise ValueError(f"seconds_between_clip_starts ({seconds_between_clip_starts}) must be > 0")
+        if sampler == "regular_timestamps" and num_clips != 1:
+            raise ValueError("sampler='regular_timestamps' takes no num_clips: each video gives the clips that fit, "
+                             "seconds_between_clip_starts apart")
         self.seconds_between_frames = seconds_between_frames
+        self.seconds_between_clip_starts = seconds_between_clip_starts
+        self.sampling_range_start, self.sampling_range_end = sampling_range_start, sampling_range_end
         #: UniformTemporalSubsample's num_samples taken from the Loader's transform (0: none).
         self.temporal_subsample = 0
+        #: Per video its first sample, then the number of samples (each video's clips follow each other).
+        self.clip_offsets: List[int] = [0]
+        for video in range(len(self.paths)):
+            count = len(self._clips_of(video, 0, 0)) if sampler == "regular_timestamps" else self.num_clips
+            self.clip_offsets.append(self.clip_offsets[-1] + count)
 
     def __len__(self) -> int:
-        return len(self.paths) * self.num_clips
+        return self.clip_offsets[-1]
+
+    def _seconds(self) -> List[float]:
+        """The time samplers' seconds as fastloop's C++ side takes them (0 / NaN where not given)."""
+        unset = math.nan
+        return [float(self.seconds_between_frames or 0.0), float(self.seconds_between_clip_starts or 0.0),
+                unset if self.sampling_range_start is None else float(self.sampling_range_start),
+                unset if self.sampling_range_end is None else float(self.sampling_range_end)]
+
+    def _clips_of(self, video: int, seed: int, epoch: int) -> List[List[int]]:
+        return _C._video_clip_frames(self.paths[video], self.num_frames_per_clip, self.num_indices_between_frames,
+                                     self.num_clips, self.sampler, self.policy, self.temporal_subsample,
+                                     self._seconds(), seed, epoch, video)
+
+    def _video_of(self, index: int) -> int:
+        return bisect.bisect_right(self.clip_offsets, index) - 1
 
     def _index(self, index: int) -> int:
         n = len(self)
@@ -106,20 +154,18 @@ class VideoFiles:
     def clip_frames(self, index: int, seed: int = 0, epoch: int = 0) -> List[int]:
         """The frame indices of sample ``index`` in ``epoch`` of a Loader with ``seed``."""
         index = self._index(index)
-        video = index // self.num_clips
-        clips = _C._video_clip_frames(self.paths[video], self.num_frames_per_clip, self.num_indices_between_frames,
-                                      self.num_clips, self.sampler, self.policy, self.temporal_subsample,
-                                      self.seconds_between_frames or 0.0, seed, epoch, video)
-        return list(clips[index % self.num_clips])
+        video = self._video_of(index)
+        return list(self._clips_of(video, seed, epoch)[index - self.clip_offsets[video]])
 
     def __getitem__(self, index: int) -> Tuple[Any, int]:
         from torchvision import tv_tensors
 
         index = self._index(index)
-        data, _ = _C._video_frames(self.paths[index // self.num_clips], self.clip_frames(index))
+        video = self._video_of(index)
+        data, _ = _C._video_frames(self.paths[video], self.clip_frames(index))
         if self.output_format == "CTHW":
             data = data.permute(1, 0, 2, 3)
-        return tv_tensors.Video(data), self.labels[index // self.num_clips]
+        return tv_tensors.Video(data), self.labels[video]
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (_video_files_rebuild, (self.__dict__.copy(),))
@@ -128,9 +174,9 @@ class VideoFiles:
         """What ``fastloop.Loader(dataset)`` hands its C++ side."""
         return {"data.source": "video", "files": self.paths, "labels": self.labels, "classes": self.classes or [],
                 "video_clip": [self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
-                               int(self.sampler != "regular"), self.temporal_subsample,
-                               int(self.output_format == "CTHW"), int(self.sampler == "random_timestamps")],
-                "video_policy": self.policy, "video_seconds": float(self.seconds_between_frames or 0.0)}
+                               int(self.sampler in ("random", "random_timestamps")), self.temporal_subsample,
+                               int(self.output_format == "CTHW"), int(self.sampler in _TIME_SAMPLERS)],
+                "video_policy": self.policy, "video_seconds": self._seconds()}
 
     def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
         """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
@@ -168,6 +214,16 @@ class VideoFiles:
         return (f"fastloop.{type(self).__name__}({len(self.paths)} videos, num_frames_per_clip="
                 f"{self.num_frames_per_clip}, num_indices_between_frames={self.num_indices_between_frames}, "
                 f"num_clips={self.num_clips}, sampler={self.sampler!r}): {len(self)} clips")
+
+
+def _shard_of(path: str) -> Optional[str]:
+    """The local .tar shard whose member ``path`` names (``SHARD.tar/KEY.mp4``), or None."""
+    at = path.find(".tar/")
+    while at >= 0:
+        if os.path.isfile(path[: at + 4]):
+            return path[: at + 4]
+        at = path.find(".tar/", at + 1)
+    return None
 
 
 def _video_files_rebuild(state: Dict[str, Any]) -> VideoFiles:
@@ -209,7 +265,8 @@ class VideoFolder(VideoFiles):
     def __init__(self, root: Union[str, os.PathLike], num_frames_per_clip: int = 16,
                  num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random", *,
                  split: Optional[str] = None, policy: str = "repeat_last", output_format: str = "TCHW",
-                 seconds_between_frames: Optional[float] = None,
+                 seconds_between_frames: Optional[float] = None, seconds_between_clip_starts: Optional[float] = None,
+                 sampling_range_start: Optional[float] = None, sampling_range_end: Optional[float] = None,
                  extensions: Sequence[str] = VIDEO_EXTENSIONS) -> None:
         self.root = os.fspath(root)
         folder = os.path.join(self.root, split) if split else self.root
@@ -220,7 +277,9 @@ class VideoFolder(VideoFiles):
             raise ValueError(f"{folder}: no videos ({', '.join(extensions)}) in class folders (root/CLASS/VIDEO)")
         super().__init__(paths, labels, classes, num_frames_per_clip=num_frames_per_clip,
                          num_indices_between_frames=num_indices_between_frames, num_clips=num_clips, sampler=sampler,
-                         policy=policy, output_format=output_format, seconds_between_frames=seconds_between_frames)
+                         policy=policy, output_format=output_format, seconds_between_frames=seconds_between_frames,
+                         seconds_between_clip_starts=seconds_between_clip_starts,
+                         sampling_range_start=sampling_range_start, sampling_range_end=sampling_range_end)
         self.split = split
 
 
@@ -247,3 +306,62 @@ def video_csv(path: Union[str, os.PathLike], **kwargs: Any) -> VideoFiles:
         return VideoFiles(paths, [int(n) for n in names], **kwargs)
     classes = sorted(set(names))
     return VideoFiles(paths, [classes.index(n) for n in names], classes, **kwargs)
+
+
+_KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)[.]([^/]*)$")  # webdataset's base_plus_ext: KEY, then all after its first dot
+
+
+def _shard_files(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]) -> List[str]:
+    if not isinstance(shards, (str, os.PathLike)):
+        return [os.fspath(s) for s in shards]
+    shards = os.fspath(shards)
+    if os.path.isdir(shards):
+        found = sorted(glob.glob(os.path.join(shards, "*.tar")))
+    elif os.path.isfile(shards):
+        found = [shards]
+    else:
+        found = sorted(glob.glob(shards))
+    if not found:
+        raise ValueError(f"{shards}: no .tar shards (give a .tar file, a folder of them, a glob pattern or a list)")
+    return found
+
+
+def video_shards(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], **kwargs: Any) -> VideoFiles:
+    """Videos in local tar shards as WebDataset writes them: per sample a video member ``KEY.mp4`` (or ``.mkv``,
+    ``.webm``, ``.avi``, ...) and its class index ``KEY.cls``. ``shards``: a ``.tar`` file, a folder of them (sorted),
+    a glob pattern, or a list. The videos are read in place, from a mapping of each shard (no copy, no extraction):
+    a sample's path is ``SHARD.tar/KEY.mp4``, which ``VideoFiles`` and the Loader take as a file's. ``kwargs`` as
+    :class:`VideoFiles`. A sample without a video or without a ``.cls`` member, or a ``.cls`` that is not an
+    integer, is a ``ValueError`` naming the shard and the key; a compressed shard is refused."""
+    paths: List[str] = []
+    labels: List[int] = []
+    for shard in _shard_files(shards):
+        videos: Dict[str, str] = {}
+        classes: Dict[str, int] = {}
+        try:
+            with tarfile.open(shard, mode="r:") as archive:  # plain tar: fastloop reads the members in place
+                for member in archive:
+                    match = _KEY_EXT.match(member.name) if member.isfile() else None
+                    if not match:
+                        continue
+                    key, ext = match.group(1), match.group(2).lower()
+                    if "." + ext in VIDEO_EXTENSIONS:
+                        videos.setdefault(key, member.name)
+                    elif ext == "cls":
+                        text = archive.extractfile(member).read().decode("utf-8", "replace").strip()
+                        if not text.lstrip("-").isdigit():
+                            raise ValueError(f"{shard}: {member.name} holds {text[:20]!r}, not a class index")
+                        classes[key] = int(text)
+        except tarfile.TarError as error:
+            raise ValueError(f"{shard}: not a plain tar shard ({error}); fastloop reads uncompressed .tar") from None
+        for key, name in videos.items():  # in archive order
+            if key not in classes:
+                raise ValueError(f"{shard}: sample {key!r} has no .cls member; each sample needs KEY.mp4 (or another "
+                                 "video) and KEY.cls")
+            paths.append(f"{shard}/{name}")
+            labels.append(classes[key])
+        if set(classes) - set(videos):
+            raise ValueError(f"{shard}: sample {min(set(classes) - set(videos))!r} has a .cls but no video member")
+    if not paths:
+        raise ValueError(f"{shards}: the shards hold no videos (KEY.mp4 with KEY.cls)")
+    return VideoFiles(paths, labels, **kwargs)

@@ -42,10 +42,11 @@ struct SplitLoaderArgs {
   std::vector<std::string> mask_files;
   // source "video": fastloop.VideoFiles / VideoFolder: `files` the videos with `labels` and `classes`; its clips'
   // frames per clip, frames between, clips per video, random (1) or regular (0), subsample, channels first (1),
-  // timestamps (1); the seconds between frames of timestamp clips (0: 1 / average fps)
+  // timestamps (1); the time samplers' seconds (VideoClipOptions::seconds_set: between frames, between clip starts,
+  // the sampling range)
   std::vector<int64_t> video_clip;
   std::string video_policy = "repeat_last";
-  double video_seconds = 0;
+  std::vector<double> video_seconds;
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.

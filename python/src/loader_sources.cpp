@@ -85,7 +85,7 @@ DatasetSplits loader_data_of(const SplitLoaderArgs& args, const TrainConfig& con
     VideoClipOptions clip;
     clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
     clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
-    clip.policy = args.video_policy, clip.seconds_between_frames = args.video_seconds;
+    clip.policy = args.video_policy, clip.seconds_set(args.video_seconds);
     return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
                         data_options_of(config.data));
   }

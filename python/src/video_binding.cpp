@@ -34,13 +34,16 @@ py::tuple video_frames(const std::string& path, const std::vector<int64_t>& fram
 }
 
 VideoClipOptions clip_options(int64_t frames_per_clip, int64_t frames_between, int64_t clips, const std::string& sampler,
-                              const std::string& policy, int64_t subsample) {
-  if (sampler != "random" && sampler != "regular" && sampler != "random_timestamps")
-    throw InputError("videos: sampler must be 'random', 'regular' or 'random_timestamps', got '" + sampler + "'");
+                              const std::string& policy, int64_t subsample, const std::vector<double>& seconds) {
+  if (sampler != "random" && sampler != "regular" && sampler != "random_timestamps" && sampler != "regular_timestamps")
+    throw InputError("videos: sampler must be 'random', 'regular', 'random_timestamps' or 'regular_timestamps', got '" +
+                     sampler + "'");
   VideoClipOptions o;
   o.frames_per_clip = frames_per_clip, o.frames_between = frames_between, o.clips = clips;
-  o.random = sampler != "regular", o.timestamps = sampler == "random_timestamps";
+  o.random = sampler == "random" || sampler == "random_timestamps";
+  o.timestamps = sampler == "random_timestamps" || sampler == "regular_timestamps";
   o.policy = policy, o.subsample = subsample;
+  o.seconds_set(seconds);
   return o;
 }
 
@@ -74,32 +77,44 @@ void video_bind(py::module_& module) {
       },
       py::arg("path"), py::arg("clips"),
       "(seeks, frames decoded) of one reader reading `clips` (lists of frames) in turn: what a clip costs");
+  module.def(
+      "_video_index_counts", [] {
+        const VideoIndexCounts counts = video_index_counts();
+        py::dict out;
+        out["scanned"] = counts.scanned, out["cache_read"] = counts.cache_read;
+        out["cache_written"] = counts.cache_written;
+        return out;
+      },
+      "how the process's frame indices were come by: scanned from videos, read from $FASTLOOP_CACHE/video-index "
+      "files, cache files written");
+  module.def("_video_index_forget", &video_index_forget,
+             "drops the process's frame indices (the cache files stay), as a new process starts (for tests)");
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",
       [](const std::string& path, int64_t frames_per_clip, int64_t frames_between, int64_t clips,
-         const std::string& sampler, const std::string& policy, int64_t subsample, double seconds_between_frames,
+         const std::string& sampler, const std::string& policy, int64_t subsample, const std::vector<double>& seconds,
          int64_t seed, int64_t epoch, int64_t video) {
         py::gil_scoped_release release;
-        VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample);
-        o.seconds_between_frames = seconds_between_frames;
+        const VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample, seconds);
         VideoFrameReader reader;
         const VideoTimeline timeline = reader.timeline(path);
         std::vector<std::vector<int64_t>> out;
-        for (int64_t c = 0; c < clips; ++c) {
-          if (o.timestamps) {
-            out.push_back(video_clip_frames_timed(timeline, o, static_cast<uint64_t>(seed), epoch, video, c, path));
-            continue;
-          }
-          const std::vector<int64_t> starts =
-              video_clip_starts(timeline.frames, o, static_cast<uint64_t>(seed), epoch, video);
-          out.push_back(video_clip_frames(timeline.frames, starts[static_cast<size_t>(c)], o, path));
+        if (o.timestamps) {
+          for (double start : video_clip_starts_timed(timeline, o, static_cast<uint64_t>(seed), epoch, video, path))
+            out.push_back(video_clip_frames_timed(timeline, o, start, path));
+          return out;
         }
+        for (int64_t start : video_clip_starts(timeline.frames, o, static_cast<uint64_t>(seed), epoch, video))
+          out.push_back(video_clip_frames(timeline.frames, start, o, path));
         return out;
       },
       py::arg("path"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
-      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seconds_between_frames"), py::arg("seed"),
-      py::arg("epoch"), py::arg("video"), "each clip's frame indices of the video at `path`, as the loader draws them");
+      py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seconds"), py::arg("seed"),
+      py::arg("epoch"), py::arg("video"),
+      "every clip's frame indices of the video at `path`, as the loader draws them; `seconds`: the time samplers' "
+      "[seconds_between_frames, seconds_between_clip_starts, sampling_range_start, sampling_range_end], 0 / NaN "
+      "where not given");
 }
 
 } // namespace fastloop::python

@@ -1,7 +1,7 @@
 """Video clips (fastloop.VideoFiles / VideoFolder through fastloop.Loader) against torchcodec from .venv: the same
 frames and presentation times for the same indices, torchcodec's sampler definitions, the same batches for any
-number of workers, resume, the v2 pipeline with one draw per clip, and bad input named. The videos are made here
-with the `ffmpeg` CLI (Debian's FFmpeg 5.1, the libraries fastloop opens at run time)."""
+number of workers, resume, the v2 pipeline with one draw per clip, and bad input named. The videos are made by
+video_data.py with the `ffmpeg` CLI (Debian's FFmpeg 5.1, the libraries fastloop opens at run time)."""
 
 import os
 import pathlib
@@ -19,44 +19,14 @@ from torchcodec.decoders import VideoDecoder  # noqa: E402
 from torchcodec.samplers import clips_at_regular_indices  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
 
-if shutil.which("ffmpeg") is None:
-    pytest.fail("the video tests need the ffmpeg CLI (scripts/setup.sh installs it)")
-
-
-def _ffmpeg(*args: str) -> None:
-    done = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+from video_data import clip_paths as _clip_paths  # noqa: E402
+from video_data import ffmpeg as _ffmpeg  # noqa: E402
+from video_data import make_videos  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory) -> pathlib.Path:
-    """root/CLASS/*.mp4: moving test patterns, H.264 with B-frames (libx264's default), a keyframe every 30 frames;
-    one of 10 frames (shorter than a clip); and static/ a lossless still picture (every frame the same bytes)."""
-    root = tmp_path_factory.mktemp("videos")
-    for cls, sources in (("pattern", ["testsrc2=size=320x240:rate=30", "mandelbrot=size=320x240:rate=30"]),
-                         ("rgb", ["rgbtestsrc=size=320x240:rate=30", "testsrc=size=320x240:rate=30"])):
-        (root / "clips" / cls).mkdir(parents=True)
-        for k, source in enumerate(sources):
-            _ffmpeg("-f", "lavfi", "-i", source, "-t", "3", "-c:v", "libx264", "-preset", "veryfast", "-g", "30",
-                    "-pix_fmt", "yuv420p", str(root / "clips" / cls / f"{k}.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "10", "-c:v", "libx264",
-            "-pix_fmt", "yuv420p", str(root / "short.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "smptebars=size=320x240:rate=30", "-t", "1", "-c:v", "libx264", "-qp", "0",
-            "-pix_fmt", "yuv444p", str(root / "static.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=360x200:rate=25", "-t", "2", "-c:v", "libx264", "-g", "25",
-            "-pix_fmt", "yuv420p", str(root / "odd_width.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2", "-c:v", "libvpx-vp9", "-deadline",
-            "realtime", "-cpu-used", "8", str(root / "vp9.webm"))
-    one_second = ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "1"]
-    _ffmpeg(*one_second, "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-g", "12",
-            str(root / "hevc.mkv"))
-    _ffmpeg(*one_second, "-c:v", "libsvtav1", "-preset", "12", "-g", "12", str(root / "av1.mkv"))
-    _ffmpeg(*one_second, "-c:v", "mpeg4", "-bf", "2", "-g", "12", str(root / "mpeg4.avi"))  # no pts in AVI
-    return root
-
-
-def _clip_paths(videos: pathlib.Path):
-    return sorted(str(p) for p in (videos / "clips").rglob("*.mp4"))
+    return make_videos(tmp_path_factory.mktemp("videos"))
 
 
 @pytest.mark.parametrize("name", ["clips/pattern/0.mp4", "odd_width.mp4", "vp9.webm", "short.mp4", "hevc.mkv",
@@ -163,6 +133,48 @@ def test_random_timestamp_clips_follow_torchcodecs_definition(videos):
         clips_at_random_timestamps(VideoDecoder(short), num_frames_per_clip=16)
     with pytest.raises(ValueError, match=r"short\.mp4: sampling_range_start .* shorter than a clip"):
         fastloop.VideoFiles([short], [0], sampler="random_timestamps").clip_frames(0)
+
+
+def test_regular_timestamp_clips_are_torchcodecs(videos):
+    """clips_at_regular_timestamps: clip starts torch.arange(range start, range end, seconds_between_clip_starts),
+    each frame the one played at start + k * seconds_between_frames; fastloop's clips, clip for clip, have the pts
+    of torchcodec's (equal floats: the same arange, the same pts * num / den), the same number of them per video,
+    the default step (1 / average fps) putting every time on a frame's start, the policies past the end."""
+    from torchcodec.samplers import clips_at_regular_timestamps
+
+    clip = _clip_paths(videos)[0]  # 3 s at 30 fps
+    for file, kwargs in ((clip, dict(seconds_between_clip_starts=0.5, num_frames_per_clip=4)),
+                         (clip, dict(seconds_between_clip_starts=0.3, num_frames_per_clip=3, seconds_between_frames=0.1,
+                                     sampling_range_start=0.25, sampling_range_end=2.0)),
+                         (clip, dict(seconds_between_clip_starts=0.7, num_frames_per_clip=6, seconds_between_frames=0.45,
+                                     sampling_range_end=3.5)),  # clips past the end: repeat_last
+                         (clip, dict(seconds_between_clip_starts=0.7, num_frames_per_clip=6, seconds_between_frames=0.45,
+                                     sampling_range_end=3.5, policy="wrap")),
+                         (str(videos / "odd_width.mp4"), dict(seconds_between_clip_starts=1 / 3, num_frames_per_clip=5)),
+                         (str(videos / "vp9.webm"), dict(seconds_between_clip_starts=0.25, num_frames_per_clip=8))):
+        theirs = clips_at_regular_timestamps(VideoDecoder(file, seek_mode="exact"), **kwargs)
+        dataset = fastloop.VideoFiles([file], [0], sampler="regular_timestamps", **kwargs)
+        pts = fastloop._C._video_info(file)["pts_seconds"]
+        assert len(dataset) == theirs.data.shape[0] > 1, kwargs
+        for c in range(len(dataset)):
+            assert [pts[f] for f in dataset.clip_frames(c)] == theirs.pts_seconds[c].tolist(), (kwargs, c)
+    assert torch.equal(dataset[2][0], theirs.data[2])  # and the frames decoded equal
+    files = fastloop.VideoFiles(_clip_paths(videos) + [str(videos / "odd_width.mp4")], [0, 0, 1, 1, 2],
+                                num_frames_per_clip=3, sampler="regular_timestamps", seconds_between_clip_starts=1.0)
+    assert files.clip_offsets == [0, 3, 6, 9, 12, 14] and files.clip_frames(13)[0] == 25  # 1.0 s at 25 fps
+    one = [(x, y) for x, y in _loader(files, TRAIN, workers=1, seed=2, shuffle=False, drop_last=False)]
+    two = [(x, y) for x, y in _loader(files, TRAIN, workers=2, seed=2, shuffle=False, drop_last=False)]
+    assert torch.cat([y for _, y in one]).tolist() == [0] * 6 + [1] * 6 + [2] * 2
+    assert all(torch.equal(a, c) and torch.equal(b, d) for (a, b), (c, d) in zip(one, two))
+    short = str(videos / "short.mp4")  # 10 frames: a clip of 16 does not fit
+    with pytest.raises(ValueError, match="sampling_range_start"):
+        clips_at_regular_timestamps(VideoDecoder(short), seconds_between_clip_starts=0.1, num_frames_per_clip=16)
+    with pytest.raises(ValueError, match=r"short\.mp4: sampling_range_start .* shorter than a clip"):
+        fastloop.VideoFiles([short], [0], sampler="regular_timestamps", seconds_between_clip_starts=0.1)
+    with pytest.raises(ValueError, match="takes no num_clips"):
+        fastloop.VideoFiles([clip], [0], sampler="regular_timestamps", seconds_between_clip_starts=1.0, num_clips=2)
+    with pytest.raises(ValueError, match="seconds_between_clip_starts"):
+        fastloop.VideoFiles([clip], [0], sampler="regular_timestamps")
 
 
 def _loader(dataset, transform, **kwargs):

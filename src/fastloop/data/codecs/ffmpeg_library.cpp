@@ -70,6 +70,9 @@ FfmpegLibrary load() {
   resolve(h.format, "libavformat", "av_read_frame", f.read_frame);
   resolve(h.format, "libavformat", "av_seek_frame", f.seek_frame);
   resolve(h.format, "libavformat", "avformat_close_input", f.format_close_input);
+  resolve(h.format, "libavformat", "avformat_alloc_context", f.format_alloc_context);
+  resolve(h.format, "libavformat", "avio_alloc_context", f.io_alloc_context);
+  resolve(h.format, "libavformat", "avio_context_free", f.io_context_free);
   resolve(h.codec, "libavcodec", "avcodec_find_decoder", f.codec_find_decoder);
   resolve(h.codec, "libavcodec", "avcodec_alloc_context3", f.codec_alloc_context3);
   resolve(h.codec, "libavcodec", "avcodec_parameters_to_context", f.codec_parameters_to_context);
@@ -86,6 +89,8 @@ FfmpegLibrary load() {
   resolve(h.util, "libavutil", "av_frame_free", f.frame_free);
   resolve(h.util, "libavutil", "av_frame_unref", f.frame_unref);
   resolve(h.util, "libavutil", "av_strerror", f.strerror);
+  resolve(h.util, "libavutil", "av_malloc", f.malloc);
+  resolve(h.util, "libavutil", "av_free", f.free);
   resolve(h.scale, "libswscale", "sws_getCachedContext", f.sws_get_cached_context);
   resolve(h.scale, "libswscale", "sws_scale", f.sws_scale);
   resolve(h.scale, "libswscale", "sws_freeContext", f.sws_free_context);

@@ -27,6 +27,9 @@ struct FfmpegLibrary {
   decltype(&::av_read_frame) read_frame;
   decltype(&::av_seek_frame) seek_frame;
   decltype(&::avformat_close_input) format_close_input;
+  decltype(&::avformat_alloc_context) format_alloc_context;
+  decltype(&::avio_alloc_context) io_alloc_context;
+  decltype(&::avio_context_free) io_context_free;
   // libavcodec
   decltype(&::avcodec_find_decoder) codec_find_decoder;
   decltype(&::avcodec_alloc_context3) codec_alloc_context3;
@@ -45,6 +48,8 @@ struct FfmpegLibrary {
   decltype(&::av_frame_free) frame_free;
   decltype(&::av_frame_unref) frame_unref;
   decltype(&::av_strerror) strerror;
+  decltype(&::av_malloc) malloc;
+  decltype(&::av_free) free;
   // libswscale
   decltype(&::sws_getCachedContext) sws_get_cached_context;
   decltype(&::sws_scale) sws_scale;

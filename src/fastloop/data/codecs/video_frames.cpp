@@ -12,17 +12,22 @@
 
 namespace fastloop {
 
-VideoInfo video_info(const std::string& path) {
-  const std::shared_ptr<const VideoIndex> index = video_index(path);
+namespace {
+
+VideoInfo info_of(const VideoIndex& index) {
   VideoInfo info;
-  info.frames = index->frames();
-  info.height = index->height, info.width = index->width;
-  info.codec = index->codec;
-  for (int64_t pts : index->pts) info.pts_seconds.push_back(index->seconds(pts));
-  info.begin_seconds = index->seconds(index->pts.front());
-  info.end_seconds = index->seconds(index->end);
+  info.frames = index.frames();
+  info.height = index.height, info.width = index.width;
+  info.codec = index.codec;
+  for (int64_t pts : index.pts) info.pts_seconds.push_back(index.seconds(pts));
+  info.begin_seconds = index.seconds(index.pts.front());
+  info.end_seconds = index.seconds(index.end);
   return info;
 }
+
+}  // namespace
+
+VideoInfo video_info(const std::string& path) { return info_of(*video_index(path)); }
 
 std::string video_libraries() {
   ffmpeg_library();
@@ -32,11 +37,15 @@ std::string video_libraries() {
 VideoFrameReader::VideoFrameReader() = default;
 VideoFrameReader::~VideoFrameReader() = default;
 
-VideoReader& VideoFrameReader::reader_of(const std::string& path) {
+VideoReader& VideoFrameReader::reader_of(const std::string& path, const std::shared_ptr<const VideoIndex>& index) {
   auto found = std::find_if(readers_.begin(), readers_.end(), [&](const Open& r) { return r.path == path; });
+  if (found != readers_.end() && found->index != index) {  // the file changed since it was opened
+    seeks_closed_ += found->reader->seeks(), decoded_closed_ += found->reader->frames_decoded();
+    readers_.erase(found);
+    found = readers_.end();
+  }
   if (found == readers_.end()) {
-    const std::shared_ptr<const VideoIndex> index = video_index(path);
-    Open made{path, index->height * index->width, std::make_unique<VideoReader>()};
+    Open made{path, index, index->height * index->width, std::make_unique<VideoReader>()};
     int64_t pixels = made.pixels;
     for (const Open& r : readers_) pixels += r.pixels;
     while (!readers_.empty() && (readers_.size() >= kOpenVideos || pixels > kOpenPixels)) {
@@ -52,18 +61,20 @@ VideoReader& VideoFrameReader::reader_of(const std::string& path) {
 }
 
 void VideoFrameReader::read(const std::string& path, const std::vector<int64_t>& frames, std::vector<ImageU8>& out) {
-  reader_of(path).read(*video_index(path), frames, out);
+  const std::shared_ptr<const VideoIndex> index = video_index(path);
+  reader_of(path, index).read(*index, frames, out);
 }
 
 int64_t VideoFrameReader::frame_count(const std::string& path) { return video_index(path)->frames(); }
 
 VideoTimeline VideoFrameReader::timeline(const std::string& path) {
-  static std::mutex mutex;  // the times of each indexed file, made once, kept as the index is
-  static std::map<std::string, std::shared_ptr<const VideoInfo>> times;
+  const std::shared_ptr<const VideoIndex> index = video_index(path);
+  static std::mutex mutex;  // the times of each file's index, made once per index
+  static std::map<std::string, std::pair<std::shared_ptr<const VideoIndex>, std::shared_ptr<const VideoInfo>>> times;
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<const VideoInfo>& info = times[path];
-  if (!info) info = std::make_shared<const VideoInfo>(video_info(path));
-  return {info->frames, info->pts_seconds.data(), info->begin_seconds, info->end_seconds};
+  auto& [indexed, info] = times[path];
+  if (indexed != index) indexed = index, info = std::make_shared<const VideoInfo>(info_of(*index));
+  return {info->frames, info->pts_seconds.data(), info->begin_seconds, info->end_seconds, info};
 }
 
 int64_t VideoFrameReader::seeks() const {

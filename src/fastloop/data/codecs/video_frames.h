@@ -3,6 +3,7 @@
 // ffmpeg_library.h); a build without FFmpeg's headers compiles video_frames_none.cpp, whose calls say so.
 #pragma once
 
+#include "fastloop/data/codecs/video_index.h"
 #include "fastloop/data/transforms/image_u8.h"
 
 #include <cstdint>
@@ -31,11 +32,12 @@ std::string video_libraries();
 
 class VideoReader;
 
-/// A video's frame times as the clip samplers read them (video_clips.h), pointing into the process's index.
+/// A video's frame times as the clip samplers read them (video_clips.h).
 struct VideoTimeline {
   int64_t frames = 0;
-  const double* pts_seconds = nullptr;  // frames of them, ascending
+  const double* pts_seconds = nullptr;  // frames of them, ascending, held by `info`
   double begin_seconds = 0, end_seconds = 0;
+  std::shared_ptr<const VideoInfo> info;
 };
 
 /// One thread's decoders (video_reader.h): the videos it read last stay open (an LRU of up to kOpenVideos, and
@@ -54,7 +56,7 @@ class VideoFrameReader {
   void read(const std::string& path, const std::vector<int64_t>& frames, std::vector<ImageU8>& out);
   /// The number of frames of the video at `path` (video_info without the times).
   int64_t frame_count(const std::string& path);
-  /// The frame times of the video at `path` (video_info's, held by the process's index: valid for its life).
+  /// The frame times of the video at `path` (video_info's, made once per index of it).
   VideoTimeline timeline(const std::string& path);
   int64_t seeks() const;
   int64_t frames_decoded() const;
@@ -65,10 +67,12 @@ class VideoFrameReader {
   static constexpr int64_t kOpenPixels = 16 * 640 * 360;
 
  private:
-  VideoReader& reader_of(const std::string& path);
+  // The open reader of `path`, whose index is `index` (a reader of an older index of the file is reopened).
+  VideoReader& reader_of(const std::string& path, const std::shared_ptr<const VideoIndex>& index);
 
   struct Open {
     std::string path;
+    std::shared_ptr<const VideoIndex> index;
     int64_t pixels = 0;
     std::unique_ptr<VideoReader> reader;
   };

@@ -3,6 +3,7 @@
 #include "fastloop/data/codecs/video_frames.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/video_index.h"
 
 namespace fastloop {
 namespace {
@@ -20,12 +21,14 @@ class VideoReader {
 
 VideoInfo video_info(const std::string&) { no_video(); }
 std::string video_libraries() { no_video(); }
-VideoReader& VideoFrameReader::reader_of(const std::string&) { no_video(); }
+VideoReader& VideoFrameReader::reader_of(const std::string&, const std::shared_ptr<const VideoIndex>&) { no_video(); }
 VideoFrameReader::VideoFrameReader() = default;
 VideoFrameReader::~VideoFrameReader() = default;
 void VideoFrameReader::read(const std::string&, const std::vector<int64_t>&, std::vector<ImageU8>&) { no_video(); }
 int64_t VideoFrameReader::frame_count(const std::string&) { no_video(); }
 VideoTimeline VideoFrameReader::timeline(const std::string&) { no_video(); }
+VideoIndexCounts video_index_counts() { return {}; }
+void video_index_forget() {}
 int64_t VideoFrameReader::seeks() const { return 0; }
 int64_t VideoFrameReader::frames_decoded() const { return 0; }
 

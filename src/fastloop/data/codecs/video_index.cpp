@@ -5,12 +5,16 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/codecs/ffmpeg_library.h"
+#include "fastloop/data/codecs/video_index_file.h"
 #include "fastloop/data/codecs/video_input.h"
+#include "fastloop/data/codecs/video_member.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 namespace fastloop {
 namespace {
@@ -117,17 +121,58 @@ VideoIndex video_index_make(const std::string& path) {
   return index;
 }
 
+namespace {
+
+struct Indexed {
+  std::optional<VideoSourceStamp> stamp;
+  std::shared_ptr<const VideoIndex> index;
+};
+
+struct Indices {  // the process's, as libcurl's handle
+  std::mutex mutex;
+  std::map<std::string, Indexed> by_path;
+  std::atomic<int64_t> scanned{0}, cache_read{0}, cache_written{0};
+};
+
+Indices& indices() {
+  static Indices made;
+  return made;
+}
+
+}  // namespace
+
 std::shared_ptr<const VideoIndex> video_index(const std::string& path) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const VideoIndex>> cache;  // the process's, as libcurl's handle
+  Indices& all = indices();
+  const std::optional<VideoSourceStamp> stamp = video_stamp(path);  // a shard member's: its shard's
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto found = cache.find(path);
-    if (found != cache.end()) return found->second;
+    std::lock_guard<std::mutex> lock(all.mutex);
+    auto found = all.by_path.find(path);
+    if (found != all.by_path.end() && found->second.stamp == stamp) return found->second.index;
   }
-  auto made = std::make_shared<const VideoIndex>(video_index_make(path));
-  std::lock_guard<std::mutex> lock(mutex);
-  return cache.emplace(path, std::move(made)).first->second;
+  std::optional<VideoIndex> cached = stamp ? video_index_cache_read(path, *stamp) : std::nullopt;
+  if (cached) {
+    ++all.cache_read;
+  } else {
+    cached = video_index_make(path);
+    ++all.scanned;
+    if (stamp && video_index_cache_write(*cached, path, *stamp)) ++all.cache_written;
+  }
+  auto made = std::make_shared<const VideoIndex>(std::move(*cached));
+  std::lock_guard<std::mutex> lock(all.mutex);
+  Indexed& entry = all.by_path[path];
+  if (entry.stamp != stamp || !entry.index) entry = {stamp, std::move(made)};
+  return entry.index;
+}
+
+VideoIndexCounts video_index_counts() {
+  const Indices& all = indices();
+  return {all.scanned.load(), all.cache_read.load(), all.cache_written.load()};
+}
+
+void video_index_forget() {
+  Indices& all = indices();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  all.by_path.clear();
 }
 
 } // namespace fastloop

@@ -2,14 +2,68 @@
 #include "fastloop/data/codecs/video_input.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/data/codecs/video_member.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 
 namespace fastloop {
+namespace {
+
+constexpr int kIoBuffer = 1 << 16;  // the AVIOContext's buffer: FFmpeg's own default for files is 32 KB
+
+struct MemoryIo {
+  VideoMemberBytes member;
+  int64_t at = 0;
+};
+
+int memory_read(void* opaque, uint8_t* buffer, int size) {
+  auto& io = *static_cast<MemoryIo*>(opaque);
+  const int64_t left = static_cast<int64_t>(io.member.bytes.size()) - io.at;
+  if (left <= 0) return AVERROR_EOF;
+  const int n = static_cast<int>(std::min<int64_t>(size, left));
+  std::memcpy(buffer, io.member.bytes.data() + io.at, static_cast<size_t>(n));
+  io.at += n;
+  return n;
+}
+
+int64_t memory_seek(void* opaque, int64_t offset, int whence) {
+  auto& io = *static_cast<MemoryIo*>(opaque);
+  const auto size = static_cast<int64_t>(io.member.bytes.size());
+  whence &= ~AVSEEK_FORCE;
+  if (whence == AVSEEK_SIZE) return size;
+  const int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? io.at : whence == SEEK_END ? size : -1;
+  if (base < 0 || offset < -base || offset > size - base) return AVERROR(EINVAL);
+  io.at = base + offset;
+  return io.at;
+}
+
+}  // namespace
+
+void VideoInput::memory_open() {
+  const FfmpegLibrary& ff = ffmpeg_library();
+  auto memory = std::make_shared<MemoryIo>(MemoryIo{video_member_bytes(path), 0});
+  format = ff.format_alloc_context();
+  auto* buffer = static_cast<unsigned char*>(ff.malloc(kIoBuffer));
+  if (buffer) io_ = ff.io_alloc_context(buffer, kIoBuffer, 0, memory.get(), memory_read, nullptr, memory_seek);
+  if (!io_ && buffer) ff.free(buffer);
+  if (!format || !io_) {
+    close();
+    throw RunError(path + ": FFmpeg could not allocate its reader (out of memory)");
+  }
+  format->pb = io_;
+  format->flags |= AVFMT_FLAG_CUSTOM_IO;  // closing the format leaves io_ to us
+  memory_ = std::move(memory);
+}
 
 VideoInput::VideoInput(const std::string& file) : path(file) {
   const FfmpegLibrary& ff = ffmpeg_library();
+  if (video_member_split(path)) memory_open();
   const int opened = ff.format_open_input(&format, path.c_str(), nullptr, nullptr);
   if (opened < 0) {
-    format = nullptr;
+    format = nullptr;  // freed by FFmpeg
+    close();
     throw InputError(path + ": FFmpeg cannot open it as a video (" + ffmpeg_error(opened) +
                      "); check the path and that it is a video file (mp4, mkv, webm, avi)");
   }
@@ -39,6 +93,11 @@ void VideoInput::close() {
   if (codec) ff.codec_free_context(&codec);
   if (packet) ff.packet_free(&packet);
   if (format) ff.format_close_input(&format);
+  if (io_) {
+    ff.free(io_->buffer);  // FFmpeg may have replaced the buffer it was given
+    ff.io_context_free(&io_);
+  }
+  memory_.reset();
 }
 
 std::string VideoInput::codec_name() const {

@@ -156,8 +156,8 @@ Batch Loader::assemble(int64_t batch) {
     Batch out;
     out.index = batch;
     out.views.emplace_back();
-    video_batch_assemble(dataset_, indices_.data() + begin, count, options_.augment, options_.sampler.seed, epoch_,
-                         options_.dtype, out.views[0], out.labels);
+    skipped_ += video_batch_assemble(dataset_, indices_.data() + begin, count, options_.augment,
+                                     options_.sampler.seed, epoch_, options_.dtype, out.views[0], out.labels);
     decoded_ += count;
     return out;
   }

@@ -19,6 +19,8 @@
 namespace fastloop {
 namespace {
 
+constexpr int64_t kSkipTries = 16;  // unreadable videos in a row that bad_image_policy "skip" steps over, as images
+
 struct VideoWork {
   VideoFrameReader reader;
   std::vector<ImageU8> frames;
@@ -53,38 +55,65 @@ void frame_write(const ImageU8& image, const T* table, T* out, int64_t channel_s
   }
 }
 
+// The decoded clip (sample `index`, its frames `frames`, in work.frames) through the pipeline into batch slot `b`.
 template <typename Out>
-void clips_write(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
-                 uint64_t seed, int64_t epoch, at::Tensor& images, int64_t* labels, VideoWork& work) {
-  const VideoClips& clips = *video_clips_of(dataset);
+void clip_write(const VideoClips& clips, int64_t index, const std::vector<int64_t>& frames, int64_t b,
+                const Pipeline& pipeline, const std::vector<Out>& lut, uint64_t seed, int64_t epoch, Out* dst, int64_t H,
+                int64_t W, VideoWork& work) {
   const bool cthw = clips.options().channels_first;
-  const int64_t frames_out = clips.options().frames(), H = dataset.image_height, W = dataset.image_width;
-  const int64_t plane = H * W, channel_stride = cthw ? frames_out * plane : plane;
+  const int64_t frames_out = clips.options().frames(), plane = H * W, channel_stride = cthw ? frames_out * plane : plane;
+  const std::string& path = clips.path(index);
+  for (int64_t t = 0; t < frames_out; ++t) {
+    ImageU8& frame = work.frames[static_cast<size_t>(t)];
+    pipeline.run_u8(frame, seed, epoch, index, work.scratch, 0);  // the sample's draws: one per clip
+    Out* out = dst + b * 3 * frames_out * plane + t * (cthw ? plane : 3 * plane);
+    if (pipeline.float_steps()) {
+      const at::Tensor x = pipeline.run_float(frame, nullptr, seed, epoch, index, work.scratch);
+      size_check(path, frames[static_cast<size_t>(t)], x.size(0), x.size(1), x.size(2), H, W);
+      float_image_write(x, out, channel_stride, W, 1);
+      continue;
+    }
+    size_check(path, frames[static_cast<size_t>(t)], frame.channels, frame.height, frame.width, H, W);
+    frame_write<Out>(frame, lut.data(), out, channel_stride);
+    pipeline.erase_output(out, 3, H, W, channel_stride, W, 1, seed, epoch, index,
+                          [](Out* at, float v) { *at = static_cast<Out>(v); });
+  }
+}
+
+// The batch's clips. Under bad_image_policy "skip" a clip whose video cannot be read (an InputError from its index
+// or its decode, not from the transform) is counted, and the next video's first clip stands in with its own draws,
+// deterministically, as the next image stands in for a bad one. Returns the number skipped.
+template <typename Out>
+int64_t clips_write(const Dataset& dataset, const int64_t* indices, int64_t count, const Pipeline& pipeline,
+                    uint64_t seed, int64_t epoch, at::Tensor& images, int64_t* labels, VideoWork& work) {
+  const VideoClips& clips = *video_clips_of(dataset);
+  const int64_t n = clips.size();
   std::vector<Out> lut;
   for (const float value : pipeline.value_table(3)) lut.push_back(static_cast<Out>(value));  // Tensor::to's rounding
   Out* dst = images.data_ptr<Out>();
+  int64_t skipped = 0;
+  std::vector<int64_t> frames;
   for (int64_t b = 0; b < count; ++b) {
-    const int64_t index = indices[b];
-    const std::string& path = clips.path(index);
-    const std::vector<int64_t> frames = clips.sample_frames(index, work.reader.timeline(path), seed, epoch);
-    work.reader.read(path, frames, work.frames);
-    for (int64_t t = 0; t < frames_out; ++t) {
-      ImageU8& frame = work.frames[static_cast<size_t>(t)];
-      pipeline.run_u8(frame, seed, epoch, index, work.scratch, 0);  // the sample's draws: one per clip
-      Out* out = dst + b * 3 * frames_out * plane + t * (cthw ? plane : 3 * plane);
-      if (pipeline.float_steps()) {
-        const at::Tensor x = pipeline.run_float(frame, nullptr, seed, epoch, index, work.scratch);
-        size_check(path, frames[static_cast<size_t>(t)], x.size(0), x.size(1), x.size(2), H, W);
-        float_image_write(x, out, channel_stride, W, 1);
-        continue;
+    int64_t index = indices[b];
+    for (int64_t attempt = 0;; ++attempt) {
+      try {  // the video's index and frames; the transform's own errors are not the video's
+        const std::string& path = clips.path(index);
+        frames = clips.sample_frames(index, work.reader.timeline(path), seed, epoch);
+        work.reader.read(path, frames, work.frames);
+        break;
+      } catch (const InputError&) {
+        if (!dataset.skip_bad_images) throw;
+        if (++skipped, attempt + 1 >= kSkipTries)
+          throw InputError("bad_image_policy skip: " + std::to_string(kSkipTries) + " videos in a row from " +
+                           clips.path(indices[b]) + " on could not be read; check the videos");
+        index = clips.clips_before(clips.video_of(index) + 1) % n;
       }
-      size_check(path, frames[static_cast<size_t>(t)], frame.channels, frame.height, frame.width, H, W);
-      frame_write<Out>(frame, lut.data(), out, channel_stride);
-      pipeline.erase_output(out, 3, H, W, channel_stride, W, 1, seed, epoch, index,
-                            [](Out* at, float v) { *at = static_cast<Out>(v); });
     }
+    clip_write<Out>(clips, index, frames, b, pipeline, lut, seed, epoch, dst, dataset.image_height, dataset.image_width,
+                    work);
     labels[b] = clips.label(index);
   }
+  return skipped;
 }
 
 }  // namespace
@@ -97,16 +126,24 @@ void video_split_size_resolve(Dataset& split, const std::string& transform, int6
   const VideoClips* clips = video_clips_of(split);
   ImageSize first;
   if (clips && clips->size() > 0 && size <= 0) {
-    const VideoInfo info = video_info(clips->path(0));
-    first = {info.height, info.width};
+    // The first video's frame size; under bad_image_policy "skip" the first that can be read, as a batch skips
+    for (int64_t i = 0, tries = 0;; i = clips->clips_before(clips->video_of(i) + 1) % clips->size(), ++tries) {
+      try {
+        const VideoInfo info = video_info(clips->path(i));
+        first = {info.height, info.width};
+        break;
+      } catch (const InputError&) {
+        if (!split.skip_bad_images || tries + 1 >= kSkipTries) throw;
+      }
+    }
   }
   const ImageSize resolved = transform_image_size(transform, size, names, first);
   split.image_height = resolved.height;
   split.image_width = resolved.width;
 }
 
-void video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
-                          uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
+int64_t video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                             uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
   VideoWork& work = video_work();
   const Pipeline& pipeline = work.pipeline.of(dataset, options);
   pipeline_check_output(pipeline);

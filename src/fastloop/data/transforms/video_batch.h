@@ -21,13 +21,17 @@ const VideoClips* video_clips_of(const Dataset& dataset);
 
 /// Samples indices[0, count) of a video split into `images` (allocated here: `dtype`, [count, T, 3, H, W],
 /// or [count, 3, T, H, W] with the clips' channels_first, H x W the split's size) and `labels` (int64 [count]).
-/// A clip whose frames cannot be decoded throws InputError naming the file and the frame; a transform that
-/// makes another size than the split's names the size to end it with.
-void video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
-                          uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels);
+/// A clip whose video cannot be read (opened, indexed, its frames decoded) throws InputError naming the file (and
+/// the frame), or with the split's skip_bad_images (bad_image_policy "skip") the next video's first clip stands in
+/// for it; returns the number of clips skipped so. A transform that makes another size than the split's names the
+/// size to end it with.
+int64_t video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
+                             uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images,
+                             at::Tensor& labels);
 
 /// A video split's frame size after `transform` (split_size.h's rule, the first video's frame size standing in
-/// for the first image's): set as the split's image_height x image_width.
+/// for the first image's; with skip_bad_images, the first video that can be read): set as the split's
+/// image_height x image_width.
 void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names);
 
 } // namespace fastloop
