@@ -32,6 +32,7 @@
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/field_values.h"
+#include "fastloop/data/sources/flagged_images.h"
 #include "fastloop/data/sources/http_fetch.h"
 #include "fastloop/data/sources/mixture_images.h"
 #include "fastloop/data/sources/remote_shards.h"
