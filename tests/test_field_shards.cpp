@@ -3,6 +3,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/field_values.h"
+#include "fastloop/data/sources/image_parts.h"
 #include "fastloop/data/sources/mixture_images.h"
 #include "fastloop/data/sources/tar.h"
 
@@ -104,6 +105,15 @@ TEST(FieldShards, EachImageFieldIsAPartOfTheSample) {
   EXPECT_EQ(mixture.parts(), 2);
   EXPECT_EQ(mixture.part_bytes(2, 1, scratch), "SA");  // the second source's first sample
   EXPECT_THROW(MixtureImages({pairs, single}, {1.0, 1.0}), InputError);  // 2 images per sample beside 1
+  // splits of the same samples, one per image (Arrow image columns), zipped
+  const auto segs = std::make_shared<FieldShards>(std::vector<std::string>{path}, specs({"seg.png;jpg"}),
+                                                  FieldShardOptions{false, 1, false});
+  const ImageParts zipped({single, segs});
+  EXPECT_EQ(zipped.parts(), 2);
+  EXPECT_EQ(zipped.part_bytes(0, 1, scratch), "SA");
+  EXPECT_EQ(zipped.part_bytes(1, 1, scratch), "JB");
+  EXPECT_EQ(zipped.bytes(1, scratch), "JB");                 // split 0's, as part 0
+  EXPECT_THROW(ImageParts({single, pairs}), InputError);      // a split of two images per sample
 }
 
 // n samples, each its own label; an order of its own (reversed) when `ordered`.

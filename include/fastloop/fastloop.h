@@ -34,6 +34,7 @@
 #include "fastloop/data/sources/field_values.h"
 #include "fastloop/data/sources/flagged_images.h"
 #include "fastloop/data/sources/http_fetch.h"
+#include "fastloop/data/sources/image_parts.h"
 #include "fastloop/data/sources/mixture_images.h"
 #include "fastloop/data/sources/remote_shards.h"
 #include "fastloop/data/sources/sample_files.h"

@@ -66,6 +66,7 @@ class _ShardFields:
 
 
 _JSON_NAMES, _TEXT_NAMES = ("json", "jsn"), ("txt", "text", "transcript")
+_IMAGE_NAMES = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", "pnm")
 
 
 def _arrow_field(schema: Any, name: str) -> Tuple[str, str, str]:
@@ -100,11 +101,11 @@ class _ArrowFields:
     field check failed (``bad_image_policy="stop"``: a ``ValueError`` naming the file, row and column; ``"skip"``:
     replaced by the next sample and counted)."""
 
-    def __init__(self, table: Any, rows: Optional[List[int]], fields: Sequence[str], image: int,
+    def __init__(self, table: Any, rows: Optional[List[int]], fields: Sequence[str], images: List[int],
                  where: Callable[[int, int], str]) -> None:
-        self.table, self.images = table, [image]
+        self.table, self.images = table, images
         self.rows = torch.tensor(rows, dtype=torch.long) if rows else None
-        self.fields = [_arrow_field(table.schema, name) if f != image else None for f, name in enumerate(fields)]
+        self.fields = [_arrow_field(table.schema, name) if f not in images else None for f, name in enumerate(fields)]
         self.problems: Dict[int, str] = {}  # sample -> the message naming it
         checked = set()
         for field in self.fields:
@@ -152,8 +153,27 @@ class _ArrowFields:
         return values.to_pylist()
 
 
+def _arrow_image_fields(schema: Any, fields: Sequence[str], image_column: str, where: str) -> List[int]:
+    """Which of `fields` the workers decode: the first is `image_column` when it is one of them, else the first
+    binary or Hugging Face ``Image`` column; then any other ``Image`` column, or binary column named as webdataset
+    names images (``jpg``, ``depth.png``)."""
+    pa = _pyarrow()
+    first = _arrow_image_field(schema, fields, image_column, where)
+
+    def image(name: str) -> bool:
+        if name not in schema.names:
+            return False
+        kind = schema.field(name).type
+        if pa.types.is_struct(kind):
+            return kind.get_field_index("bytes") >= 0
+        last = name.rsplit(".", 1)[-1].lower()
+        return (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)) and last in _IMAGE_NAMES
+
+    return sorted({first} | {f for f, name in enumerate(fields) if image(name)})
+
+
 def _arrow_image_field(schema: Any, fields: Sequence[str], image_column: str, where: str) -> int:
-    """Which of `fields` the workers decode: `image_column` when it is one of them, else the first binary or
+    """Which of `fields` the workers decode first: `image_column` when it is one of them, else the first binary or
     Hugging Face ``Image`` column."""
     pa = _pyarrow()
     for f, name in enumerate(fields):
@@ -170,6 +190,23 @@ def _arrow_image_field(schema: Any, fields: Sequence[str], image_column: str, wh
             return f
     raise ValueError(f"fastloop.Loader: {where}: none of fields={tuple(fields)} is an image column (binary, or "
                      "the Hub's Image struct)")
+
+
+class _ImageParts:
+    """An Arrow source's splits, one per image column of `fields` (one: the split itself), as C++ reads them
+    (``image_parts``: zipped into a split of several images per sample)."""
+
+    def __init__(self, parts: List[Any]) -> None:
+        self.parts = self.image_parts = parts
+        self.labels = parts[0].labels
+        self.field_problems: Dict[int, str] = {}
+
+    def native(self) -> Any:
+        """What C++ reads: the split itself when it is one, else this (encoded_source_of zips ``image_parts``)."""
+        if len(self.parts) == 1:
+            self.parts[0].field_problems = self.field_problems
+            return self.parts[0]
+        return self
 
 
 class FieldSources:
@@ -201,7 +238,7 @@ class FieldSources:
         self.readers: List[Any] = []
         for item in sources:
             native, reader = self._source(item, args, shuffled)
-            self.native.append(native)
+            self.native.append(native.native() if isinstance(native, _ImageParts) else native)
             self.readers.append(reader)
         if len({tuple(reader.images) for reader in self.readers}) > 1:
             raise ValueError("fastloop.Loader: the sources' image fields stand at different places of fields=")
@@ -240,9 +277,9 @@ class FieldSources:
                              "names, e.g. fields=(\"image\", \"label\"))")
         if is_dataset(item):
             table = item.data.table if hasattr(item.data, "table") else item.data
-            image = self._image_column(table.schema, fields, args, "datasets.Dataset")
-            split = DatasetSplit(item, image, None)
-            reader = _ArrowFields(table, split.rows, fields, list(fields).index(image),
+            images = _arrow_image_fields(table.schema, fields, args["image_column"], "datasets.Dataset")
+            split = _ImageParts([DatasetSplit(item, fields[f], None) for f in images])
+            reader = _ArrowFields(table, split.parts[0].rows, fields, images,
                                   lambda sample, row: f"datasets.Dataset row {sample}")
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
@@ -251,12 +288,14 @@ class FieldSources:
             pattern = parquet_patterns(item, args["split"])
             paths = _expand(pattern)
             first = paths[0] if os.path.isfile(paths[0]) else RemoteFile(paths[0], args["timeout"])
-            image = self._image_column(pq.ParquetFile(first).schema_arrow, fields, args, item)
-            split = ParquetSplit(pattern, image, None, args["timeout"], args["cache_dir"], args["cache_size"])
+            schema = pq.ParquetFile(first).schema_arrow
+            images = _arrow_image_fields(schema, fields, args["image_column"], item)
+            split = _ImageParts([ParquetSplit(pattern, fields[f], None, args["timeout"], args["cache_dir"],
+                                              args["cache_size"]) for f in images])
             # The other columns whole (text is small beside the images): one take per batch reads them.
-            names = pq.ParquetFile(first).schema_arrow.names
-            others = list(dict.fromkeys(f if f in names else f.split(":", 1)[0] for f in fields if f != image))
-            tables = [split._file(f).read(columns=others) for f in range(len(paths))]
+            others = list(dict.fromkeys(name if name in schema.names else name.split(":", 1)[0]
+                                        for f, name in enumerate(fields) if f not in images))
+            tables = [split.parts[0]._file(f).read(columns=others) for f in range(len(paths))]
             starts = [0]
             for t in tables:
                 starts.append(starts[-1] + t.num_rows)
@@ -265,16 +304,12 @@ class FieldSources:
                 f = bisect.bisect_right(starts, row) - 1
                 return f"{paths[f]} row {row - starts[f]}"
 
-            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, list(fields).index(image), where)
+            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where)
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
         hint = "; image files with labels are fastloop.Files(paths, labels)" if isinstance(item, str) else ""
         raise TypeError(f"fastloop.Loader: fields and mixtures (a list of sources) read shards:, parquet: and "
                         f"datasets.Dataset sources, not {item!r}{hint}")
-
-    @staticmethod
-    def _image_column(schema: Any, fields: Sequence[str], args: Dict[str, Any], where: str) -> str:
-        return list(fields)[_arrow_image_field(schema, fields, args["image_column"], where)]
 
     def binding_args(self, binding: Dict[str, Any]) -> Dict[str, Any]:
         """What ``_C.Loader`` takes (`binding`: the settings): the sources, the weights of a mixture, and with

@@ -192,7 +192,8 @@ PARAMETERS: List[Parameter] = [
         '``shards:`` sources member extensions (``"jpg;png;webp"``: the first present wins; ``"txt"`` a ``str``; '
         '``"json"`` a parsed dict, ``"json:caption"`` its ``caption`` value; ``"cls"`` an int; any other '
         "extension its ``bytes``; an extension's kind is its last part: ``\"depth.png\"`` is an image), for "
-        "Parquet and ``datasets.Dataset`` column names (``\"json:caption\"``: a key of a JSON column). The image "
+        "Parquet and ``datasets.Dataset`` column names (``\"json:caption\"``: a key of a JSON column; image fields "
+        "are the image column and any other Hub ``Image`` column, or binary column named as an image). The image "
         "fields are decoded and run through ``transform`` by the C++ workers (several: each its own tensor, drawn "
         "independently as views are; a list of one pipeline per image field gives each its own); the others are "
         "checked (present, not null, UTF-8 text, JSON that parses: a bad sample stops naming its shard and key, or "

@@ -384,6 +384,39 @@ def test_a_null_cell_of_a_datasets_dataset_is_named_by_its_index(tmp_path):
     assert skipping.samples_skipped == 1
 
 
+@pytest.mark.parametrize("kind, shuffle, workers", [("parquet", True, 2), ("parquet", False, 1),
+                                                    ("datasets", True, 1), ("datasets", False, 2)])
+def test_two_image_columns_are_each_the_batch_of_a_loader_of_that_column_alone(tmp_path, kind, shuffle, workers):
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from fastloop import _C
+    rng = np.random.default_rng(7)
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"image": pa.array([{"bytes": encoded(rng, "JPEG"), "path": None} for _ in range(10)], image),
+                      "caption": [caption(i) for i in range(10)],
+                      "depth": pa.array([{"bytes": encoded(rng, "PNG"), "path": None} for _ in range(10)], image)})
+    if kind == "parquet":
+        pq.write_table(table, tmp_path / "train-0.parquet", row_group_size=3)
+        source = f"parquet:{tmp_path}/train-0.parquet"
+    else:
+        features = datasets.Features({"image": datasets.Image(), "caption": datasets.Value("string"),
+                                      "depth": datasets.Image()})
+        source = datasets.Dataset.from_dict(table.to_pydict(), features=features)
+        source = source.select([9, 2, 4, 0, 1, 3, 5, 6, 8, 7])
+    common = dict(transform=transform(), batch_size=4, shuffle=shuffle, workers=workers, shuffle_buffer=3,
+                  drop_last=False)
+    both = every_batch(fastloop.Loader(source, fields=("depth", "caption", "image"), seed=3, **common))
+    assert all(b[0].shape == b[2].shape == (len(b[1]), 3, 16, 16) for b in both)
+    depths = by_caption(every_batch(fastloop.Loader(source, fields=("depth", "caption"), seed=3, **common)), 0, 1)
+    photos = by_caption(every_batch(fastloop.Loader(source, fields=("image", "caption"), seed=_C._view_seed(3, 1),
+                                                    **common)), 0, 1)
+    assert len(photos) == len(depths) == 10
+    for captions, depth, photo in ((b[1], b[0], b[2]) for b in both):
+        for k, c in enumerate(captions):
+            assert torch.equal(photo[k], photos[c]) and torch.equal(depth[k], depths[c])
+
+
 def test_a_datasets_dataset_with_text_columns(tmp_path):
     import datasets
     rng = np.random.default_rng(1)
