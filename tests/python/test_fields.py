@@ -258,6 +258,20 @@ def test_a_sample_lacking_one_image_field_is_named_or_skipped(tmp_path):
     assert torch.equal(batches[0][1][2], batches[1][1][0])  # the stand-in's depth map both times
 
 
+def test_an_undecodable_second_image_is_named_or_skipped(tmp_path):
+    samples = image_pair_samples(6)
+    samples[4]["depth.png"] = b"\x89PNG\r\n\x1a\n not a png"
+    path = tmp_path / "train-000000.tar"
+    write_tar(path, samples)
+    fields = ("jpg", "txt", "depth.png")
+    with pytest.raises(ValueError, match="train-000000.tar:000004"):
+        list(fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False))
+    skipping = fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False,
+                               bad_image_policy="skip")
+    assert [c for b in every_batch(skipping) for c in b[1]] == [caption(i) for i in (0, 1, 2, 3, 5, 5)]
+    assert skipping.samples_skipped == 1
+
+
 def test_a_mixture_of_image_pair_sources(pair_shards, tmp_path):
     write_tar(tmp_path / "train-000000.tar", image_pair_samples(5, start=100))
     other = f"shards:{tmp_path}/train-000000.tar"
