@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = scratch / "fuzz.tar";
   fastloop::fuzz::write_file(path, data, size);
   std::vector<fastloop::FieldSpec> fields;
-  for (const char* f : {"jpg;png", "txt", "json:caption", "cls", "bin"}) fields.push_back(fastloop::field_spec_parse(f));
+  for (const char* f : {"jpg;png", "txt", "json:caption", "cls", "bin", "seg.png"})
+    fields.push_back(fastloop::field_spec_parse(f));
   try {
     const fastloop::FieldShards shards({path}, fields, {true, 4, false});
     std::string unused;
@@ -37,6 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         continue;
       }
       if (fastloop::field_json_value(*shards.field(i, 2), "caption").empty()) std::abort();
+      for (int64_t part = 1; part < shards.parts(); ++part)  // present once bytes() checked the sample
+        if (shards.part_bytes(i, part, unused).size() > size) std::abort();
     }
     if (!shards.epoch_order(1, 0, 0, 2) || !shards.epoch_order(1, 0, 1, 2)) std::abort();
   } catch (const fastloop::InputError&) {

@@ -3,6 +3,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/field_values.h"
+#include "fastloop/data/sources/image_parts.h"
 #include "fastloop/data/sources/mixture_images.h"
 #include "fastloop/data/sources/tar.h"
 
@@ -40,6 +41,8 @@ TEST(FieldSpec, NamesKindsAndKeysAsWebdatasetDecodesThem) {
   EXPECT_EQ(field_spec_parse("txt").kind, FieldKind::kText);
   EXPECT_EQ(field_spec_parse("cls").kind, FieldKind::kInt);
   EXPECT_EQ(field_spec_parse("seg.npy").kind, FieldKind::kBytes);
+  EXPECT_EQ(field_spec_parse("seg.png").kind, FieldKind::kImage);  // by the last part, as webdataset looks
+  EXPECT_EQ(field_spec_parse("meta.json:caption").kind, FieldKind::kJson);
   const FieldSpec key = field_spec_parse("json:caption");
   EXPECT_EQ(key.kind, FieldKind::kJson);
   EXPECT_EQ(key.json_key, "caption");
@@ -81,6 +84,36 @@ TEST(FieldShards, GroupsMembersByKeyAndPicksTheFirstExtensionPresent) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("s.tar:c: the sample has no .txt member"), std::string::npos) << e.what();
   }
+}
+
+TEST(FieldShards, EachImageFieldIsAPartOfTheSample) {
+  TempDir dir;
+  const std::string path = write_tar(dir, "s.tar", {{"a.jpg", "JA"}, {"a.seg.png", "SA"}, {"a.txt", "ta"},
+                                                    {"b.jpg", "JB"}, {"b.txt", "tb"}});
+  const FieldShards shards({path}, specs({"seg.png", "txt", "jpg"}), {false, 1, false});
+  ASSERT_EQ(shards.parts(), 2);
+  std::string scratch;
+  EXPECT_EQ(shards.part_bytes(0, 0, scratch), "SA");  // part 0: the first image field, as bytes() gives it
+  EXPECT_EQ(shards.part_bytes(0, 1, scratch), "JA");
+  EXPECT_THROW((void)shards.part_bytes(1, 0, scratch), InputError);  // b has no .seg.png: named by the checks
+  EXPECT_EQ(shards.part_bytes(1, 1, scratch), "JB");  // the other parts are not checked again
+  const auto pairs = std::make_shared<FieldShards>(std::vector<std::string>{path}, specs({"jpg", "seg.png"}),
+                                                   FieldShardOptions{false, 1, false});
+  const auto single = std::make_shared<FieldShards>(std::vector<std::string>{path}, specs({"jpg", "txt"}),
+                                                    FieldShardOptions{false, 1, false});
+  const MixtureImages mixture({pairs, pairs}, {1.0, 1.0});
+  EXPECT_EQ(mixture.parts(), 2);
+  EXPECT_EQ(mixture.part_bytes(2, 1, scratch), "SA");  // the second source's first sample
+  EXPECT_THROW(MixtureImages({pairs, single}, {1.0, 1.0}), InputError);  // 2 images per sample beside 1
+  // splits of the same samples, one per image (Arrow image columns), zipped
+  const auto segs = std::make_shared<FieldShards>(std::vector<std::string>{path}, specs({"seg.png;jpg"}),
+                                                  FieldShardOptions{false, 1, false});
+  const ImageParts zipped({single, segs});
+  EXPECT_EQ(zipped.parts(), 2);
+  EXPECT_EQ(zipped.part_bytes(0, 1, scratch), "SA");
+  EXPECT_EQ(zipped.part_bytes(1, 1, scratch), "JB");
+  EXPECT_EQ(zipped.bytes(1, scratch), "JB");                 // split 0's, as part 0
+  EXPECT_THROW(ImageParts({single, pairs}), InputError);      // a split of two images per sample
 }
 
 // n samples, each its own label; an order of its own (reversed) when `ordered`.

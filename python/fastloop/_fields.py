@@ -1,11 +1,14 @@
 """Samples of named fields and mixtures of sources for :class:`fastloop.Loader` (``fields=``, a list of sources).
 
-The C++ workers decode the image field and check the others (present, UTF-8 text, JSON that parses, whole
-numbers; a bad sample is named or skipped by ``bad_image_policy``); each batch's labels are then the indices of
-its samples, by which the fields are read here once per batch: a shard's text as ``str`` (made in C++), JSON by
-one ``json.loads`` of the batch's documents, ``cls`` as an int64 tensor; an Arrow column by one ``take``.
+The C++ workers decode the image fields (several: one view each, ``Batch.views``) and check a shard's other fields
+(present, UTF-8 text, JSON that parses, whole numbers; a bad sample is named or skipped by ``bad_image_policy``);
+an Arrow source's columns are checked here once, and its bad samples flagged for the workers to treat alike. Each
+batch's labels are then the indices of its samples, by which the fields are read here once per batch: a shard's
+text as ``str`` (made in C++), JSON by one ``json.loads`` of the batch's documents, ``cls`` as an int64 tensor;
+an Arrow column by one ``take``.
 """
 
+import bisect
 import glob
 import json
 import os
@@ -52,8 +55,8 @@ def _shard_paths(source: str, split: str) -> List[str]:
 class _ShardFields:
     """A ``shards:`` source's fields: read from its ``_C.FieldShards`` by sample index."""
 
-    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], image: int) -> None:
-        self.shards, self.specs, self.image = shards, specs, image
+    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], images: List[int]) -> None:
+        self.shards, self.specs, self.images = shards, specs, images
 
     def read(self, indices: torch.Tensor, f: int) -> Any:
         value = self.shards.field(indices, f)
@@ -62,46 +65,148 @@ class _ShardFields:
         return value
 
 
-class _ArrowFields:
-    """A Parquet or ``datasets.Dataset`` source's fields: its columns, one ``take`` per batch. A null cell is a
-    ``ValueError`` naming its column and row (``bad_image_policy="stop"``), or arrives as None (``"skip"``)."""
+_JSON_NAMES, _TEXT_NAMES = ("json", "jsn"), ("txt", "text", "transcript")
+_IMAGE_NAMES = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", "pnm")
 
-    def __init__(self, table: Any, rows: Optional[List[int]], columns: List[str], image: int, where: str,
-                 nulls_allowed: bool) -> None:
-        self.table, self.columns, self.image = table, columns, image
+
+def _arrow_field(schema: Any, name: str) -> Tuple[str, str, str]:
+    """(column, kind, JSON key) of a field that names a column: ``"caption"``, or ``"COLUMN:KEY"`` for a key of a
+    JSON column. The kind: ``int`` (integer columns: a tensor), ``json`` (a string or binary column named as webdataset
+    names JSON: ``json``, ``*.json``; parsed), ``text`` (a string column, or a binary one named ``txt``, ``text``, ...:
+    ``str``), ``bytes`` (another binary column) or ``value`` (any other type, as pyarrow gives it)."""
+    pa = _pyarrow()
+    column, key = name, ""
+    if name not in schema.names and ":" in name:
+        column, key = name.split(":", 1)
+    kind = schema.field(column).type
+    last = column.rsplit(".", 1)[-1].lower()
+    binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+    stringy = binary or pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if key and not (stringy and last in _JSON_NAMES):
+        raise ValueError(f"fastloop.Loader: fields: {name!r}: a key (':{key}') is picked from a JSON column only (a "
+                         "string or binary column named json or *.json)")
+    if pa.types.is_integer(kind):
+        return column, "int", key
+    if stringy and last in _JSON_NAMES:
+        return column, "json", key
+    if stringy and (not binary or last in _TEXT_NAMES):
+        return column, "text", key
+    return column, "bytes" if binary else "value", key
+
+
+class _ArrowFields:
+    """A Parquet or ``datasets.Dataset`` source's fields: its columns, one ``take`` per batch. Each column a field
+    reads is checked here once, cell by cell (a null, text that is not UTF-8, JSON that does not parse or lacks the
+    picked key): a sample with a bad cell is in :attr:`problems`, which the workers treat as a shard sample whose
+    field check failed (``bad_image_policy="stop"``: a ``ValueError`` naming the file, row and column; ``"skip"``:
+    replaced by the next sample and counted)."""
+
+    def __init__(self, table: Any, rows: Optional[List[int]], fields: Sequence[str], images: List[int],
+                 where: Callable[[int, int], str]) -> None:
+        self.table, self.images = table, images
         self.rows = torch.tensor(rows, dtype=torch.long) if rows else None
-        for f, name in enumerate(columns):
-            column = table.column(name) if f != image else None
-            if column is not None and column.null_count and not nulls_allowed:
-                row = column.is_null().index(True).as_py()
-                raise ValueError(f"fastloop.Loader: {where}: column {name!r} is null in row {row} (of the files' rows "
-                                 "in order); drop such rows, or give bad_image_policy=\"skip\" to receive None there")
+        self.fields = [_arrow_field(table.schema, name) if f not in images else None for f, name in enumerate(fields)]
+        self.problems: Dict[int, str] = {}  # sample -> the message naming it
+        checked = set()
+        for field in self.fields:
+            if field is not None and (field[0], field[2]) not in checked:  # (column, key) once
+                checked.add((field[0], field[2]))
+                self._check(*field, where)
+
+    def _check(self, column: str, kind: str, key: str, where: Callable[[int, int], str]) -> None:
+        """Flags the samples whose cell of `column` is null, or not the text or JSON its kind says."""
+        pa = _pyarrow()
+        bad: Dict[int, str] = {}  # table row -> why
+        at = 0
+        for chunk in self.table.column(column).chunks:
+            if chunk.null_count:
+                for row in chunk.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
+                    bad.setdefault(at + row, "is null")
+            if kind in ("text", "json"):
+                large = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+                values = chunk.cast(pa.large_binary() if large else pa.binary()).fill_null(b"")
+                check = "txt" if kind == "text" else "json" + (":" + key if key else "")
+                for row, why in _C._column_problems(values.__arrow_c_array__(), check):
+                    bad.setdefault(at + row, why)
+            at += len(chunk)
+        if not bad:
+            return
+        samples = range(len(self.rows)) if self.rows is not None else sorted(bad)
+        for sample in samples:
+            row = int(self.rows[sample]) if self.rows is not None else sample
+            if row in bad and sample not in self.problems:
+                self.problems[sample] = (f"{where(sample, row)}: column {column!r} {bad[row]} (drop such rows, or "
+                                         "give bad_image_policy='skip' to skip such samples)")
 
     def read(self, indices: torch.Tensor, f: int) -> Any:
         pa = _pyarrow()
+        column, kind, key = self.fields[f]
         rows = self.rows[indices] if self.rows is not None else indices
-        column = self.table.column(self.columns[f]).take(pa.array(rows.numpy()))
-        if pa.types.is_integer(column.type):
-            return torch.tensor(column.to_pylist(), dtype=torch.long)
-        return column.to_pylist()
+        values = self.table.column(column).take(pa.array(rows.numpy()))
+        if kind == "int":
+            return torch.tensor(values.to_pylist(), dtype=torch.long)
+        if kind == "json":  # one json.loads per batch, as for shards
+            docs = json.loads(b"[" + b",".join(values.cast(pa.large_binary()).to_pylist()) + b"]")
+            return [doc[key] for doc in docs] if key else docs
+        if kind == "text" and not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            return [value.decode() for value in values.to_pylist()]
+        return values.to_pylist()
+
+
+def _arrow_image_fields(schema: Any, fields: Sequence[str], image_column: str, where: str) -> List[int]:
+    """Which of `fields` the workers decode: the first is `image_column` when it is one of them, else the first
+    binary or Hugging Face ``Image`` column; then any other ``Image`` column, or binary column named as webdataset
+    names images (``jpg``, ``depth.png``)."""
+    pa = _pyarrow()
+    first = _arrow_image_field(schema, fields, image_column, where)
+
+    def image(name: str) -> bool:
+        if name not in schema.names:
+            return False
+        kind = schema.field(name).type
+        if pa.types.is_struct(kind):
+            return kind.get_field_index("bytes") >= 0
+        last = name.rsplit(".", 1)[-1].lower()
+        return (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)) and last in _IMAGE_NAMES
+
+    return sorted({first} | {f for f, name in enumerate(fields) if image(name)})
 
 
 def _arrow_image_field(schema: Any, fields: Sequence[str], image_column: str, where: str) -> int:
-    """Which of `fields` the workers decode: `image_column` when it is one of them, else the first binary or
+    """Which of `fields` the workers decode first: `image_column` when it is one of them, else the first binary or
     Hugging Face ``Image`` column."""
     pa = _pyarrow()
     for f, name in enumerate(fields):
-        if name not in schema.names:
+        if name not in schema.names and name.split(":", 1)[0] not in schema.names:
             raise ValueError(f"fastloop.Loader: {where}: no column {name!r} (it has {', '.join(schema.names)}); "
                              "fields= names its columns")
     if image_column in fields:
         return list(fields).index(image_column)
     for f, name in enumerate(fields):
+        if name not in schema.names:
+            continue
         kind = schema.field(name).type
         if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_struct(kind):
             return f
     raise ValueError(f"fastloop.Loader: {where}: none of fields={tuple(fields)} is an image column (binary, or "
                      "the Hub's Image struct)")
+
+
+class _ImageParts:
+    """An Arrow source's splits, one per image column of `fields` (one: the split itself), as C++ reads them
+    (``image_parts``: zipped into a split of several images per sample)."""
+
+    def __init__(self, parts: List[Any]) -> None:
+        self.parts = self.image_parts = parts
+        self.labels = parts[0].labels
+        self.field_problems: Dict[int, str] = {}
+
+    def native(self) -> Any:
+        """What C++ reads: the split itself when it is one, else this (encoded_source_of zips ``image_parts``)."""
+        if len(self.parts) == 1:
+            self.parts[0].field_problems = self.field_problems
+            return self.parts[0]
+        return self
 
 
 class FieldSources:
@@ -133,10 +238,12 @@ class FieldSources:
         self.readers: List[Any] = []
         for item in sources:
             native, reader = self._source(item, args, shuffled)
-            self.native.append(native)
+            self.native.append(native.native() if isinstance(native, _ImageParts) else native)
             self.readers.append(reader)
-        if len({reader.image for reader in self.readers}) > 1:
+        if len({tuple(reader.images) for reader in self.readers}) > 1:
             raise ValueError("fastloop.Loader: the sources' image fields stand at different places of fields=")
+        self.images: List[int] = self.readers[0].images  # where each image field stands in the batch
+        self.transform, self.views = args["transform"], args["views"]
         self.starts = [0]
         for native in self.native:
             self.starts.append(self.starts[-1] + len(native.labels if hasattr(native, "labels") else native))
@@ -152,10 +259,9 @@ class FieldSources:
         if isinstance(item, str) and item.startswith("shards:"):
             specs = [tuple(_C._field_spec(f)) for f in fields]
             images = [f for f, spec in enumerate(specs) if spec[1] == "image"]
-            if len(images) != 1:
-                raise ValueError(f"fastloop.Loader: fields={fields!r} has {len(images)} image fields; give exactly "
-                                 "one (\"jpg;png;webp\": the first extension present wins), which the transform "
-                                 "runs on")
+            if not images:
+                raise ValueError(f"fastloop.Loader: fields={fields!r} has no image fields; give one at least "
+                                 "(\"jpg;png;webp\": the first extension present wins), which the transform runs on")
             if _remote(item):
                 if args.get("resampled"):
                     raise ValueError(f"fastloop.Loader: {item!r}: resampled=True reads local shards only")
@@ -165,46 +271,69 @@ class FieldSources:
             else:
                 shards = _C.FieldShards(_shard_paths(item, args["split"]), list(fields), shuffled,
                                         args["shuffle_buffer"], bool(args.get("resampled")))
-            return shards, _ShardFields(shards, specs, images[0])
+            return shards, _ShardFields(shards, specs, images)
         if self.fields is None and (is_dataset(item) or isinstance(item, str) and item.startswith("parquet:")):
             raise ValueError("fastloop.Loader: a mixture with Parquet or a datasets.Dataset needs fields= (its column "
                              "names, e.g. fields=(\"image\", \"label\"))")
         if is_dataset(item):
             table = item.data.table if hasattr(item.data, "table") else item.data
-            image = self._image_column(table.schema, fields, args, "datasets.Dataset")
-            split = DatasetSplit(item, image, None)
-            return split, _ArrowFields(table, split.rows, list(fields), list(fields).index(image), "datasets.Dataset",
-                                       args["bad_image_policy"] == "skip")
+            images = _arrow_image_fields(table.schema, fields, args["image_column"], "datasets.Dataset")
+            split = _ImageParts([DatasetSplit(item, fields[f], None) for f in images])
+            reader = _ArrowFields(table, split.parts[0].rows, fields, images,
+                                  lambda sample, row: f"datasets.Dataset row {sample}")
+            split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
+            return split, reader
         if isinstance(item, str) and item.startswith("parquet:"):
             pq = _pyarrow().parquet
             pattern = parquet_patterns(item, args["split"])
             paths = _expand(pattern)
             first = paths[0] if os.path.isfile(paths[0]) else RemoteFile(paths[0], args["timeout"])
-            image = self._image_column(pq.ParquetFile(first).schema_arrow, fields, args, item)
-            split = ParquetSplit(pattern, image, None, args["timeout"], args["cache_dir"], args["cache_size"])
+            schema = pq.ParquetFile(first).schema_arrow
+            images = _arrow_image_fields(schema, fields, args["image_column"], item)
+            split = _ImageParts([ParquetSplit(pattern, fields[f], None, args["timeout"], args["cache_dir"],
+                                              args["cache_size"]) for f in images])
             # The other columns whole (text is small beside the images): one take per batch reads them.
-            others = [f for f in fields if f != image]
-            table = _pyarrow().concat_tables([split._file(f).read(columns=others) for f in range(len(paths))])
-            return split, _ArrowFields(table, None, list(fields), list(fields).index(image), item,
-                                       args["bad_image_policy"] == "skip")
+            others = list(dict.fromkeys(name if name in schema.names else name.split(":", 1)[0]
+                                        for f, name in enumerate(fields) if f not in images))
+            tables = [split.parts[0]._file(f).read(columns=others) for f in range(len(paths))]
+            starts = [0]
+            for t in tables:
+                starts.append(starts[-1] + t.num_rows)
+
+            def where(sample: int, row: int) -> str:
+                f = bisect.bisect_right(starts, row) - 1
+                return f"{paths[f]} row {row - starts[f]}"
+
+            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where)
+            split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
+            return split, reader
         hint = "; image files with labels are fastloop.Files(paths, labels)" if isinstance(item, str) else ""
         raise TypeError(f"fastloop.Loader: fields and mixtures (a list of sources) read shards:, parquet: and "
                         f"datasets.Dataset sources, not {item!r}{hint}")
 
-    @staticmethod
-    def _image_column(schema: Any, fields: Sequence[str], args: Dict[str, Any], where: str) -> str:
-        return list(fields)[_arrow_image_field(schema, fields, args["image_column"], where)]
-
-    def binding_args(self) -> Dict[str, Any]:
-        """What ``_C.Loader`` takes beside the settings: the sources, and the weights of a mixture."""
-        out: Dict[str, Any] = {"data.source": "fields", "sources": self.native}
+    def binding_args(self, binding: Dict[str, Any]) -> Dict[str, Any]:
+        """What ``_C.Loader`` takes (`binding`: the settings): the sources, the weights of a mixture, and with
+        several image fields one view per field (the transform's, or each field's of a list of pipelines)."""
+        out: Dict[str, Any] = {**binding, "data.source": "fields", "sources": self.native}
         if self.weights is not None:
             out["weights"] = self.weights
+        count = len(self.images)
+        if count == 1:
+            return out
+        if isinstance(self.transform, list) and self.views == count and "view_seeds" not in out:
+            return out  # one pipeline per image field, already the views
+        if self.views is not None:
+            raise ValueError(f"fastloop.Loader: fields={self.fields!r} has {count} image fields, each a view of the "
+                             f"sample already; give one transform (or a list of {count} pipelines, one per image "
+                             "field) and leave views out")
+        out["views"] = [self.transform or ""] * count
+        out.pop("transform", None)
         return out
 
     def batch(self, images: Any, indices: torch.Tensor) -> Tuple[Any, ...]:
-        """A batch of fields in the order asked: the images where the image field stands, each other field a list
-        (a tensor for whole numbers); without ``fields`` (a mixture of classification shards), ``(images, labels)``."""
+        """A batch of fields in the order asked: the images where the image field stands (several image fields:
+        each one's tensor where it stands, `images` being their list), each other field a list (a tensor for whole
+        numbers); without ``fields`` (a mixture of classification shards), ``(images, labels)``."""
         indices = indices.cpu()  # on a CUDA loader the labels arrived on the device
         count = len(self.readers)
         if count == 1:
@@ -212,11 +341,10 @@ class FieldSources:
         else:
             which = torch.bucketize(indices, torch.tensor(self.starts[1:]), right=True)
             parts = [(self.readers[k], indices[which == k] - self.starts[k], which == k) for k in range(count)]
-        reader0 = self.readers[0]
         out: List[Any] = []
         for f in range(len(self.fields or ("", ""))):
-            if f == reader0.image:
-                out.append(images)
+            if f in self.images:
+                out.append(images if len(self.images) == 1 else images[self.images.index(f)])
                 continue
             out.append(_merged([(r.read(i, f) if len(i) else None, mask) for r, i, mask in parts], len(indices)))
         return tuple(out)

@@ -108,7 +108,7 @@ class Loader:
         binding = _params.binding_args(given if self._fields is None else {**given, "source": "fields"})
         if self._fields is not None:
             _fields_check(given)
-            binding.update(self._fields.binding_args())
+            binding = self._fields.binding_args(binding)
         self._impl = _C.Loader(binding)
         self._targets_output = _targets_output(given["transform"])  # what the targets' types become
         if batch_transform is not None and min(batch_num_classes(batch_transform)) < self._impl.num_classes:

@@ -191,11 +191,15 @@ PARAMETERS: List[Parameter] = [
         "the fields of each sample, in the batch's order, as webdataset's ``to_tuple`` names them: for "
         '``shards:`` sources member extensions (``"jpg;png;webp"``: the first present wins; ``"txt"`` a ``str``; '
         '``"json"`` a parsed dict, ``"json:caption"`` its ``caption`` value; ``"cls"`` an int; any other '
-        "extension its ``bytes``), for Parquet and ``datasets.Dataset`` column names. Exactly one image field, "
-        "decoded and run through ``transform`` by the C++ workers; the others are checked there (present, UTF-8 "
-        "text, JSON that parses: a bad sample stops with its shard and key, or is skipped with "
-        '``bad_image_policy="skip"``) and made Python objects once per batch. Batches are tuples in this order: '
-        "the images tensor, a list per other field (an int64 tensor for whole numbers). None: ``(images, labels)``.")),
+        "extension its ``bytes``; an extension's kind is its last part: ``\"depth.png\"`` is an image), for "
+        "Parquet and ``datasets.Dataset`` column names (``\"json:caption\"``: a key of a JSON column; image fields "
+        "are the image column and any other Hub ``Image`` column, or binary column named as an image). The image "
+        "fields are decoded and run through ``transform`` by the C++ workers (several: each its own tensor, drawn "
+        "independently as views are; a list of one pipeline per image field gives each its own); the others are "
+        "checked (present, not null, UTF-8 text, JSON that parses: a bad sample stops naming its shard and key, or "
+        'its file, row and column, or is skipped with ``bad_image_policy="skip"``) and made Python objects once '
+        "per batch. Batches are tuples in this order: a tensor per image field, a list per other field (an int64 "
+        "tensor for whole numbers). None: ``(images, labels)``.")),
     Parameter("weights", Optional[Sequence[float]], None, None, doc=(
         "with a list of sources (a mixture): the share of each, drawn slot by slot from a seeded stream; None: "
         "equal. An epoch has as many samples as the sources together; each source is read in its own order "

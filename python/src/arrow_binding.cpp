@@ -121,6 +121,23 @@ void arrow_bind(py::module_& module) {
       .def_property_readonly("size", &RemoteFile::size)
       .def_property_readonly("requests", &RemoteFile::requests, "GETs sent so far, retries included")
       .def("read", &RemoteFile::read, py::arg("offset"), py::arg("count"), "bytes [offset, offset + count)");
+  module.def(
+      "_column_problems",
+      [](const py::handle& pair, const std::string& field) {
+        const FieldSpec spec = field_spec_parse(field);
+        const ArrowBinaryColumn column = column_of(pair, field);
+        std::vector<std::pair<int64_t, std::string>> out;
+        {
+          py::gil_scoped_release release;
+          for (int64_t row = 0; row < column.size(); ++row)
+            if (std::string why = field_problem(spec, column.value(row)); !why.empty())
+              out.emplace_back(row, std::move(why));
+        }
+        return out;
+      },
+      py::arg("column"), py::arg("field"),
+      "(row, why) of each value of a binary Arrow column (a capsule pair, no nulls) that `field`'s check refuses: "
+      "text that is not UTF-8, JSON that does not parse (or lacks the picked key), not a whole number");
   module.def("_pattern_expand", [](const std::string& pattern) { return shard_pattern_expand(pattern); },
              py::arg("pattern"), "the files a brace pattern names, in order (shards' {a,b} and {000..123})");
 }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -95,7 +96,20 @@ std::shared_ptr<RemoteShardImages> remote_fields_load(const std::string& spec, c
 std::shared_ptr<const EncodedImages> encoded_source_of(const py::handle& object, int64_t shuffle_buffer) {
   if (py::isinstance<FieldShards>(object)) return object.cast<std::shared_ptr<FieldShards>>();
   if (py::isinstance<RemoteShardImages>(object)) return object.cast<std::shared_ptr<RemoteShardImages>>();
-  return arrow_source_of(object).make(shuffle_buffer);
+  std::shared_ptr<const EncodedImages> split;
+  if (py::hasattr(object, "image_parts")) {  // one Arrow split per image column (fastloop/_fields.py)
+    std::vector<std::shared_ptr<const EncodedImages>> parts;
+    for (const auto& part : object.attr("image_parts")) parts.push_back(arrow_source_of(part).make(shuffle_buffer));
+    split = std::make_shared<ImageParts>(std::move(parts));
+  } else {
+    split = arrow_source_of(object).make(shuffle_buffer);
+  }
+  // the samples whose other columns failed their checks (fastloop/_fields.py): bad when read
+  auto bad = py::hasattr(object, "field_problems")
+                 ? object.attr("field_problems").cast<std::unordered_map<int64_t, std::string>>()
+                 : std::unordered_map<int64_t, std::string>{};
+  if (bad.empty()) return split;
+  return std::make_shared<FlaggedImages>(std::move(split), std::move(bad));
 }
 
 void fields_bind(py::module_& module) {

@@ -72,7 +72,8 @@ class SplitLoader {
   /// Samples in the split (all ranks' together).
   int64_t samples() const { return samples_; }
 
-  /// Images decoded since the epoch began (Loader::images_decoded): once per sample, whatever the views.
+  /// Images decoded since the epoch began (Loader::images_decoded): once per sample and image field, whatever the
+  /// views.
   int64_t images_decoded() const { return loader_->images_decoded(); }
 
   /// Bad samples skipped and replaced since the epoch began (bad_image_policy="skip"; Loader::bad_images_skipped).
@@ -283,7 +284,8 @@ void loader_bind(py::module_& module) {
       .def_property_readonly("num_classes", &SplitLoader::num_classes)
       .def_property_readonly("samples", &SplitLoader::samples)
       .def_property_readonly("images_decoded", &SplitLoader::images_decoded,
-                             "images decoded since the epoch began: one per sample, whatever the number of views")
+                             "images decoded since the epoch began: one per sample and image field, whatever the "
+                             "number of views")
       .def_property_readonly("samples_skipped", &SplitLoader::samples_skipped,
                              "bad samples skipped and replaced since the epoch began (bad_image_policy='skip')")
       .def("start", &SplitLoader::start, py::arg("epoch"), py::arg("taken") = 0, py::arg("order_world_size") = 0,

@@ -176,14 +176,113 @@ def test_a_bad_sample_stops_naming_shard_and_key_or_is_skipped_and_counted(tmp_p
 def test_bad_fields_arguments_are_named(caption_shards):
     with pytest.raises(ValueError, match="image fields"):
         fastloop.Loader(spec(caption_shards), fields=("txt", "json"))
-    with pytest.raises(ValueError, match="image fields"):
-        fastloop.Loader(spec(caption_shards), fields=("jpg", "png"))
     with pytest.raises(ValueError, match="picked from a .json field"):
         fastloop.Loader(spec(caption_shards), fields=("jpg", "txt:caption"))
     with pytest.raises(ValueError, match="shuffle=False"):
         fastloop.Loader([spec(caption_shards), spec(caption_shards)], fields=FIELDS, split="val")
     with pytest.raises(TypeError, match="batch_transform"):
         fastloop.Loader(spec(caption_shards), fields=FIELDS, batch_transform=v2.MixUp(alpha=1.0, num_classes=3))
+
+
+def image_pair_samples(count: int, start: int = 0, lacking: Optional[int] = None) -> List[Dict[str, bytes]]:
+    """A photo, a depth map of another size (PNG) and a caption per key; sample `lacking` has no depth map."""
+    rng = np.random.default_rng(100 + start)
+    out = []
+    for i in range(start, start + count):
+        sample = {"__key__": f"{i:06d}".encode(), "jpg": encoded(rng, "JPEG"), "depth.png": encoded(rng, "PNG"),
+                  "txt": caption(i).encode()}
+        if i == lacking:
+            del sample["depth.png"]
+        out.append(sample)
+    return out
+
+
+@pytest.fixture(scope="module")
+def pair_shards(tmp_path_factory) -> List[pathlib.Path]:
+    root = tmp_path_factory.mktemp("pairs")
+    paths = [root / f"train-{s:06d}.tar" for s in range(3)]
+    for s, path in enumerate(paths):
+        write_tar(path, image_pair_samples(6, start=6 * s))
+    return paths
+
+
+def by_caption(batches: List[tuple], image: int, text: int) -> Dict[str, torch.Tensor]:
+    return {c: images[k] for b in batches for images, captions in [(b[image], b[text])] for k, c in enumerate(captions)}
+
+
+@pytest.mark.parametrize("shuffle, workers", [(False, 1), (True, 2), (True, 1), (False, 2)])
+def test_each_image_field_is_the_batch_of_a_loader_of_that_field_alone(pair_shards, shuffle, workers):
+    """Image field k draws as view k (seed view_seed(seed, k)), decoded from its own member."""
+    from fastloop import _C
+    common = dict(transform=transform(), batch_size=4, shuffle=shuffle, workers=workers, shuffle_buffer=5,
+                  drop_last=False)
+    loader = fastloop.Loader(spec(pair_shards), fields=("jpg", "txt", "depth.png"), seed=3, **common)
+    both = every_batch(loader)
+    assert loader._impl.images_decoded == 2 * 18  # each image field decoded once per sample
+    assert all(b[0].shape == b[2].shape == (len(b[1]), 3, 16, 16) for b in both)
+    photos = by_caption(every_batch(fastloop.Loader(spec(pair_shards), fields=("jpg", "txt"), seed=3, **common)), 0, 1)
+    depths = by_caption(every_batch(fastloop.Loader(spec(pair_shards), fields=("depth.png", "txt"),
+                                                    seed=_C._view_seed(3, 1), **common)), 0, 1)
+    assert len(photos) == len(depths) == 18
+    for captions, photo, depth in ((b[1], b[0], b[2]) for b in both):
+        for k, c in enumerate(captions):
+            assert torch.equal(photo[k], photos[c]) and torch.equal(depth[k], depths[c])
+    if not shuffle:  # the order is the shards' too
+        assert [c for b in both for c in b[1]] == [caption(i) for i in range(18)]
+
+
+def test_image_fields_take_a_pipeline_each_and_refuse_views(pair_shards):
+    small = v2.Compose([v2.ToImage(), v2.Resize((8, 8)), v2.ToDtype(torch.float32, scale=True)])
+    loader = fastloop.Loader(spec(pair_shards), fields=("depth.png", "jpg", "txt"), transform=[transform(), small],
+                             batch_size=6, shuffle=False)
+    depth, photo, captions = next(iter(loader))
+    assert depth.shape == (6, 3, 16, 16) and photo.shape == (6, 3, 8, 8) and len(captions) == 6
+    with pytest.raises(ValueError, match="2 image fields"):
+        fastloop.Loader(spec(pair_shards), fields=("jpg", "depth.png"), transform=transform(), views=2)
+    with pytest.raises(ValueError, match="2 image fields"):
+        fastloop.Loader(spec(pair_shards), fields=("jpg", "depth.png"), transform=[transform()] * 3)
+
+
+def test_a_sample_lacking_one_image_field_is_named_or_skipped(tmp_path):
+    path = tmp_path / "train-000000.tar"
+    write_tar(path, image_pair_samples(6, lacking=2))
+    fields = ("jpg", "depth.png", "txt")
+    loader = fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False)
+    with pytest.raises(ValueError, match=r"train-000000.tar:000002.*no \.depth\.png member"):
+        list(loader)
+    skipping = fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False,
+                               bad_image_policy="skip", workers=2)
+    batches = every_batch(skipping)
+    assert skipping.samples_skipped == 1
+    assert [c for b in batches for c in b[2]] == [caption(i) for i in (0, 1, 3, 3, 4, 5)]
+    assert torch.equal(batches[0][1][2], batches[1][1][0])  # the stand-in's depth map both times
+
+
+def test_an_undecodable_second_image_is_named_or_skipped(tmp_path):
+    samples = image_pair_samples(6)
+    samples[4]["depth.png"] = b"\x89PNG\r\n\x1a\n not a png"
+    path = tmp_path / "train-000000.tar"
+    write_tar(path, samples)
+    fields = ("jpg", "txt", "depth.png")
+    with pytest.raises(ValueError, match="train-000000.tar:000004"):
+        list(fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False))
+    skipping = fastloop.Loader(f"shards:{path}", fields=fields, transform=transform(), batch_size=3, shuffle=False,
+                               bad_image_policy="skip")
+    assert [c for b in every_batch(skipping) for c in b[1]] == [caption(i) for i in (0, 1, 2, 3, 5, 5)]
+    assert skipping.samples_skipped == 1
+
+
+def test_a_mixture_of_image_pair_sources(pair_shards, tmp_path):
+    write_tar(tmp_path / "train-000000.tar", image_pair_samples(5, start=100))
+    other = f"shards:{tmp_path}/train-000000.tar"
+    fields = ("jpg", "depth.png", "txt")
+    mixed = fastloop.Loader([spec(pair_shards), other], weights=[2, 1], fields=fields, transform=transform(),
+                            batch_size=23, seed=4)
+    photos, depths, captions = next(iter(mixed))
+    assert photos.shape == depths.shape == (23, 3, 16, 16)
+    assert not torch.equal(photos, depths)
+    with pytest.raises(ValueError, match="image fields"):
+        fastloop.Loader([spec(pair_shards), (other, ("jpg", "txt", "txt"))], fields=fields)
 
 
 def test_img2dataset_output_is_read_as_it_is(tmp_path):
@@ -230,19 +329,106 @@ def test_parquet_columns_are_fields(tmp_path, workers):
     assert batches[0][1].shape == (4, 3, 16, 16)
 
 
-def test_a_null_parquet_cell_is_named_or_passed_as_none(tmp_path):
+def bad_parquet(tmp_path: pathlib.Path, fault: str) -> str:
+    """parquet_file's 6 rows plus a JSON column, row 3 broken as `fault` says (in the second of two files)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    parquet_file(tmp_path / "a.parquet", 5)
-    table = pq.read_table(tmp_path / "a.parquet")
-    captions = table.column("caption").to_pylist()
-    captions[3] = None
-    pq.write_table(table.set_column(1, "caption", pa.array(captions)), tmp_path / "b.parquet")
-    with pytest.raises(ValueError, match="column 'caption' is null in row 3"):
-        fastloop.Loader(f"parquet:{tmp_path}/b.parquet", fields=("image", "caption"), transform=transform())
-    loader = fastloop.Loader(f"parquet:{tmp_path}/b.parquet", fields=("image", "caption"), transform=transform(),
-                             batch_size=5, shuffle=False, bad_image_policy="skip")
-    assert next(iter(loader))[1] == captions
+    for f, start in enumerate((0, 3)):
+        parquet_file(tmp_path / f"p{f}.parquet", 3, start=start)
+        table = pq.read_table(tmp_path / f"p{f}.parquet")
+        captions = [caption(i).encode() for i in range(start, start + 3)]
+        docs = [json.dumps({"caption": caption(i), "i": i}) for i in range(start, start + 3)]
+        if f == 1 and fault == "null":
+            captions[0] = None
+        if f == 1 and fault == "utf8":
+            captions[0] = b"caf\xe9 latin-1"
+        if f == 1 and fault == "json":
+            docs[0] = '{"caption": "cut'
+        text = pa.array(captions, pa.binary()).view(pa.string())  # as a writer that does not check UTF-8 leaves it
+        table = table.set_column(1, "caption", text).append_column("json", pa.array(docs))
+        pq.write_table(table, tmp_path / f"p{f}.parquet", row_group_size=2)
+    return f"parquet:{tmp_path}/p{{0..1}}.parquet"
+
+
+def test_parquet_json_columns_are_parsed_and_keys_picked(tmp_path):
+    loader = fastloop.Loader(bad_parquet(tmp_path, "none"), fields=("image", "json", "json:caption", "caption"),
+                             transform=transform(), batch_size=6, shuffle=False, workers=2)
+    _, docs, picked, captions = next(iter(loader))
+    assert docs == [{"caption": caption(i), "i": i} for i in range(6)]
+    assert picked == captions == [caption(i) for i in range(6)]
+    with pytest.raises(ValueError, match="picked from a JSON column"):
+        fastloop.Loader(bad_parquet(tmp_path, "none"), fields=("image", "caption:x"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("fault, column, words", [("null", "caption", "is null"), ("utf8", "caption", "is not UTF-8"),
+                                                  ("json", "json", "not valid JSON")])
+def test_a_bad_parquet_cell_stops_naming_file_row_and_column_or_is_skipped(tmp_path, fault, column, words, workers):
+    source = bad_parquet(tmp_path, fault)
+    fields = ("image", "caption", "json:i")
+    loader = fastloop.Loader(source, fields=fields, transform=transform(), batch_size=3, shuffle=False,
+                             workers=workers)
+    with pytest.raises(ValueError, match=f"p1.parquet row 0: column '{column}' {words}"):
+        list(loader)
+    skipping = fastloop.Loader(source, fields=fields, transform=transform(), batch_size=3, shuffle=False,
+                               workers=workers, bad_image_policy="skip")
+    batches = every_batch(skipping)
+    assert skipping.samples_skipped == 1
+    # the next sample stands in for the bad one, as for a shard's
+    assert [c for b in batches for c in b[1]] == [caption(i) for i in (0, 1, 2, 4, 4, 5)]
+    assert [i for b in batches for i in b[2]] == [0, 1, 2, 4, 4, 5]
+    assert torch.equal(batches[1][0][0], batches[1][0][1])
+
+
+def test_a_null_cell_of_a_datasets_dataset_is_named_by_its_index(tmp_path):
+    import datasets
+    rng = np.random.default_rng(2)
+    texts = [caption(i) for i in range(6)]
+    texts[4] = None
+    data = datasets.Dataset.from_dict({"image": [{"bytes": encoded(rng, "PNG"), "path": None} for _ in range(6)],
+                                       "text": texts},
+                                      features=datasets.Features({"image": datasets.Image(),
+                                                                  "text": datasets.Value("string")}))
+    picked = data.select([5, 4, 0])
+    with pytest.raises(ValueError, match="datasets.Dataset row 1: column 'text' is null"):
+        list(fastloop.Loader(picked, fields=("image", "text"), transform=transform(), batch_size=3, shuffle=False))
+    skipping = fastloop.Loader(picked, fields=("image", "text"), transform=transform(), batch_size=3, shuffle=False,
+                               bad_image_policy="skip")
+    assert next(iter(skipping))[1] == [caption(5), caption(0), caption(0)]
+    assert skipping.samples_skipped == 1
+
+
+@pytest.mark.parametrize("kind, shuffle, workers", [("parquet", True, 2), ("parquet", False, 1),
+                                                    ("datasets", True, 1), ("datasets", False, 2)])
+def test_two_image_columns_are_each_the_batch_of_a_loader_of_that_column_alone(tmp_path, kind, shuffle, workers):
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from fastloop import _C
+    rng = np.random.default_rng(7)
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"image": pa.array([{"bytes": encoded(rng, "JPEG"), "path": None} for _ in range(10)], image),
+                      "caption": [caption(i) for i in range(10)],
+                      "depth": pa.array([{"bytes": encoded(rng, "PNG"), "path": None} for _ in range(10)], image)})
+    if kind == "parquet":
+        pq.write_table(table, tmp_path / "train-0.parquet", row_group_size=3)
+        source = f"parquet:{tmp_path}/train-0.parquet"
+    else:
+        features = datasets.Features({"image": datasets.Image(), "caption": datasets.Value("string"),
+                                      "depth": datasets.Image()})
+        source = datasets.Dataset.from_dict(table.to_pydict(), features=features)
+        source = source.select([9, 2, 4, 0, 1, 3, 5, 6, 8, 7])
+    common = dict(transform=transform(), batch_size=4, shuffle=shuffle, workers=workers, shuffle_buffer=3,
+                  drop_last=False)
+    both = every_batch(fastloop.Loader(source, fields=("depth", "caption", "image"), seed=3, **common))
+    assert all(b[0].shape == b[2].shape == (len(b[1]), 3, 16, 16) for b in both)
+    depths = by_caption(every_batch(fastloop.Loader(source, fields=("depth", "caption"), seed=3, **common)), 0, 1)
+    photos = by_caption(every_batch(fastloop.Loader(source, fields=("image", "caption"), seed=_C._view_seed(3, 1),
+                                                    **common)), 0, 1)
+    assert len(photos) == len(depths) == 10
+    for captions, depth, photo in ((b[1], b[0], b[2]) for b in both):
+        for k, c in enumerate(captions):
+            assert torch.equal(photo[k], photos[c]) and torch.equal(depth[k], depths[c])
 
 
 def test_a_datasets_dataset_with_text_columns(tmp_path):

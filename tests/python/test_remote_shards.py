@@ -173,6 +173,33 @@ def test_fields_of_s3_shards_are_those_of_the_same_shards_on_disk(signed, captio
         assert keys == [f"{i:06d}" for i in range(36)]
 
 
+def test_two_image_fields_of_s3_shards_are_those_of_the_same_shards_on_disk(signed, caption_shards, cli,
+                                                                           tmp_path):
+    """Each sample's image again as KEY.seg.EXT: the second image field comes from what the workers kept of the
+    sample, with and without other fields (then reading the last image releases it)."""
+    for path in sorted(caption_shards.glob("train-*.tar")):
+        with tarfile.open(path) as source, tarfile.open(tmp_path / path.name, "w", format=tarfile.USTAR_FORMAT) as tar:
+            for member in source.getmembers():
+                data = source.extractfile(member).read()
+                tar.addfile(member, io.BytesIO(data))
+                key, ext = member.name.split(".", 1)
+                if ext in ("jpg", "png"):
+                    info = tarfile.TarInfo(f"{key}.seg.{ext}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    run([cli, "pack", "--index-only", tmp_path])
+    signed.s3.upload(tmp_path, "pairs")
+    for fields in (("jpg;png", "txt", "seg.jpg;seg.png"), ("seg.jpg;seg.png", "jpg;png")):
+        args = dict(ARGS, fields=fields, shuffle=True, shuffle_buffer=4, drop_last=False)
+        want = list(fastloop.Loader(f"shards:{tmp_path}", **args))
+        got = list(fastloop.Loader("shards:s3://shards/pairs", **args))
+        assert len(got) == len(want) == 8
+        for batch, want_batch in zip(got, want):
+            for value, want_value in zip(batch, want_batch):
+                assert torch.equal(value, want_value) if isinstance(value, torch.Tensor) else value == want_value
+        assert not torch.equal(got[0][0], got[0][-1])  # independent draws of the same pixels
+
+
 RANK_SCRIPT = """
 import sys, torch, torch.distributed as dist, fastloop
 dist.init_process_group("gloo")

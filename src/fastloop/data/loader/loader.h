@@ -76,7 +76,7 @@ class Loader {
   /// Undecodable images skipped (and replaced) since start_epoch(): encoded data with skip_bad_images.
   int64_t bad_images_skipped() const { return skipped_.load(); }
 
-  /// Images decoded since start_epoch() (encoded data): one per sample whatever the number of views, plus the
+  /// Images decoded since start_epoch() (encoded data): one per sample (and image part) whatever the views, plus the
   /// bad images tried. 0 for data held in memory.
   int64_t images_decoded() const { return decoded_.load(); }
 

@@ -26,6 +26,16 @@ class EncodedImages {
   /// from several loader threads at once. An unreadable file throws InputError naming it.
   virtual std::string_view bytes(int64_t i, std::string& scratch) const = 0;
 
+  /// The encoded images of each sample: 1, or one per image field of a sample of several (fastloop.Loader's
+  /// fields=("jpg", "depth.png", "txt")); the loader decodes part v into view v's batch.
+  virtual int64_t parts() const { return 1; }
+  /// Part `part` of sample i's images, as bytes() gives part 0. bytes() checks the sample as a whole: the loader
+  /// reads part 0 first. An image field the sample lacks throws InputError naming it.
+  virtual std::string_view part_bytes(int64_t i, int64_t part, std::string& scratch) const {
+    (void)part;
+    return bytes(i, scratch);
+  }
+
   /// The order an epoch visits the samples of this rank when the source imposes one (shards: shard
   /// shuffle, then a bounded shuffle buffer over a sequential read); nullopt: the sampler's own shuffle.
   virtual std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,

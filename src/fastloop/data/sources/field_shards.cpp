@@ -36,8 +36,10 @@ bool one_of(const std::string& ext, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return ext == n; });
 }
 
-// What webdataset's default decoders make of an extension (autodecode.py's lists).
-FieldKind kind_of(const std::string& ext) {
+// What webdataset's default decoders make of an extension (autodecode.py's lists), by its last part, as they
+// look at it ("seg.png" is an image, "meta.json" JSON).
+FieldKind kind_of(const std::string& extension) {
+  const std::string ext = extension.substr(extension.rfind('.') + 1);
   if (shard_image_extension(ext)) return FieldKind::kImage;
   if (one_of(ext, {"txt", "text", "transcript"})) return FieldKind::kText;
   if (one_of(ext, {"json", "jsn"})) return FieldKind::kJson;
@@ -79,11 +81,7 @@ FieldSpec field_spec_parse(const std::string& text) {
 FieldShards::FieldShards(std::vector<std::string> paths, std::vector<FieldSpec> fields, FieldShardOptions options)
     : paths_(std::move(paths)), fields_(std::move(fields)), options_(options) {
   if (paths_.empty()) throw InputError("shards: no shard files given");
-  const auto image = std::find_if(fields_.begin(), fields_.end(),
-                                  [](const FieldSpec& f) { return f.kind == FieldKind::kImage; });
-  if (image == fields_.end())
-    throw InputError("fields: none of them is an image (\"jpg;png;webp\", ...); the loader decodes one per sample");
-  image_field_ = static_cast<size_t>(image - fields_.begin());
+  image_fields_ = field_images(fields_);
   for (size_t s = 0; s < paths_.size(); ++s) index_shard(s);
 }
 
@@ -121,6 +119,15 @@ std::vector<FieldGroup> field_groups(const std::vector<TarMember>& members, cons
     group.emplace(ext, &m);
   }
   if (!last_open) flush();
+  return out;
+}
+
+std::vector<size_t> field_images(const std::vector<FieldSpec>& fields) {
+  std::vector<size_t> out;
+  for (size_t f = 0; f < fields.size(); ++f)
+    if (fields[f].kind == FieldKind::kImage) out.push_back(f);
+  if (out.empty())
+    throw InputError("fields: none of them is an image (\"jpg;png;webp\", ...); the loader decodes one per sample");
   return out;
 }
 
@@ -180,7 +187,15 @@ std::string_view FieldShards::bytes(int64_t i, std::string& scratch) const {
       throw InputError(name(i) + ": its field '" + fields_[f].name + "' " + why +
                        " (bad_image_policy='skip' skips such samples)");
   }
-  return *field(i, image_field_);
+  return *field(i, image_fields_[0]);
+}
+
+std::string_view FieldShards::part_bytes(int64_t i, int64_t part, std::string& scratch) const {
+  if (part == 0) return bytes(i, scratch);
+  const size_t f = image_fields_.at(static_cast<size_t>(part));
+  const std::optional<std::string_view> data = field(i, f);
+  if (!data) throw InputError(name(i) + ": the sample has no ." + fields_[f].name + " member");  // bytes() did
+  return *data;
 }
 
 std::optional<std::vector<int64_t>> FieldShards::epoch_order(uint64_t seed, int64_t epoch, int64_t rank,

@@ -1,8 +1,9 @@
 // WebDataset tar shards read as samples of named fields (fastloop.Loader(..., fields=("jpg;png", "txt", "json"))):
 // a sample is every member sharing a key, as webdataset's group_by_keys makes it, and field f is its member of
-// the first extension of f's list that it has (webdataset's to_tuple). The first image field is what the loader's
-// workers decode; the others are checked there (present, UTF-8 text, JSON that parses, whole numbers) so that a
-// bad sample is skipped or named by the bad-image policy, and read by the consumer once per batch (field()).
+// the first extension of f's list that it has (webdataset's to_tuple). The image fields are what the loader's
+// workers decode (image field k is part k: parts(), part_bytes()); the others are checked there (present, UTF-8
+// text, JSON that parses, whole numbers) so that a bad sample is skipped or named by the bad-image policy, and
+// read by the consumer once per batch (field()).
 // A sample's "label" is its own index: the batch's labels tell the consumer which samples it holds (after any
 // bad one was replaced), so the fields need no slot of their own in the loader's batches.
 #pragma once
@@ -39,7 +40,8 @@ struct FieldShardOptions {
 
 class FieldShards : public EncodedImages {
  public:
-  /// Maps and indexes `paths` in order. `fields` must hold an image field. A malformed tar, or a shard with no
+  /// Maps and indexes `paths` in order. `fields` must hold an image field (several: one part each). A malformed
+  /// tar, or a shard with no
   /// sample, throws InputError naming it; samples that lack a field are named when read (bytes()).
   FieldShards(std::vector<std::string> paths, std::vector<FieldSpec> fields, FieldShardOptions options);
   ~FieldShards() override;
@@ -51,6 +53,10 @@ class FieldShards : public EncodedImages {
   /// The first image field's bytes, once every field of sample i passed its check; InputError naming the shard,
   /// the key and the field otherwise.
   std::string_view bytes(int64_t i, std::string& scratch) const override;
+  /// One per image field.
+  int64_t parts() const override { return static_cast<int64_t>(image_fields_.size()); }
+  /// Image field `part`'s member (part 0: bytes()).
+  std::string_view part_bytes(int64_t i, int64_t part, std::string& scratch) const override;
   std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
                                                   int64_t world_size) const override;
 
@@ -76,7 +82,7 @@ class FieldShards : public EncodedImages {
   std::vector<std::string> paths_;
   std::vector<FieldSpec> fields_;
   FieldShardOptions options_;
-  size_t image_field_ = 0;  // the field the workers decode
+  std::vector<size_t> image_fields_;  // the fields the workers decode, in order: part k is image_fields_[k]
   std::vector<std::unique_ptr<MappedFile>> maps_;
   std::vector<Sample> samples_;
   std::vector<Member> members_;       // sample i's field f: members_[i * fields_.size() + f]
@@ -96,6 +102,10 @@ struct FieldGroup {
 /// (whose next members may still come) is left out. With no `fields`, the samples' count and keys.
 std::vector<FieldGroup> field_groups(const std::vector<TarMember>& members, const std::vector<FieldSpec>& fields,
                                      bool last_open = false);
+
+/// The positions of the image fields among `fields`, in order (each a part of the sample's images); InputError
+/// when there is none.
+std::vector<size_t> field_images(const std::vector<FieldSpec>& fields);
 
 /// Why `data`, a sample's member for `field`, is unusable (not UTF-8 text, JSON that does not parse or lacks the
 /// picked key, not a whole number); empty when it is fine.

@@ -22,6 +22,10 @@ MixtureImages::MixtureImages(std::vector<std::shared_ptr<const EncodedImages>> s
   if (weights.size() != sources_.size())
     throw InputError("a mixture of " + std::to_string(sources_.size()) + " sources was given " +
                      std::to_string(weights.size()) + " weights; give one per source");
+  for (const auto& source : sources_)
+    if (source->parts() != sources_.front()->parts())
+      throw InputError("a mixture's sources have " + std::to_string(sources_.front()->parts()) + " and " +
+                       std::to_string(source->parts()) + " image fields per sample; give each the same");
   double total = 0;
   for (const double w : weights) {
     if (!(w > 0) || !std::isfinite(w))
@@ -50,6 +54,11 @@ std::string MixtureImages::name(int64_t i) const {
 std::string_view MixtureImages::bytes(int64_t i, std::string& scratch) const {
   const size_t k = source_of(i);
   return sources_[k]->bytes(i - starts_[k], scratch);
+}
+
+std::string_view MixtureImages::part_bytes(int64_t i, int64_t part, std::string& scratch) const {
+  const size_t k = source_of(i);
+  return sources_[k]->part_bytes(i - starts_[k], part, scratch);
 }
 
 // Source k's samples for `rank` in `cycle` of `epoch` (its own order, or the sampler's shuffle), as indices of

@@ -17,8 +17,8 @@ namespace fastloop {
 
 class MixtureImages : public EncodedImages {
  public:
-  /// `weights[k]` > 0 for each source (normalised here); InputError for an empty list, a count that differs
-  /// or a weight that is not a positive number.
+  /// `weights[k]` > 0 for each source (normalised here); InputError for an empty list, a count that differs,
+  /// a weight that is not a positive number, or sources with different numbers of images per sample (parts()).
   MixtureImages(std::vector<std::shared_ptr<const EncodedImages>> sources, std::vector<double> weights);
 
   int64_t size() const override { return starts_.back(); }
@@ -26,6 +26,9 @@ class MixtureImages : public EncodedImages {
   int64_t label(int64_t i) const override { return i; }
   std::string name(int64_t i) const override;
   std::string_view bytes(int64_t i, std::string& scratch) const override;
+  /// The sources' own count (InputError at construction when they differ).
+  int64_t parts() const override { return sources_.front()->parts(); }
+  std::string_view part_bytes(int64_t i, int64_t part, std::string& scratch) const override;
   std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
                                                   int64_t world_size) const override;
   void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;

@@ -13,13 +13,9 @@ namespace fastloop {
 void RemoteShardImages::fields_setup() {
   const std::vector<FieldSpec>& fields = options_.fields;
   if (fields.empty()) return;
-  const auto image = std::find_if(fields.begin(), fields.end(),
-                                  [](const FieldSpec& f) { return f.kind == FieldKind::kImage; });
-  if (image == fields.end())
-    throw InputError("fields: none of them is an image (\"jpg;png;webp\", ...); the loader decodes one per sample");
-  image_field_ = static_cast<size_t>(image - fields.begin());
+  image_fields_ = field_images(fields);
   for (size_t f = 0; f < fields.size(); ++f)
-    if (f != image_field_) last_other_field_ = f;
+    if (fields[f].kind != FieldKind::kImage) last_other_field_ = f;
 }
 
 // The samples of a shard's bytes (`arriving`: the part arrived so far, its last sample left out while it may grow).
@@ -34,7 +30,7 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::listed(std::string_view 
   bool ended = false;
   const std::vector<TarMember> members = tar_list(data, where, arriving ? &ended : nullptr);
   for (FieldGroup& g : field_groups(members, options_.fields, arriving && !ended)) {
-    const auto [offset, size] = g.members[image_field_];
+    const auto [offset, size] = g.members[image_fields_[0]];
     meta.push_back({offset, size, -1, std::move(g.key), std::move(g.members)});
   }
   if (!arriving && meta.empty())
@@ -43,7 +39,8 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::listed(std::string_view 
 }
 
 // Sample i (in shard s, listed as `m`, its bytes at `base`; null: the shard was dropped, so the sample's span is
-// fetched alone): its fields checked, the others kept for field(), the image's bytes in `scratch`.
+// fetched alone): its fields checked, the others (and the other image fields) kept for field() and part_bytes(),
+// the first image's bytes in `scratch`.
 std::string_view RemoteShardImages::sample_fields(int64_t i, int64_t s, const Meta& m, const char* base,
                                                   std::string& scratch) const {
   const std::vector<FieldSpec>& fields = options_.fields;
@@ -67,9 +64,9 @@ std::string_view RemoteShardImages::sample_fields(int64_t i, int64_t s, const Me
     if (!why.empty())
       throw InputError(where + ": its field '" + fields[f].name + "' " + why +
                        " (bad_image_policy='skip' skips such samples)");
-    if (f != image_field_) kept.values[f] = data;
+    if (f != image_fields_[0]) kept.values[f] = data;
   }
-  const auto& [offset, size] = m.fields[image_field_];
+  const auto& [offset, size] = m.fields[image_fields_[0]];
   scratch.assign(base + offset, static_cast<size_t>(size));
   if (fields.size() > 1) {
     std::lock_guard<std::mutex> lock(kept_mutex_);
@@ -82,12 +79,25 @@ std::string_view RemoteShardImages::sample_fields(int64_t i, int64_t s, const Me
 std::string RemoteShardImages::field(int64_t i, size_t f) const {
   std::lock_guard<std::mutex> lock(kept_mutex_);
   const auto it = kept_.find(i);
-  if (it == kept_.end() || f >= it->second.values.size() || f == image_field_)
+  if (it == kept_.end() || f >= it->second.values.size() || options_.fields[f].kind == FieldKind::kImage)
     throw InputError("remote shards: sample " + std::to_string(i) + "'s field " + std::to_string(f) +
                      " was not read by the loader's workers (or was already taken)");
   std::string value = it->second.values[f];
   if (f == last_other_field_ && --it->second.reads == 0) kept_.erase(it);
   return value;
+}
+
+std::string_view RemoteShardImages::part_bytes(int64_t i, int64_t part, std::string& scratch) const {
+  if (part == 0) return bytes(i, scratch);
+  const size_t f = image_fields_.at(static_cast<size_t>(part));
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  const auto it = kept_.find(i);
+  if (it == kept_.end())
+    throw InputError("remote shards: sample " + std::to_string(i) + "'s image field " + std::to_string(f) +
+                     " was not read by the loader's workers (part 0 first)");
+  scratch = it->second.values[f];
+  if (!last_other_field_ && part + 1 == parts() && --it->second.reads == 0) kept_.erase(it);
+  return scratch;
 }
 
 }  // namespace fastloop

@@ -55,6 +55,10 @@ class RemoteShardImages : public EncodedImages {
   int64_t label(int64_t i) const override;
   std::string name(int64_t i) const override;
   std::string_view bytes(int64_t i, std::string& scratch) const override;
+  /// With fields: one per image field. bytes() keeps the other image fields' members with the sample's other
+  /// fields, for part_bytes() (which releases them when the sample has no other field).
+  int64_t parts() const override { return options_.fields.empty() ? 1 : static_cast<int64_t>(image_fields_.size()); }
+  std::string_view part_bytes(int64_t i, int64_t part, std::string& scratch) const override;
   std::optional<std::vector<int64_t>> epoch_order(uint64_t seed, int64_t epoch, int64_t rank,
                                                   int64_t world_size) const override;
   void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
@@ -63,7 +67,7 @@ class RemoteShardImages : public EncodedImages {
   int64_t num_classes() const { return num_classes_; }
   /// With fields (options.fields): bytes(i) checks every field of sample i (as FieldShards does) and keeps its
   /// other fields until the consumer reads them here, by the batch's indices (labels, which are the indices).
-  /// Field f of sample i as bytes() kept it; reading the last field that is not the image releases the sample.
+  /// Field f of sample i as bytes() kept it; reading the last field that is not an image releases the sample.
   std::string field(int64_t i, size_t f) const;
   const std::vector<FieldSpec>& fields() const { return options_.fields; }
   /// GETs made, retries and bytes received, by this split's fetcher (shared with the other split's).
@@ -73,7 +77,7 @@ class RemoteShardImages : public EncodedImages {
 
  private:
   struct Meta {
-    int64_t offset, size, label;  // with fields: the image field's member (size -1: none); label unused
+    int64_t offset, size, label;  // with fields: the first image field's member (size -1: none); label unused
     std::string image;            // the member's name; with fields, the sample's key
     std::vector<std::pair<int64_t, int64_t>> fields;  // with fields: each field's member (field_groups)
   };
@@ -140,8 +144,9 @@ class RemoteShardImages : public EncodedImages {
     int64_t reads = 0;  // bytes() calls not yet consumed (a mixture may read a sample twice at once)
     std::vector<std::string> values;
   };
-  size_t image_field_ = 0;       // with fields: the one the workers decode
-  size_t last_other_field_ = 0;  // with fields: the last that is not the image: reading it releases a sample
+  std::vector<size_t> image_fields_;  // with fields: the ones the workers decode (part k: image_fields_[k])
+  std::optional<size_t> last_other_field_;  // with fields: the last that is not an image: reading it releases
+                                            // a sample (none: reading its last image part does)
   mutable std::mutex kept_mutex_;
   mutable std::unordered_map<int64_t, Kept> kept_;  // with fields: samples read, their other fields
 };

@@ -2,7 +2,8 @@
 // through its uint8 transforms (image_sample.h: only the region a leading crop or resize reads), and the result
 // written through the output stage's value table into the batch. Random draws come from (seed, epoch, index),
 // so any number of loader workers makes the same batches. Several views (views.h) share one decode of each
-// sample (fast_decode: at the finest scale any of them needs), and each runs its own pipeline on it.
+// sample (fast_decode: at the finest scale any of them needs), and each runs its own pipeline on it; a sample of
+// several images (EncodedImages::parts: image fields) has view v decode part v for itself.
 #include "fastloop/data/transforms/image_augment.h"
 
 #include "fastloop/core/errors.h"
@@ -119,13 +120,16 @@ void view_write(const Dataset& dataset, int64_t index, const ViewOut<T>& view, i
                               view.seed, epoch, index, [](T* at, float v) { *at = static_cast<T>(v); });
 }
 
-// Sample `index` into row b of every view's batch: one view decodes for itself, several share one decode.
+// Sample `index` into row b of every view's batch: one view decodes for itself, several share one decode; with
+// several image parts (EncodedImages::parts), view v decodes part v for itself.
 template <typename T, bool kChannelsLast>
 void sample_views_write(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
-                        int64_t b, bool fast, ImageWork& work) {
-  if (views.size() == 1) {
-    sample_image(dataset, index, *views[0].pipeline, views[0].seed, epoch, fast, work);
-    view_write<T, kChannelsLast>(dataset, index, views[0], epoch, b, work);
+                        int64_t b, bool fast, ImageWork& work, bool parts) {
+  if (views.size() == 1 || parts) {
+    for (size_t v = 0; v < views.size(); ++v) {
+      sample_image(dataset, index, *views[v].pipeline, views[v].seed, epoch, fast, work, static_cast<int64_t>(v));
+      view_write<T, kChannelsLast>(dataset, index, views[v], epoch, b, work);
+    }
     return;
   }
   const SharedDecode decoded = views_decode(dataset, index, views, epoch, fast, work);
@@ -140,6 +144,7 @@ AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indice
                                    const std::vector<ViewOut<T>>& views, int64_t epoch, bool fast,
                                    int64_t* dst_labels) {
   const int64_t n = dataset.size();
+  const bool parts = dataset.encoded->parts() > 1;
   ImageWork& work = image_work();
   const int64_t decodes_before = work.decodes;
   AssembleCounts counts;
@@ -149,7 +154,7 @@ AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indice
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
-        sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, fast, work);
+        sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, fast, work, parts);
         break;
       } catch (const InputError&) {
         if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
@@ -248,6 +253,9 @@ AssembleCounts encoded_views_assemble(const Dataset& dataset, const int64_t* ind
                                       uint64_t seed, int64_t epoch, at::Tensor& labels) {
   TORCH_CHECK(dataset.encoded && dataset.image_height > 0 && dataset.image_width > 0, "encoded_views_assemble: the dataset is not encoded");
   TORCH_CHECK(!views.empty(), "encoded_views_assemble: no views to fill");
+  const int64_t parts = dataset.encoded->parts();
+  TORCH_CHECK(parts == 1 || static_cast<int64_t>(views.size()) == parts, "encoded_views_assemble: ", parts,
+              " images per sample (image fields) need one view each, got ", views.size(), " views");
   TORCH_CHECK(labels.scalar_type() == at::kLong && labels.numel() == count && labels.is_contiguous(),
               "encoded_views_assemble: labels must be contiguous int64 [", count, "]");
   const at::Tensor& first = views[0].images;

@@ -48,7 +48,8 @@ int64_t encoded_decode_only(const Dataset& dataset, std::string_view bytes, int6
 /// options.fast_decode: the finest JPEG DCT scale any view's leading crop or resize needs, full scale when a
 /// view begins otherwise), then
 /// view v's pipeline with view_seed(seed, v)'s draws into views[v].images ([count, 3, H_v, W_v]). A single
-/// view decodes as encoded_batch_assemble() does: only the region its crop reads.
+/// view decodes as encoded_batch_assemble() does: only the region its crop reads. A dataset of several images per
+/// sample (EncodedImages::parts() > 1) needs one view per part: view v decodes part v as a single view would.
 AssembleCounts encoded_views_assemble(const Dataset& dataset, const int64_t* indices, int64_t count,
                                       const AugmentOptions& options, const std::vector<ViewTarget>& views,
                                       uint64_t seed, int64_t epoch, at::Tensor& labels);

@@ -94,8 +94,9 @@ DecodePlan decode_plan(const ImageInfo& info, const Pipeline& pipeline, uint64_t
 // of the image its window reads (fast: at the smallest scale that covers it); anything else decodes the whole
 // image.
 void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                  bool fast, ImageWork& work) {
-  const std::string_view bytes = dataset.encoded->bytes(index, work.file);
+                  bool fast, ImageWork& work, int64_t part) {
+  const std::string_view bytes = part == 0 ? dataset.encoded->bytes(index, work.file)
+                                           : dataset.encoded->part_bytes(index, part, work.file);
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
   ++work.decodes;

@@ -59,9 +59,10 @@ struct DecodePlan {
 DecodePlan decode_plan(const ImageInfo& info, const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t index,
                        bool fast, ImageResizer& resizer);
 
-/// Sample `index` through the pipeline's uint8 transforms into work.image (one decode, counted in work.decodes).
+/// Sample `index` (its image `part`: EncodedImages::part_bytes) through the pipeline's uint8 transforms into
+/// work.image (one decode, counted in work.decodes).
 void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                  bool fast, ImageWork& work);
+                  bool fast, ImageWork& work, int64_t part = 0);
 
 // Sample `index` read and decoded once for every view, the whole image (a view's resize then reads its box of
 // it): at full scale, or with `fast` at the finest scale a view's fused head needs (a view without one needs

@@ -36,7 +36,7 @@ inline uint64_t view_target_seed(const ViewTarget& target, uint64_t seed, int64_
 /// What assembling a batch did besides writing it.
 struct AssembleCounts {
   int64_t skipped = 0;   // undecodable images replaced (skip_bad_images)
-  int64_t decoded = 0;   // images decoded: once per sample (and per bad image tried), whatever the views
+  int64_t decoded = 0;   // images decoded: once per sample and image part (and per bad image tried), whatever the views
 };
 
 } // namespace fastloop
