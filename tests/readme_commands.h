@@ -109,6 +109,14 @@ inline const ReadmeNotRun kReadmeNotRun[] = {
     {"fastloop bench --models torchscript:r18.pt --twin resnet18 --compare-python",
      "slow: 16 rows x (scripted, twin, PyTorch peer's two cells), ~80 s at 1 step (tests/test_python_peer.cpp "
      "covers the twin's interleaving)", true},
+    {"build/fastloop train --data videofolder:/data/kinetics --model torchscript:r3d.pt --clip-frames 16 --clip-step 2 "
+     "--transform \"RandomResizedCrop(112), RandomHorizontalFlip(), ToDtype(torch.float32, scale=True), "
+     "Normalize((0.43216, 0.394666, 0.37645), (0.22803, 0.22145, 0.216989))\" --eval-transform \"Resize(128), "
+     "CenterCrop(112), ToDtype(torch.float32, scale=True), Normalize((0.43216, 0.394666, 0.37645), (0.22803, "
+     "0.22145, 0.216989))\" --batch-size 8 --epochs 10 --checkpoint-dir ckpt",
+     "needs a folder of videos (ffmpeg) and the scripted r3d_18 the line before makes: "
+     "tests/python/test_cli_video.py::test_getting_started_cli_video_example_runs runs the whole block so",
+     false},
     {"build/fastloop launch --nnodes 2 --node-rank 0 --nproc-per-node 4 --master-addr 10.0.0.1 --master-port 29500 "
      "-- train ...",
      "needs two nodes: rank 0 waits for node 1 at 10.0.0.1 (the one-node launch line runs; tests/test_dist*.cpp "

@@ -123,6 +123,13 @@ void config_validate(const TrainConfig& c) {
   require(c.data.resize_min == 0 || c.data.resize_min >= 8, "--resize-min", "must be 0 (off) or >= 8 pixels");
   require(c.data.resize_start >= 0 && c.data.resize_start < c.data.resize_end && c.data.resize_end <= 1,
           "--resize-start", "must satisfy 0 <= --resize-start < --resize-end <= 1 (fractions of the run's steps)");
+  require(c.data.clip.frames >= 1 && c.data.clip.frames <= 4096, "--clip-frames", "must be in [1, 4096]");
+  require(c.data.clip.step >= 1 && c.data.clip.step <= 4096, "--clip-step", "must be in [1, 4096]");
+  require(c.data.clip.per_video >= 1 && c.data.clip.per_video <= 4096, "--clips-per-video", "must be in [1, 4096]");
+  require(c.data.clip.seconds >= 0 && c.data.clip.seconds <= 86400, "--clip-seconds",
+          "must be in [0, 86400] seconds (0: one frame's average duration)");
+  require(c.data.clip.seconds == 0 || c.data.clip.sampler == "random_timestamps", "--clip-seconds",
+          "is for --clip-sampler random_timestamps; the index samplers take --clip-step");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
   require(c.model.depth_delta >= -1 && c.model.depth_delta <= 3, "--depth-delta", "must be in [-1, 3]");

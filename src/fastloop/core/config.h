@@ -27,6 +27,19 @@ struct ImageSettings {
 /// `base` with each setting `given` holds (a size > 0, a mean or std not empty) in place of its own.
 ImageSettings image_settings_override(ImageSettings base, const ImageSettings& given);
 
+/// How video clips are taken from the videos of `--data videofolder:` and `videocsv:`: torchcodec's samplers, as
+/// fastloop.VideoFolder's arguments name them (data/sources/video_clips.h).
+struct ClipSettings {
+  int64_t frames = 16;                   // num_frames_per_clip
+  int64_t step = 1;                      // num_indices_between_frames: 1 takes consecutive frames
+  int64_t per_video = 1;                 // num_clips: clips (samples) per video
+  std::string sampler = "random";        // random | regular | random_timestamps (the train split's; the test
+                                         // split takes regular positions, or random_timestamps' draws of epoch 0)
+  double seconds = 0.0;                  // random_timestamps: seconds between a clip's frames; 0: 1 / average fps
+  std::string policy = "repeat_last";    // a clip past the video's end: repeat_last | wrap | error
+  std::string layout = "CTHW";           // batches [B, C, T, H, W] (torchvision's video models) | TCHW: [B, T, C, H, W]
+};
+
 struct DataConfig {
   std::string source = "fashion-mnist";  // fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW]
   int64_t batch_size = 128;              // images per optimizer step (before accumulation)
@@ -57,6 +70,7 @@ struct DataConfig {
   int64_t resize_min = 0;                // progressive resizing (FFCV): train batches' side in pixels at first; 0: off
   double resize_start = 0.0;             // fraction of the run's optimizer steps where the side starts to grow
   double resize_end = 0.75;              // fraction where it reaches the full side (multiples of 4 in between)
+  ClipSettings clip;                     // video sources: the clips each video gives
 };
 
 struct ModelConfig {

@@ -8,7 +8,8 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
   return {
       {"data.source", "--data", "dataset: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
        "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN] (local, or s3://BUCKET/... and http(s)://... URLs), "
-       "csv:TRAIN.csv[::VAL.csv] (columns path, label)",
+       "csv:TRAIN.csv[::VAL.csv] (columns path, label), videofolder:DIR (DIR/CLASS/VIDEO.mp4, or DIR/train/CLASS/VIDEO.mp4 "
+       "and DIR/val/...), videocsv:TRAIN.csv[::VAL.csv] (video files; columns path, label)",
        &c.data.source, {}},
       {"data.batch_size", "--batch-size", "images per step", &c.data.batch_size, {}},
       {"data.workers", "--workers", "loader threads (0: load in the training thread)", &c.data.workers, {}},
@@ -79,6 +80,29 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"data.resize_end", "--resize-end",
        "progressive resizing: fraction of the run's optimizer steps where the side is full again",
        &c.data.resize_end, {}},
+      {"data.clip_frames", "--clip-frames", "video clips: frames per clip (torchcodec's num_frames_per_clip)",
+       &c.data.clip.frames, {}},
+      {"data.clip_step", "--clip-step",
+       "video clips: frame indices between a clip's frames (num_indices_between_frames; 1: consecutive frames)",
+       &c.data.clip.step, {}},
+      {"data.clips_per_video", "--clips-per-video", "video clips: clips (samples) taken from each video (num_clips)",
+       &c.data.clip.per_video, {}},
+      {"data.clip_sampler", "--clip-sampler",
+       "video clips: where the train split's clips start, as torchcodec's clips_at_random_indices (drawn anew each "
+       "epoch), clips_at_regular_indices, clips_at_random_timestamps; the test split's start at regular positions "
+       "(random_timestamps: its draws of epoch 0)",
+       &c.data.clip.sampler, {"random", "regular", "random_timestamps"}},
+      {"data.clip_seconds", "--clip-seconds",
+       "video clips with --clip-sampler random_timestamps: seconds between a clip's frames (0: one frame's average "
+       "duration)",
+       &c.data.clip.seconds, {}},
+      {"data.clip_policy", "--clip-policy",
+       "video clips: a clip that runs past a video's end (a video shorter than a clip) repeats its last frame, wraps "
+       "to the clip's start, or stops the run naming the file (torchcodec's policy)",
+       &c.data.clip.policy, {"repeat_last", "wrap", "error"}},
+      {"data.clip_layout", "--clip-layout",
+       "video clips: batches [B, C, T, H, W] (CTHW: torchvision's r3d_18, mc3_18, r2plus1d_18) or [B, T, C, H, W]",
+       &c.data.clip.layout, {"CTHW", "TCHW"}},
       {"model.name", "--model", "architecture (fastloop models lists them)", &c.model.name, {}},
       {"model.stem", "--stem", "input stem: cifar (3x3, no max-pool) or imagenet", &c.model.stem,
        {"cifar", "imagenet"}},
@@ -158,7 +182,8 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.perf.keep_host_memory, {}},
       {"perf.amp", "--amp", "mixed precision: autocast dtype (fp16 adds GradScaler)", &c.perf.amp,
        {"off", "fp16", "bf16"}},
-      {"perf.channels_last", "--channels-last", "NHWC memory format for parameters and batches",
+      {"perf.channels_last", "--channels-last",
+       "NHWC memory format for parameters and batches (images; video clips stay contiguous)",
        &c.perf.channels_last, {}},
       {"perf.set_to_none", "--set-to-none", "free gradients after each step instead of zeroing them",
        &c.perf.set_to_none, {}},

@@ -143,7 +143,7 @@ Classifier model_make(const ModelOptions& options) {
 }
 
 void model_check_forward(ClassifierImpl& model, const std::string& name, at::IntArrayRef image_shape, int64_t classes,
-                         at::MemoryFormat memory_format) {
+                         at::MemoryFormat memory_format, const std::string& input) {
   const auto parameters = model.parameters();
   if (parameters.empty()) throw InputError("model " + name + " has no parameters: nothing to train");
   std::vector<int64_t> shape{2};
@@ -165,7 +165,7 @@ void model_check_forward(ClassifierImpl& model, const std::string& name, at::Int
     failure = what.substr(0, what.find('\n'));
   }
   model.train(was_training);
-  const std::string expected = "; its forward must take one image batch [N, C, H, W] and return logits [N, " +
+  const std::string expected = "; its forward must take " + input + " and return logits [N, " +
                                std::to_string(classes) + "] for the data's " + std::to_string(classes) + " classes";
   if (!failure.empty())
     throw InputError("model " + name + " failed on a probe batch " + c10::str(at::IntArrayRef(shape)) + ": " +

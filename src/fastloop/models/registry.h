@@ -39,11 +39,13 @@ std::vector<std::string> model_names();
 bool model_is_builtin(const std::string& name);
 
 /// The probe every model that is not built in passes before a run trains it: one forward in eval mode,
-/// without gradients, of a zero batch [2, C, H, W] (`image_shape` = {C, H, W}) on the model's device and
-/// in `memory_format` must return a Tensor [2, classes]. Throws InputError naming `name`, the batch and
-/// what came back (or the forward's own error).
+/// without gradients, of a zero batch [2, C, H, W] (`image_shape` = {C, H, W}; a video clip's {C, T, H, W} or
+/// {T, C, H, W}) on the model's device and in `memory_format` must return a Tensor [2, classes]. Throws
+/// InputError naming `name`, the batch, what came back (or the forward's own error) and `input`, what its
+/// forward must take ("one image batch [N, C, H, W]").
 void model_check_forward(ClassifierImpl& model, const std::string& name, at::IntArrayRef image_shape, int64_t classes,
-                         at::MemoryFormat memory_format = at::MemoryFormat::Contiguous);
+                         at::MemoryFormat memory_format = at::MemoryFormat::Contiguous,
+                         const std::string& input = "one image batch [N, C, H, W]");
 
 /// The stems a model accepts ("cifar", "imagenet"; small_cnn: "cifar" only; registered and TorchScript
 /// models: both, the factory or the file decides). Throws InputError on an unknown name.

@@ -12,6 +12,7 @@
 #include "fastloop/models/registry.h"
 #include "fastloop/train/checkpoint.h"
 #include "fastloop/train/tta.h"
+#include "fastloop/train/video_run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,9 +41,15 @@ EvalRun eval_run(const EvalRequest& request) {
   threads_apply(request.threads);
   DatasetSplits data = data_load(config.data);
   splits_size_resolve(data, config.data);
+  const bool video = split_is_video(data.test);
+  if (video) video_run_check(config);
   Classifier model = model_make_for(config.model, data.test.channels(), data.test.num_classes);
   if (checkpoint) checkpoint->restore(*model, nullptr, /*rng=*/false);
   else model_state_load_file(*model, request.init_from);  // strict: every name and shape must match
+  if (video && data.test.size() > 0)  // a clip of the test split's size before the first video is decoded
+    model_check_forward(*model, config.model.name, video_clip_shape(data.test),
+                        config.model.num_classes ? config.model.num_classes : data.test.num_classes,
+                        at::MemoryFormat::Contiguous, video_model_input(data.test));
   EvalOptions options;
   options.fold_bn = request.fold_bn;
   options.confusion = true;

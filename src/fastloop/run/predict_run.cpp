@@ -136,13 +136,17 @@ PredictModel model_prepare(const PredictRequest& r) {
 }
 
 bool is_data_spec(const std::string& input) {
-  for (const char* kind : {"imagefolder:", "shards:", "csv:", "cifar10:", "mnist:", "fashion-mnist", "synthetic"})
+  for (const char* kind : {"imagefolder:", "shards:", "csv:", "cifar10:", "mnist:", "fashion-mnist", "synthetic",
+                           "videofolder:", "videocsv:"})
     if (input.rfind(kind, 0) == 0) return true;
   return false;
 }
 
 /// The split a --data source is predicted on: its test split, or its train split when it has none.
 Dataset dataset_of_spec(const std::string& spec, const ModelInfo& info) {
+  if (data_is_video(spec))
+    throw InputError("predict " + spec + ": fastloop predict classifies images, not video clips; evaluate a video "
+                     "model with fastloop eval --checkpoint FILE --data " + spec);
   DataOptions options;
   options.image.size = info.height;
   DatasetSplits splits = data_load(spec, options);

@@ -37,6 +37,11 @@ std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware
     p.fused_optim = true;
     return "fused optimizer on: one kernel updates all parameters (within 1e-6 of the plain update)";
   });
+  const bool video = data_is_video(config.data.source);
+  auto video_contiguous = [&] {
+    p.channels_last = false;
+    return std::string("channels_last off: video clips are 5-D batches, kept contiguous");
+  };
   if (!given.count("--device")) p.device = hw.cuda ? "cuda" : "cpu";
   const bool cuda = p.device != "cpu" && hw.cuda;
   if (cuda) {
@@ -47,8 +52,9 @@ std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware
                                  : " has fp16 tensor cores; GradScaler guards the range");
     });
     decide("--channels-last", [&] {
+      if (video) return video_contiguous();
       p.channels_last = true;
-      return "channels_last on: tensor-core convolutions run NHWC; NCHW would add transposes";
+      return std::string("channels_last on: tensor-core convolutions run NHWC; NCHW would add transposes");
     });
     decide("--cudnn-benchmark", [&] {
       p.cudnn_benchmark = true;
@@ -71,6 +77,7 @@ std::vector<std::string> perf_auto_apply(TrainConfig& config, const PerfHardware
                    "AVX2-only CPU (PyTorch 1.13)";
     });
     decide("--channels-last", [&] {
+      if (video) return video_contiguous();
       const bool small_cnn = config.model.name == "small_cnn";
       p.channels_last = hw.cpu.avx512 || (hw.cpu.avx2 && small_cnn);
       if (hw.cpu.avx512)

@@ -13,6 +13,7 @@
 #include "fastloop/train/runtime.h"
 #include "fastloop/train/stem_whitening.h"
 #include "fastloop/train/tta.h"
+#include "fastloop/train/video_run.h"
 
 #include <torch/utils.h>
 
@@ -142,6 +143,9 @@ int64_t TrainSetup::rank() const { return group ? group->rank() : 0; }
 TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Device device,
                        std::shared_ptr<ProcessGroup> group) {
   const bool alternate = alternate_flips(config, train);
+  const bool video = split_is_video(train);
+  if (video) video_run_check(config);
+  const bool channels_last = config.perf.channels_last && !video;  // clip batches are 5-D: contiguous
   runtime_apply(config.perf, config.run.threads);
   TrainSetup setup;
   setup.config = config;
@@ -166,11 +170,14 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   if (whiten_stem_on(config.model))  // before the optimizer: the frozen stem in no group; --resume, --init-from bring theirs
     stem_whitening_configure(*setup.model, train, config.model.name, config.run.init_from.empty() && !setup.resumed);
   setup.model->to(device);
-  if (config.perf.channels_last) module_to_channels_last(*setup.model);
-  if (!model_is_builtin(config.model.name))  // a TorchScript or registered model: one probe before any work
-    model_check_forward(*setup.model, config.model.name, {train.channels(), train.height(), train.width()},
-                        config.model.num_classes ? config.model.num_classes : train.num_classes,
-                        config.perf.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+  if (channels_last) module_to_channels_last(*setup.model);
+  const int64_t classes = config.model.num_classes ? config.model.num_classes : train.num_classes;
+  if (video)  // a clip of the run's size, as the loader makes them
+    model_check_forward(*setup.model, config.model.name, video_clip_shape(train), classes,
+                        at::MemoryFormat::Contiguous, video_model_input(train));
+  else if (!model_is_builtin(config.model.name))  // a TorchScript or registered model: one probe before any work
+    model_check_forward(*setup.model, config.model.name, {train.channels(), train.height(), train.width()}, classes,
+                        channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   if (config.perf.fold_bn) fold_bn_require(*setup.model);  // refused at the start, not at the first evaluation
   const BatchNormSettings batchnorm{config.model.bn_weight_frozen, config.model.bn_momentum};
   batchnorm_configure(*setup.model, batchnorm, config.model.name);  // before the optimizer: frozen weights in no group
@@ -185,7 +192,7 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   if (config.optim.ema_decay > 0) {  // a second model of the same architecture holds the average
     Classifier average = model_make_for(config.model, train.channels(), train.num_classes);
     average->to(device);
-    if (config.perf.channels_last) module_to_channels_last(*average);
+    if (channels_last) module_to_channels_last(*average);
     batchnorm_configure(*average, batchnorm, config.model.name);  // the same BatchNorms as the model's
     setup.ema = std::make_unique<ModelEma>(average, *setup.model,
                                            EmaOptions().decay(config.optim.ema_decay).warmup(config.optim.ema_warmup));
@@ -200,7 +207,9 @@ TrainSetup train_setup(const TrainConfig& config, const Dataset& train, c10::Dev
   setup.step = step_options_for(config, setup.amp);
   setup.train_loader = train_loader_options(config, setup.rank(), setup.world_size(), device, setup.amp.dtype);
   setup.train_loader.augment.alternate_flip = alternate;
+  setup.train_loader.channels_last = channels_last;
   setup.eval = eval_options_for(config, setup);
+  setup.eval.channels_last = channels_last;
   setup.loader_identity = loader_identity_of(config, train, setup.train_loader);
   if (setup.resumed) resume(setup);
   else if (config.run.resume == "auto" && setup.main_rank())

@@ -4,6 +4,7 @@
 #include "fastloop/core/clock.h"
 #include "fastloop/core/env.h"
 #include "fastloop/core/errors.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/core/config_text.h"
 
 #include <torch/cuda.h>
@@ -38,8 +39,7 @@ std::vector<Dimension> dimensions(const TuneOptions& options, bool cuda) {
   dims.push_back({"data.workers", workers, 1e-5, "loader threads assembling batches beside the step"});
   dims.push_back({"data.prefetch", {"2", "4", "8"}, 1e-5, "batches assembled ahead of the step"});
   const std::string& source = options.base.data.source;
-  const bool encoded = source.rfind("imagefolder:", 0) == 0 || source.rfind("shards:", 0) == 0 ||
-                       source.rfind("csv:", 0) == 0;
+  const bool encoded = !data_in_memory(source);
   if (!encoded)  // image files are decoded by the loader's workers: there is no uint8 tensor to keep on the device
     dims.push_back({"data.on_device", {"false", "true"}, 1e-5, "the whole uint8 dataset on the device, augmented there"});
   std::set<int64_t> threads{cores, std::max<int64_t>(1, cores - 1), std::max<int64_t>(1, cores / 2)};

@@ -12,6 +12,7 @@
 #include "fastloop/data/sources/remote_url.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/synthetic.h"
+#include "fastloop/data/sources/video_sources.h"
 
 #include <ATen/ATen.h>
 
@@ -30,9 +31,7 @@ constexpr int64_t kSyntheticClasses = 10;
 constexpr uint64_t kSyntheticSeed = 0;
 constexpr int64_t kSyntheticMaxBytes = int64_t{16} << 30;  // both splits together
 
-[[noreturn]] void fail_spec(const std::string& spec, const std::string& why) {
-  throw InputError("data spec '" + spec + "': " + why + "; allowed forms: " + kDataSpecForms);
-}
+[[noreturn]] void fail_spec(const std::string& spec, const std::string& why) { data_spec_fail(spec, why); }
 
 // A whole decimal number in [lo, hi], or fail naming the part.
 int64_t parse_count(const std::string& spec, const std::string& text, const char* what, int64_t lo, int64_t hi) {
@@ -233,6 +232,10 @@ DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options
 
 } // namespace
 
+void data_spec_fail(const std::string& spec, const std::string& why) {
+  throw InputError("data spec '" + spec + "': " + why + "; allowed forms: " + kDataSpecForms);
+}
+
 DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
   DatasetSplits splits = data_load_kind(spec, options);
   if (splits.train.classes.empty()) {  // the sets that ship no names of their own
@@ -246,9 +249,16 @@ DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
   return splits;
 }
 
+DatasetSplits data_load(const std::string& spec) { return data_load(spec, DataOptions{}); }
+
 bool data_in_memory(const std::string& spec) {
   const std::string kind = spec.substr(0, spec.find(':'));
   return kind == "fashion-mnist" || kind == "mnist" || kind == "cifar10" || kind == "synthetic";
+}
+
+bool data_is_video(const std::string& spec) {
+  const std::string kind = spec.substr(0, spec.find(':'));
+  return kind == "videofolder" || kind == "videocsv";
 }
 
 DatasetSplits data_load(const DataConfig& config) {
@@ -259,6 +269,7 @@ DatasetSplits data_load(const DataConfig& config) {
   options.cache_dir = config.cache;
   options.cache_mib = config.cache_size;
   options.timeout_s = config.timeout;
+  options.clip = config.clip;
   return data_load(config.source, options);
 }
 
@@ -316,6 +327,14 @@ DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options
   if (kind == "shards") {
     if (!has_arg) fail_spec(spec, "shards needs its folder or pattern: shards:DIR or shards:TRAIN_PATTERN[::VAL_PATTERN]");
     return shards_splits_load(spec, arg, options);
+  }
+  if (kind == "videofolder") {
+    if (!has_arg) fail_spec(spec, "videofolder needs its directory: videofolder:DIR");
+    return video_folder_load(spec, arg, options);
+  }
+  if (kind == "videocsv") {
+    if (!has_arg) fail_spec(spec, "videocsv needs its file: videocsv:TRAIN.csv or videocsv:TRAIN.csv::VAL.csv");
+    return video_csv_load(spec, arg, options);
   }
   fail_spec(spec, "unknown dataset '" + kind + "'");
 }

@@ -1,6 +1,6 @@
 // Turns a data spec (the --data flag, DataConfig::source) into train and test splits.
 // Forms: fashion-mnist[:DIR] | mnist:DIR | cifar10:DIR | synthetic[:CxHxW[:N]] | imagefolder:DIR | shards:... |
-// csv:TRAIN.csv[::VAL.csv].
+// csv:TRAIN.csv[::VAL.csv] | videofolder:DIR | videocsv:TRAIN.csv[::VAL.csv].
 #pragma once
 
 #include "fastloop/core/config.h"
@@ -15,7 +15,8 @@ namespace fastloop {
 // The forms data_load accepts, as listed in its error messages and in the CLI's help.
 constexpr const char* kDataSpecForms =
     "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
-    "shards:DIR|URL|TRAIN_PATTERN[::VAL_PATTERN] (local, s3://, http(s)://), csv:TRAIN.csv[::VAL.csv]";
+    "shards:DIR|URL|TRAIN_PATTERN[::VAL_PATTERN] (local, s3://, http(s)://), csv:TRAIN.csv[::VAL.csv], "
+    "videofolder:DIR, videocsv:TRAIN.csv[::VAL.csv]";
 
 /// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
 /// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
@@ -26,6 +27,7 @@ struct DataOptions {
   std::string cache_dir;          // remote shards: --data-cache (empty: none)
   int64_t cache_mib = 10240;      // --data-cache-size
   double timeout_s = 60.0;        // remote shards: --data-timeout
+  ClipSettings clip;              // videos: the clips each video gives (--clip-frames, --clip-step, ...)
 };
 
 /// ImageNet's per-channel statistics (torchvision's reference recipes), the default for encoded images.
@@ -47,8 +49,14 @@ constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 //                         `path` and `label` (or exactly two columns: path, label), paths relative to the CSV
 //                         file, labels all class indices or all class names (sorted, as ImageFolder's folders);
 //                         VAL's labels are read against TRAIN's classes; without VAL no test split
+//   videofolder:DIR       video clips (data/sources/video_sources.h): DIR/train/CLASS/VIDEO and DIR/val/CLASS/VIDEO
+//                         (torchvision's Kinetics layout), or DIR/CLASS/VIDEO as the train split alone
+//   videocsv:TRAIN[::VAL] video files listed in CSV files as csv: lists images
 // A spec that does not parse throws InputError naming the spec and listing the forms.
-DatasetSplits data_load(const std::string& spec, const DataOptions& options = {});
+DatasetSplits data_load(const std::string& spec, const DataOptions& options);
+/// data_load(spec, DataOptions{}); out of line, so a caller builds no DataOptions of its own (GCC 12 warned of
+/// a string of one "maybe uninitialized" where it inlined that temporary's destruction).
+DatasetSplits data_load(const std::string& spec);
 
 /// fastloop.Files: `paths` with class indices `labels` as both splits (a Loader picks train or eval behaviour by
 /// its split). `classes` names the indices (empty: "0", "1", ... up to the largest label). Each path must be an
@@ -67,5 +75,11 @@ DatasetSplits data_load(const DataConfig& config);
 /// Whether `spec` names a set that loads decoded into memory (fashion-mnist, mnist, cifar10, synthetic): its
 /// batches are copies of uint8 pixels, nothing to decode. Reads the spec's kind only; nothing is loaded.
 bool data_in_memory(const std::string& spec);
+
+/// Whether `spec` names video clips (videofolder:, videocsv:). Reads the spec's kind only.
+bool data_is_video(const std::string& spec);
+
+/// Throws the InputError of a spec that does not parse: the spec, `why` and the allowed forms.
+[[noreturn]] void data_spec_fail(const std::string& spec, const std::string& why);
 
 } // namespace fastloop

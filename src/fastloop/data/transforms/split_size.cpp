@@ -4,6 +4,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/codecs/image_decode.h"
 #include "fastloop/data/transforms/pipeline.h"
+#include "fastloop/data/transforms/video_batch.h"
 
 namespace fastloop {
 namespace {
@@ -36,6 +37,7 @@ ImageSize transform_image_size(const std::string& transform, int64_t size, const
 
 void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
   if (!split.encoded) return;
+  if (video_clips_of(split)) return video_split_size_resolve(split, transform, size, names);  // a video's frames
   ImageSize first;  // the first image's size, for a transform whose size follows each image's
   if (!transform.empty() && size <= 0 && split.encoded->size() > 0) {
     std::string scratch;

@@ -26,7 +26,8 @@ struct SplitSizeNames {
 ImageSize transform_image_size(const std::string& transform, int64_t size, const SplitSizeNames& names = {},
                                ImageSize first = {});
 
-/// An encoded split's size set from transform_image_size(); splits held in memory keep their images' own.
+/// An encoded split's size set from transform_image_size() (video clips: video_batch.h's rule); splits held in
+/// memory keep their images' own.
 void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names = {});
 
 /// Both splits of a run: train's from config.transform, test's from config.eval_transform.
