@@ -3,7 +3,6 @@
 // ffmpeg_library.h); a build without FFmpeg's headers compiles video_frames_none.cpp, whose calls say so.
 #pragma once
 
-#include "fastloop/data/codecs/video_index.h"
 #include "fastloop/data/transforms/image_u8.h"
 
 #include <cstdint>
@@ -30,7 +29,19 @@ VideoInfo video_info(const std::string& path);
 /// they are absent).
 std::string video_libraries();
 
+/// How the process's video indices (video_index.h) were come by: scanned from a video, read from a cache file,
+/// cache files written.
+struct VideoIndexCounts {
+  int64_t scanned = 0, cache_read = 0, cache_written = 0;
+};
+VideoIndexCounts video_index_counts();
+
+/// Drops the process's indices (the cache files stay): the next video_index of each file reads its cache
+/// file, as a new process would (for tests).
+void video_index_forget();
+
 class VideoReader;
+struct VideoIndex;  // video_index.h, internal: the installed API names it only
 
 /// A video's frame times as the clip samplers read them (video_clips.h).
 struct VideoTimeline {

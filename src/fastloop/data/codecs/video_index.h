@@ -4,6 +4,8 @@
 // seeks with it to exactly the frames a clip asks for.
 #pragma once
 
+#include "fastloop/data/codecs/video_frames.h"  // video_index_counts, video_index_forget
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,16 +33,6 @@ struct VideoIndex {
 /// threads asking for one new file may both scan it. A file that FFmpeg cannot open, that has no video
 /// stream, no decoder in this FFmpeg, or no frames throws InputError naming it; FFmpeg absent, RunError.
 std::shared_ptr<const VideoIndex> video_index(const std::string& path);
-
-/// How the process's indices were come by: scanned from a video, read from a cache file, cache files written.
-struct VideoIndexCounts {
-  int64_t scanned = 0, cache_read = 0, cache_written = 0;
-};
-VideoIndexCounts video_index_counts();
-
-/// Drops the process's indices (the cache files stay): the next video_index of each file reads its cache
-/// file, as a new process would (for tests).
-void video_index_forget();
 
 /// The index of the video at `path` made afresh, not cached (video_index's work; the fuzzer's entry).
 VideoIndex video_index_make(const std::string& path);
