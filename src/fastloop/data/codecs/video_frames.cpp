@@ -89,4 +89,11 @@ int64_t VideoFrameReader::frames_decoded() const {
   return n;
 }
 
+VideoIndexCounts video_index_counts() {
+  const VideoIndexTally tally = video_index_tally();
+  return {tally.scanned, tally.cache_read, tally.cache_written};
+}
+
+void video_index_forget() { video_index_clear(); }
+
 } // namespace fastloop

@@ -164,12 +164,12 @@ std::shared_ptr<const VideoIndex> video_index(const std::string& path) {
   return entry.index;
 }
 
-VideoIndexCounts video_index_counts() {
+VideoIndexTally video_index_tally() {
   const Indices& all = indices();
   return {all.scanned.load(), all.cache_read.load(), all.cache_written.load()};
 }
 
-void video_index_forget() {
+void video_index_clear() {
   Indices& all = indices();
   std::lock_guard<std::mutex> lock(all.mutex);
   all.by_path.clear();

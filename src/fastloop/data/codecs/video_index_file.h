@@ -14,7 +14,7 @@
 // which a serialization library would add a dependency for without removing the checks.
 #pragma once
 
-#include "fastloop/data/codecs/video_index.h"
+#include "fastloop/data/codecs/frame_index.h"
 
 #include <cstdint>
 #include <optional>

@@ -232,10 +232,6 @@ DatasetSplits data_load_kind(const std::string& spec, const DataOptions& options
 
 } // namespace
 
-void data_spec_fail(const std::string& spec, const std::string& why) {
-  throw InputError("data spec '" + spec + "': " + why + "; allowed forms: " + kDataSpecForms);
-}
-
 DatasetSplits data_load(const std::string& spec, const DataOptions& options) {
   DatasetSplits splits = data_load_kind(spec, options);
   if (splits.train.classes.empty()) {  // the sets that ship no names of their own

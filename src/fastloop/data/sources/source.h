@@ -4,6 +4,7 @@
 #pragma once
 
 #include "fastloop/core/config.h"
+#include "fastloop/data/sources/data_spec.h"
 #include "fastloop/data/sources/dataset.h"
 
 #include <memory>
@@ -11,28 +12,6 @@
 #include <vector>
 
 namespace fastloop {
-
-// The forms data_load accepts, as listed in its error messages and in the CLI's help.
-constexpr const char* kDataSpecForms =
-    "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
-    "shards:DIR|URL|TRAIN_PATTERN[::VAL_PATTERN] (local, s3://, http(s)://), csv:TRAIN.csv[::VAL.csv], "
-    "videofolder:DIR, videocsv:TRAIN.csv[::VAL.csv]";
-
-/// What a run's settings add to a spec: the output size of encoded images, the normalisation and what an
-/// undecodable image does (--image-size, --mean, --std, --bad-image-policy).
-struct DataOptions {
-  ImageSettings image;         // the crop side of encoded images; the normalisation (empty: the dataset's own)
-  bool skip_bad_images = false;
-  int64_t shuffle_buffer = 2048;  // samples: the shuffle buffer tar shards are read through (--shuffle-buffer)
-  std::string cache_dir;          // remote shards: --data-cache (empty: none)
-  int64_t cache_mib = 10240;      // --data-cache-size
-  double timeout_s = 60.0;        // remote shards: --data-timeout
-  ClipSettings clip;              // videos: the clips each video gives (--clip-frames, --clip-step, ...)
-};
-
-/// ImageNet's per-channel statistics (torchvision's reference recipes), the default for encoded images.
-constexpr float kImageNetMean[3] = {0.485f, 0.456f, 0.406f};
-constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 
 // Loads the splits a spec names:
 //   fashion-mnist[:DIR]   IDX files in DIR (default /usr/share/datasets/fashion-mnist), plain or .gz
@@ -79,7 +58,5 @@ bool data_in_memory(const std::string& spec);
 /// Whether `spec` names video clips (videofolder:, videocsv:). Reads the spec's kind only.
 bool data_is_video(const std::string& spec);
 
-/// Throws the InputError of a spec that does not parse: the spec, `why` and the allowed forms.
-[[noreturn]] void data_spec_fail(const std::string& spec, const std::string& why);
 
 } // namespace fastloop

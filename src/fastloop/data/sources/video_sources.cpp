@@ -6,7 +6,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/class_names.h"
 #include "fastloop/data/sources/csv_files.h"
-#include "fastloop/data/sources/source.h"
+#include "fastloop/data/sources/data_spec.h"
 
 #include <algorithm>
 #include <cctype>

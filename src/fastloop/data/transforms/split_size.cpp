@@ -3,11 +3,15 @@
 
 #include "fastloop/core/errors.h"
 #include "fastloop/data/codecs/image_decode.h"
+#include "fastloop/data/codecs/video_frames.h"
+#include "fastloop/data/sources/video_clips.h"
 #include "fastloop/data/transforms/pipeline.h"
 #include "fastloop/data/transforms/video_batch.h"
 
 namespace fastloop {
 namespace {
+
+constexpr int64_t kSkipTries = 16;  // unreadable videos in a row that bad_image_policy "skip" steps over
 
 std::string size_text(ImageSize size) { return std::to_string(size.height) + " x " + std::to_string(size.width); }
 
@@ -45,6 +49,26 @@ void split_size_resolve(Dataset& split, const std::string& transform, int64_t si
       const ImageInfo info = ImageDecoder().info(split.encoded->bytes(0, scratch), split.encoded->name(0));
       first = {info.height, info.width};
     } catch (const InputError&) {  // a damaged first image: the loader reports it by its policy, when read
+    }
+  }
+  const ImageSize resolved = transform_image_size(transform, size, names, first);
+  split.image_height = resolved.height;
+  split.image_width = resolved.width;
+}
+
+void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
+  const VideoClips* clips = video_clips_of(split);
+  ImageSize first;
+  if (clips && clips->size() > 0 && size <= 0) {
+    // The first video's frame size; under bad_image_policy "skip" the first that can be read, as a batch skips
+    for (int64_t i = 0, tries = 0;; i = clips->clips_before(clips->video_of(i) + 1) % clips->size(), ++tries) {
+      try {
+        const VideoInfo info = video_info(clips->path(i));
+        first = {info.height, info.width};
+        break;
+      } catch (const InputError&) {
+        if (!split.skip_bad_images || tries + 1 >= kSkipTries) throw;
+      }
     }
   }
   const ImageSize resolved = transform_image_size(transform, size, names, first);

@@ -30,6 +30,11 @@ ImageSize transform_image_size(const std::string& transform, int64_t size, const
 /// memory keep their images' own.
 void split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names = {});
 
+/// A video split's frame size after `transform` (split_size.h's rule, the first video's frame size standing in
+/// for the first image's; with skip_bad_images, the first video that can be read): set as the split's
+/// image_height x image_width.
+void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names);
+
 /// Both splits of a run: train's from config.transform, test's from config.eval_transform.
 void splits_size_resolve(DatasetSplits& splits, const DataConfig& config);
 

@@ -122,26 +122,6 @@ const VideoClips* video_clips_of(const Dataset& dataset) {
   return dynamic_cast<const VideoClips*>(dataset.encoded.get());
 }
 
-void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names) {
-  const VideoClips* clips = video_clips_of(split);
-  ImageSize first;
-  if (clips && clips->size() > 0 && size <= 0) {
-    // The first video's frame size; under bad_image_policy "skip" the first that can be read, as a batch skips
-    for (int64_t i = 0, tries = 0;; i = clips->clips_before(clips->video_of(i) + 1) % clips->size(), ++tries) {
-      try {
-        const VideoInfo info = video_info(clips->path(i));
-        first = {info.height, info.width};
-        break;
-      } catch (const InputError&) {
-        if (!split.skip_bad_images || tries + 1 >= kSkipTries) throw;
-      }
-    }
-  }
-  const ImageSize resolved = transform_image_size(transform, size, names, first);
-  split.image_height = resolved.height;
-  split.image_width = resolved.width;
-}
-
 int64_t video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                              uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
   VideoWork& work = video_work();

@@ -6,7 +6,6 @@
 
 #include "fastloop/data/sources/dataset.h"
 #include "fastloop/data/transforms/augment_options.h"
-#include "fastloop/data/transforms/split_size.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -28,10 +27,5 @@ const VideoClips* video_clips_of(const Dataset& dataset);
 int64_t video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                              uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images,
                              at::Tensor& labels);
-
-/// A video split's frame size after `transform` (split_size.h's rule, the first video's frame size standing in
-/// for the first image's; with skip_bad_images, the first video that can be read): set as the split's
-/// image_height x image_width.
-void video_split_size_resolve(Dataset& split, const std::string& transform, int64_t size, const SplitSizeNames& names);
 
 } // namespace fastloop
