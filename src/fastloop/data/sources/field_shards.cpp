@@ -22,16 +22,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// webdataset's base_plus_ext: KEY is everything before the first '.' of the last path component.
-bool split_key(const std::string& name, std::string& key, std::string& ext) {
-  const size_t slash = name.rfind('/');
-  const size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
-  if (dot == std::string::npos || dot == 0 || (slash != std::string::npos && dot == slash + 1)) return false;
-  key = name.substr(0, dot);
-  ext = lower(name.substr(dot + 1));
-  return true;
-}
-
 bool one_of(const std::string& ext, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return ext == n; });
 }
@@ -109,7 +99,7 @@ std::vector<FieldGroup> field_groups(const std::vector<TarMember>& members, cons
     group.clear();
   };
   for (const TarMember& m : members) {
-    if (!split_key(m.name, key, ext)) continue;  // no extension: webdataset skips it too
+    if (!tar_member_key(m.name, key, ext)) continue;  // no extension: webdataset skips it too
     const size_t slash = m.name.rfind('/');
     if (m.name.compare(slash == std::string::npos ? 0 : slash + 1, 2, "__") == 0) continue;  // __meta__ files
     if (key != current || group.count(ext)) {

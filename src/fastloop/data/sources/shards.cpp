@@ -20,21 +20,6 @@ constexpr int64_t kMaxClasses = int64_t{1} << 24;
 // tar fuzz target links without the folder listing.
 constexpr const char* kMemberImageExtensions[] = {"jpg", "jpeg", "png", "ppm", "bmp", "pgm", "tif", "tiff", "webp"};
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-// webdataset's base_plus_ext: KEY is everything before the first '.' of the last path component.
-bool split_key(const std::string& name, std::string& key, std::string& ext) {
-  const size_t slash = name.rfind('/');
-  const size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
-  if (dot == std::string::npos || dot == 0 || (slash != std::string::npos && dot == slash + 1)) return false;
-  key = name.substr(0, dot);
-  ext = lower(name.substr(dot + 1));
-  return true;
-}
-
 int64_t parse_class(std::string_view text, const std::string& where) {
   while (!text.empty() && std::strchr(" \t\r\n", text.front())) text.remove_prefix(1);
   while (!text.empty() && std::strchr(" \t\r\n", text.back())) text.remove_suffix(1);
@@ -119,7 +104,7 @@ std::vector<ShardSample> samples_of(const std::vector<TarMember>& members, std::
   Group group;
   std::string key, ext;
   for (const TarMember& m : members) {
-    if (!split_key(m.name, key, ext)) continue;  // no extension: webdataset skips it too
+    if (!tar_member_key(m.name, key, ext)) continue;  // no extension: webdataset skips it too
     if (key != group.key) {
       flush(group, archive, path, samples);
       group = Group{key};

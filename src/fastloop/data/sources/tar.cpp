@@ -246,4 +246,14 @@ void TarWriter::close() {
   if (rc != 0) throw InputError(path_ + ": cannot write (" + std::strerror(errno) + ")");
 }
 
+bool tar_member_key(const std::string& name, std::string& key, std::string& ext) {
+  const size_t slash = name.rfind('/');
+  const size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
+  if (dot == std::string::npos || dot == 0 || (slash != std::string::npos && dot == slash + 1)) return false;
+  key = name.substr(0, dot);
+  ext = name.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return true;
+}
+
 } // namespace fastloop

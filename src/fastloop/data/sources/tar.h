@@ -32,6 +32,10 @@ struct TarMember {
 /// was in it (every member is then listed).
 std::vector<TarMember> tar_list(std::string_view archive, const std::string& path, bool* ended = nullptr);
 
+/// webdataset's base_plus_ext of a member's name: `key` is everything before the first '.' of its last path
+/// component, `ext` the rest, lower-cased; false for a name without one (webdataset skips such members).
+bool tar_member_key(const std::string& name, std::string& key, std::string& ext);
+
 /// Writes a plain ustar archive: regular files, mode 0644, owner 0, mtime 0 (so packing the same input
 /// twice gives the same bytes). Names up to 255 bytes (split into ustar's prefix and name fields).
 /// A file that cannot be written throws InputError naming it.
