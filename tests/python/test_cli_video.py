@@ -171,6 +171,7 @@ def test_getting_started_cli_video_example_runs(cli, videos, tmp_path):
     """docs/getting-started.md's CLI video example (a scripted r3d_18, train, eval), run as written on the small
     folder with shorter, smaller clips and one epoch."""
     import re
+    import shlex
     import sys
 
     from conftest import ROOT
@@ -178,8 +179,8 @@ def test_getting_started_cli_video_example_runs(cli, videos, tmp_path):
     page = (ROOT / "docs/getting-started.md").read_text()
     section = page[page.index("### Video clips"):page.index("## Using a trained model")]
     block = re.search(r"^```sh\n(.*?)^```$", section, re.M | re.S).group(1)
-    for written, ran in (("build/fastloop", str(cli)), (".venv/bin/python", sys.executable),
-                         ("/data/kinetics", str(videos)), ("num_classes=400", "num_classes=2"),
+    for written, ran in (("build/fastloop", shlex.quote(str(cli))), (".venv/bin/python", shlex.quote(sys.executable)),
+                         ("/data/kinetics", shlex.quote(str(videos))), ("num_classes=400", "num_classes=2"),
                          ("--clip-frames 16", "--clip-frames 4"), ("RandomResizedCrop(112)", "RandomResizedCrop(32)"),
                          ("Resize(128), CenterCrop(112)", "Resize(36), CenterCrop(32)"),
                          ("--batch-size 8 --epochs 10", "--batch-size 2 --epochs 1 --device cpu --workers 1")):
