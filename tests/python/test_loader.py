@@ -101,6 +101,42 @@ def test_a_batch_kept_stays_valid_while_the_epoch_goes_on_and_after_the_loader_i
     assert torch.equal(kept_images, expected[0]) and torch.equal(kept_labels, expected[1])
 
 
+def test_batches_held_across_epochs_stay_unchanged_and_equal_to_a_loader_that_held_none():
+    def epochs(hold):
+        loader = fastloop.Loader("synthetic:3x16x16:640", batch_size=32, workers=2, prefetch=2, seed=3)
+        seen, held = [], []
+        for epoch in range(2):
+            loader.set_epoch(epoch)
+            for k, (images, labels) in enumerate(loader):
+                seen.append((images.clone(), labels.clone()))
+                if hold and k % 3 == 0:  # kept while the pool recycles the batches let go around them
+                    held.append((len(seen) - 1, images, labels))
+        return seen, held
+
+    reference, _ = epochs(hold=False)
+    seen, held = epochs(hold=True)
+    assert len(seen) == len(reference) == 40 and len(held) == 14
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(seen, reference))
+    for k, images, labels in held:
+        assert torch.equal(images, reference[k][0]) and torch.equal(labels, reference[k][1]), f"held batch {k} changed"
+
+
+def test_batches_let_go_are_written_into_memory_already_faulted_in():
+    # 320 x 3 x 96 x 96 float32 = 35 MB a batch, above glibc's mmap threshold: a fresh buffer per batch would be
+    # 8,640 first-touch page faults each; the loader's recycled buffers (Loader::host_acquire, at most prefetch +
+    # workers + 2 of them) take none once made, so 8 batches after the warm-up fault in at most a late buffer or two.
+    resource = pytest.importorskip("resource")
+    loader = fastloop.Loader("synthetic:3x96x96:6400", batch_size=320, workers=1, prefetch=2)
+    it = iter(loader)
+    for _ in range(8):  # warm-up: the pool's buffers are made and first touched
+        next(it)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(8):
+        next(it)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert faults < 3 * 8640, f"{faults} page faults for 8 batches let go: their buffers were not reused"
+
+
 def test_abandoning_an_iteration_stops_the_workers():
     loader = fastloop.Loader("synthetic:3x32x32:4096", batch_size=16, workers=2)
     for k, _ in enumerate(loader):
