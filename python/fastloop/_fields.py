@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from . import _C
-from ._arrow import DatasetSplit, ParquetSplit, RemoteFile, _expand, _pyarrow, is_dataset, parquet_patterns
+from ._arrow import DatasetSplit, ParquetSplit, _hf_class_names, _pyarrow, is_dataset, parquet_patterns
 
 __all__ = ["FieldSources", "wanted"]
 
@@ -52,11 +52,41 @@ def _shard_paths(source: str, split: str) -> List[str]:
     return paths
 
 
+_CLASS_NAMES = ("cls", "cls2", "class")
+
+
+def _numbered(count: int) -> List[str]:
+    return [str(c) for c in range(count)]
+
+
 class _ShardFields:
     """A ``shards:`` source's fields: read from its ``_C.FieldShards`` by sample index."""
 
-    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], images: List[int]) -> None:
-        self.shards, self.specs, self.images = shards, specs, images
+    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], images: List[int],
+                 paths: Optional[List[str]] = None) -> None:
+        self.shards, self.specs, self.images, self.paths = shards, specs, images, paths
+
+    def classes(self) -> Optional[List[str]]:
+        """The class names of the first class field (``cls``, ``cls2``, ``class``), None without one: those of the
+        ``classes.txt`` beside the shards (as ``fastloop pack`` writes it), else numbered up to the largest class;
+        remote shards count the classes by their ``shards.idx``, as the image Loader does."""
+        f = next((f for f, spec in enumerate(self.specs) if spec[1] == "int" and spec[0][0] in _CLASS_NAMES), None)
+        if f is None:
+            return None
+        if self.paths is None:  # remote: named by the classes.txt beside the shards, or numbered, in C++
+            return list(self.shards.classes)
+        count = self.shards.num_classes(f)
+        names = os.path.join(os.path.dirname(self.paths[0]), "classes.txt")
+        if not os.path.isfile(names):
+            return _numbered(count)
+        with open(names, encoding="utf-8") as file:
+            listed = [line.rstrip("\r\n") for line in file]
+        while listed and not listed[-1]:
+            listed.pop()
+        if len(listed) < count:
+            raise ValueError(f"fastloop.Loader: {names} names {len(listed)} classes, the shards' .{self.specs[f][0][0]} "
+                             f"members count {count}: give one name per line for each class")
+        return listed
 
     def read(self, indices: torch.Tensor, f: int) -> Any:
         value = self.shards.field(indices, f)
@@ -102,8 +132,9 @@ class _ArrowFields:
     replaced by the next sample and counted)."""
 
     def __init__(self, table: Any, rows: Optional[List[int]], fields: Sequence[str], images: List[int],
-                 where: Callable[[int, int], str]) -> None:
-        self.table, self.images = table, images
+                 where: Callable[[int, int], str], class_names: Callable[[str], Optional[List[str]]],
+                 label_column: str) -> None:
+        self.table, self.images, self.class_names, self.label_column = table, images, class_names, label_column
         self.rows = torch.tensor(rows, dtype=torch.long) if rows else None
         self.fields = [_arrow_field(table.schema, name) if f not in images else None for f, name in enumerate(fields)]
         self.problems: Dict[int, str] = {}  # sample -> the message naming it
@@ -138,6 +169,21 @@ class _ArrowFields:
                 self.problems[sample] = (f"{where(sample, row)}: column {column!r} {bad[row]} (drop such rows, or "
                                          "give bad_image_policy='skip' to skip such samples)")
 
+    def classes(self) -> Optional[List[str]]:
+        """The class names of the class field, None without one: the field named ``label_column``, else the first
+        with Hugging Face ``ClassLabel`` names; its names, or numbered up to its largest value (what the image
+        Loader reports for the same column)."""
+        columns = [field[0] for field in self.fields if field is not None and field[1] == "int"]
+        column = self.label_column if self.label_column in columns else \
+            next((c for c in columns if self.class_names(c) is not None), None)
+        if column is None:
+            return None
+        names = self.class_names(column)
+        import pyarrow.compute
+        largest = pyarrow.compute.max(self.table.column(column)).as_py()
+        count = max(len(names or ()), (largest if largest is not None else -1) + 1)
+        return names if names is not None and len(names) >= count else _numbered(count)
+
     def read(self, indices: torch.Tensor, f: int) -> Any:
         pa = _pyarrow()
         column, kind, key = self.fields[f]
@@ -151,6 +197,12 @@ class _ArrowFields:
         if kind == "text" and not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
             return [value.decode() for value in values.to_pylist()]
         return values.to_pylist()
+
+
+def _dataset_class_names(dataset: Any, column: str) -> Optional[List[str]]:
+    """The names of a ``datasets.Dataset`` column's ``ClassLabel``, if it is one."""
+    feature = dataset.features.get(column)
+    return [str(n) for n in feature.names] if hasattr(feature, "names") else None
 
 
 def _arrow_image_fields(schema: Any, fields: Sequence[str], image_column: str, where: str) -> List[int]:
@@ -193,8 +245,9 @@ def _arrow_image_field(schema: Any, fields: Sequence[str], image_column: str, wh
 
 
 class _ImageParts:
-    """An Arrow source's splits, one per image column of `fields` (one: the split itself), as C++ reads them
-    (``image_parts``: zipped into a split of several images per sample)."""
+    """A ``datasets.Dataset``'s splits, one per image column of `fields` (one: the split itself), as C++ reads
+    them (``image_parts``: zipped into a split of several images per sample). A Parquet source reads its image
+    columns together instead (one :class:`ParquetSplit` of several ``image_columns``)."""
 
     def __init__(self, parts: List[Any]) -> None:
         self.parts = self.image_parts = parts
@@ -244,6 +297,7 @@ class FieldSources:
             raise ValueError("fastloop.Loader: the sources' image fields stand at different places of fields=")
         self.images: List[int] = self.readers[0].images  # where each image field stands in the batch
         self.transform, self.views = args["transform"], args["views"]
+        self._classes: Optional[Tuple[Optional[List[str]]]] = None  # (classes,), once asked
         self.starts = [0]
         for native in self.native:
             self.starts.append(self.starts[-1] + len(native.labels if hasattr(native, "labels") else native))
@@ -268,10 +322,10 @@ class FieldSources:
                 shards = _C.RemoteFieldShards(item[len("shards:"):], list(fields), args["split"] == "train",
                                               shuffled, args["shuffle_buffer"], float(args["timeout"]),
                                               args["cache_dir"] or "", int(args["cache_size"]))
-            else:
-                shards = _C.FieldShards(_shard_paths(item, args["split"]), list(fields), shuffled,
-                                        args["shuffle_buffer"], bool(args.get("resampled")))
-            return shards, _ShardFields(shards, specs, images)
+                return shards, _ShardFields(shards, specs, images)
+            paths = _shard_paths(item, args["split"])
+            shards = _C.FieldShards(paths, list(fields), shuffled, args["shuffle_buffer"], bool(args.get("resampled")))
+            return shards, _ShardFields(shards, specs, images, paths)
         if self.fields is None and (is_dataset(item) or isinstance(item, str) and item.startswith("parquet:")):
             raise ValueError("fastloop.Loader: a mixture with Parquet or a datasets.Dataset needs fields= (its column "
                              "names, e.g. fields=(\"image\", \"label\"))")
@@ -280,22 +334,20 @@ class FieldSources:
             images = _arrow_image_fields(table.schema, fields, args["image_column"], "datasets.Dataset")
             split = _ImageParts([DatasetSplit(item, fields[f], None) for f in images])
             reader = _ArrowFields(table, split.parts[0].rows, fields, images,
-                                  lambda sample, row: f"datasets.Dataset row {sample}")
+                                  lambda sample, row: f"datasets.Dataset row {sample}",
+                                  lambda column: _dataset_class_names(item, column), args["label_column"])
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
         if isinstance(item, str) and item.startswith("parquet:"):
-            pq = _pyarrow().parquet
-            pattern = parquet_patterns(item, args["split"])
-            paths = _expand(pattern)
-            first = paths[0] if os.path.isfile(paths[0]) else RemoteFile(paths[0], args["timeout"])
-            schema = pq.ParquetFile(first).schema_arrow
+            split = ParquetSplit(parquet_patterns(item, args["split"]), None, None, args["timeout"],
+                                 args["cache_dir"], args["cache_size"])  # each file's metadata read once
+            schema, paths = split.schema, split.paths
             images = _arrow_image_fields(schema, fields, args["image_column"], item)
-            split = _ImageParts([ParquetSplit(pattern, fields[f], None, args["timeout"], args["cache_dir"],
-                                              args["cache_size"]) for f in images])
+            split.image_columns = [fields[f] for f in images]  # read together, by one reader
             # The other columns whole (text is small beside the images): one take per batch reads them.
             others = list(dict.fromkeys(name if name in schema.names else name.split(":", 1)[0]
                                         for f, name in enumerate(fields) if f not in images))
-            tables = [split.parts[0]._file(f).read(columns=others) for f in range(len(paths))]
+            tables = [split._file(f).read(columns=others) for f in range(len(paths))]
             starts = [0]
             for t in tables:
                 starts.append(starts[-1] + t.num_rows)
@@ -304,12 +356,21 @@ class FieldSources:
                 f = bisect.bisect_right(starts, row) - 1
                 return f"{paths[f]} row {row - starts[f]}"
 
-            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where)
+            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where,
+                                  lambda column: _hf_class_names(schema, column), args["label_column"])
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
         hint = "; image files with labels are fastloop.Files(paths, labels)" if isinstance(item, str) else ""
         raise TypeError(f"fastloop.Loader: fields and mixtures (a list of sources) read shards:, parquet: and "
                         f"datasets.Dataset sources, not {item!r}{hint}")
+
+    def classes(self) -> Optional[List[str]]:
+        """The class names of the samples' class field (a shard's ``cls``, an Arrow source's ``label_column`` or
+        ``ClassLabel`` column), the most any source has; None when no field is one."""
+        if self._classes is None:
+            found = [names for names in (reader.classes() for reader in self.readers) if names is not None]
+            self._classes = (max(found, key=len) if found else None,)
+        return self._classes[0]
 
     def binding_args(self, binding: Dict[str, Any]) -> Dict[str, Any]:
         """What ``_C.Loader`` takes (`binding`: the settings): the sources, the weights of a mixture, and with
