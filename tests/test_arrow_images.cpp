@@ -1,7 +1,8 @@
 // Arrow sources: a binary column taken over through the C data interface (read in place, released once,
 // nulls and malformed layouts named), ArrowTableImages' row map, and ArrowGroupImages' reader thread (every
 // sample's bytes whatever the order and the keep-ahead bound, each row group read once per plan, the epoch
-// order of shards of the same sizes, a reader's error and a cancel reaching the waiting worker).
+// order of shards of the same sizes, a reader's error and a cancel reaching the waiting worker; several image
+// columns read together, and a dropped read letting its kept parts go).
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/arrow_images.h"
 #include "fastloop/data/sources/shard_order.h"
@@ -122,23 +123,37 @@ TEST(ArrowTableImages, MapsSamplesToRowsAcrossChunks) {
 
 const std::vector<int64_t> kGroupSizes = {5, 3, 7, 4, 6};
 
-// A split of kGroupSizes whose reader counts its reads of each group.
+std::vector<ArrowBinaryColumn> one(ArrowBinaryColumn column) {
+  std::vector<ArrowBinaryColumn> out;
+  out.push_back(std::move(column));
+  return out;
+}
+
+// A split of kGroupSizes whose reader counts its reads of each group; part k > 0 of row r holds "g:r/k".
 struct Groups {
   std::vector<std::atomic<int>> reads = std::vector<std::atomic<int>>(kGroupSizes.size());
   std::unique_ptr<ArrowGroupImages> make(int64_t shuffle_buffer, int64_t keep_ahead, int64_t failing = -1,
-                                         int64_t cache_bytes = 0) {
+                                         int64_t cache_bytes = 0, int64_t parts = 1) {
     std::vector<ArrowGroup> groups;
     std::vector<int64_t> labels;
     for (size_t g = 0; g < kGroupSizes.size(); ++g) {
       groups.push_back({"f.parquet, row group " + std::to_string(g), kGroupSizes[g]});
       for (int64_t r = 0; r < kGroupSizes[g]; ++r) labels.push_back(static_cast<int64_t>(g));
     }
-    auto reader = [this, failing](int64_t g) {
+    auto reader = [this, failing, parts](int64_t g) {
       ++reads[static_cast<size_t>(g)];
       if (g == failing) throw InputError("f.parquet, row group " + std::to_string(g) + ": cannot be read (bad page)");
-      return ArrowBinaryColumn(binary_array(group_values(g, kGroupSizes[static_cast<size_t>(g)])), "z", "g");
+      std::vector<ArrowBinaryColumn> columns;
+      for (int64_t k = 0; k < parts; ++k) {
+        std::vector<std::string> values = group_values(g, kGroupSizes[static_cast<size_t>(g)]);
+        if (k > 0)
+          for (std::string& v : values) v.append("/").append(std::to_string(k));
+        columns.emplace_back(binary_array(values), "z", "g");
+      }
+      return columns;
     };
-    return std::make_unique<ArrowGroupImages>(groups, labels, reader, shuffle_buffer, keep_ahead, cache_bytes);
+    return std::make_unique<ArrowGroupImages>(groups, labels, reader, shuffle_buffer, keep_ahead, cache_bytes,
+                                              parts);
   }
 };
 
@@ -232,7 +247,7 @@ TEST(ArrowGroupImages, CancellingWakesAWaitingWorker) {
   std::vector<ArrowGroup> groups{{"slow", 1}};
   auto reader = [&](int64_t) {
     while (!release) std::this_thread::yield();
-    return ArrowBinaryColumn(binary_array({"x"}), "z", "slow");
+    return one(ArrowBinaryColumn(binary_array({"x"}), "z", "slow"));
   };
   ArrowGroupImages images(groups, {0}, reader, 1);
   images.reads_planned({0}, 0);
@@ -244,6 +259,42 @@ TEST(ArrowGroupImages, CancellingWakesAWaitingWorker) {
   EXPECT_THROW(images.bytes(0, scratch), std::runtime_error);
   canceller.join();
   release = true;  // the read ends; the destructor joins the reader thread
+}
+
+TEST(ArrowGroupImages, SeveralImageColumnsAreOneReadOfEachGroup) {
+  Groups groups;
+  auto images = groups.make(4, 3, -1, 0, 2);  // keep_ahead 3 samples: 6 images
+  ASSERT_EQ(images->parts(), 2);
+  std::vector<int64_t> order(25);
+  std::iota(order.begin(), order.end(), 0);
+  images->reads_planned(order, 0);
+  std::string scratch;
+  for (const int64_t i : order) {
+    EXPECT_EQ(images->bytes(i, scratch), expected(i));
+    EXPECT_EQ(images->part_bytes(i, 1, scratch), expected(i) + "/1");
+  }
+  for (const auto& r : groups.reads) EXPECT_EQ(r.load(), 1) << "one reader call gives every image column";
+  EXPECT_EQ(images->kept(), 0);
+}
+
+TEST(ArrowGroupImages, ADroppedReadLetsItsKeptPartsGo) {
+  Groups groups;
+  auto images = groups.make(1, 0, -1, 0, 2);
+  const std::vector<int64_t> order{0, 1, 2, 3, 4};  // group 0
+  images->reads_planned(order, 0);
+  std::string scratch;
+  EXPECT_EQ(images->bytes(0, scratch), "0:0");
+  EXPECT_EQ(images->kept(), 9) << "the group's other images wait for their reads";
+  images->read_dropped(0, 1);  // part 0 taken, its image bad: part 1 is not read for it
+  images->read_dropped(1, 0);  // bytes() threw (a flagged sample): neither part is read
+  EXPECT_EQ(images->kept(), 6);
+  for (const int64_t i : {2, 3, 4}) {
+    EXPECT_EQ(images->bytes(i, scratch), expected(i));
+    EXPECT_EQ(images->part_bytes(i, 1, scratch), expected(i) + "/1");
+  }
+  EXPECT_EQ(images->kept(), 0) << "nothing left until the plan's end";
+  EXPECT_EQ(images->part_bytes(0, 1, scratch), "0:0/1");  // asked again after all: read again
+  EXPECT_EQ(groups.reads[0].load(), 2);
 }
 
 }  // namespace

@@ -1,18 +1,27 @@
 // Samples of fields and mixtures: the field specs, FieldShards' grouping and checks, MixtureImages' weighted order
-// (deterministic, each source's own order, proportions) and its plan handed to each source.
+// (deterministic, each source's own order, proportions) and its plan handed to each source; a bad sample's read
+// dropped by the workers (what a source kept of it goes).
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/field_values.h"
 #include "fastloop/data/sources/image_parts.h"
 #include "fastloop/data/sources/mixture_images.h"
+#include "fastloop/data/sources/source.h"
 #include "fastloop/data/sources/tar.h"
+#include "fastloop/data/transforms/image_augment.h"
+#include "fastloop/data/transforms/views.h"
 
 #include "data_files.h"
+#include "golden_support.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <set>
 
 namespace fastloop {
@@ -166,6 +175,53 @@ TEST(MixtureImages, DrawsEachSourceByWeightInItsOwnOrder) {
   EXPECT_EQ(a->planned.size() + b->planned.size(), 390u);
   EXPECT_THROW(MixtureImages({a, b}, {1.0}), InputError);
   EXPECT_THROW(MixtureImages({a, b}, {1.0, 0.0}), InputError);
+}
+
+std::string golden_bytes(const std::string& name) {
+  std::ifstream in(test::kImageGoldenDir + name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Four samples of two images each, part `bad_part` of sample 1 not an image; records the reads dropped.
+class TwoImages : public EncodedImages {
+ public:
+  explicit TwoImages(int64_t bad_part) : bad_part_(bad_part) {}
+  int64_t size() const override { return 4; }
+  int64_t label(int64_t i) const override { return i; }
+  std::string name(int64_t i) const override { return std::to_string(i); }
+  std::string_view bytes(int64_t i, std::string& scratch) const override { return part_bytes(i, 0, scratch); }
+  int64_t parts() const override { return 2; }
+  std::string_view part_bytes(int64_t i, int64_t part, std::string&) const override {
+    return i == 1 && part == bad_part_ ? bad_ : good_;
+  }
+  void read_dropped(int64_t i, int64_t parts_read) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.emplace_back(i, parts_read);
+  }
+  mutable std::vector<std::pair<int64_t, int64_t>> dropped;
+
+ private:
+  int64_t bad_part_;
+  std::string good_ = golden_bytes("gray.jpg"), bad_ = golden_bytes("not_an_image.jpg");
+  mutable std::mutex mutex_;
+};
+
+TEST(FieldShards, ASkippedSampleIsDroppedAfterThePartsItsWorkerTook) {
+  for (const int64_t bad_part : {0, 1}) {
+    const auto images = std::make_shared<TwoImages>(bad_part);
+    DataOptions options;
+    options.image.size = 16;
+    options.skip_bad_images = true;
+    const Dataset data = encoded_load(images, {}, options).train;
+    const int64_t indices[] = {0, 1, 2};
+    at::Tensor a = at::empty({3, 3, 16, 16}), b = at::empty({3, 3, 16, 16}), labels = at::empty({3}, at::kLong);
+    const AssembleCounts counts = encoded_views_assemble(data, indices, 3, AugmentOptions{},
+                                                         {ViewTarget{nullptr, a}, ViewTarget{nullptr, b}}, 1, 0, labels);
+    EXPECT_EQ(counts.skipped, 1);
+    EXPECT_EQ(labels[1].item<int64_t>(), 2) << "replaced by the next sample";
+    const std::vector<std::pair<int64_t, int64_t>> want{{1, bad_part + 1}};  // the parts read up to the bad one
+    EXPECT_EQ(images->dropped, want) << "bad part " << bad_part;
+  }
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ import glob
 import io
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _C, _parquet_cache
 from ._files import Files
@@ -203,17 +203,22 @@ def _classes(labels: List[int], names: Optional[List[str]]) -> List[str]:
 
 class ParquetSplit:
     """The Parquet files of one split (``parquet:PATTERN``): their row groups, labels and class names, read
-    with pyarrow; the image column's bytes one row group at a time (:meth:`read`)."""
+    with pyarrow; the image column's bytes one row group at a time (:meth:`read`). Several image columns
+    (``fields``' images, each a part of the sample) are read together, by one reader; None: chosen later from
+    :attr:`schema` (``image_columns``), each file's metadata read once all the same."""
 
     resident = False
 
-    def __init__(self, pattern: str, image_column: str = "image", label_column: Optional[str] = "label",
-                 timeout: float = 60.0, cache_dir: Optional[str] = None, cache_size: int = 10 << 30) -> None:
+    def __init__(self, pattern: str, image_column: Union[None, str, Sequence[str]] = "image",
+                 label_column: Optional[str] = "label", timeout: float = 60.0, cache_dir: Optional[str] = None,
+                 cache_size: int = 10 << 30) -> None:
         _pyarrow()
         self.timeout, self.cache_dir, self.cache_size = timeout, cache_dir, cache_size
         self._local: Dict[int, str] = {}  # file -> its copy in cache_dir
         self.paths = _expand(pattern)
-        self.image_column, self.label_column = image_column, label_column
+        columns = [] if image_column is None else [image_column] if isinstance(image_column, str) else image_column
+        self.image_columns: List[str] = list(columns)
+        self.label_column = label_column
         self._files: Dict[int, Any] = {}
         self._pid = os.getpid()
         self.groups: List[Tuple[int, int]] = []  # (file, row group)
@@ -224,9 +229,9 @@ class ParquetSplit:
         for f, path in enumerate(self.paths):
             parquet = self._file(f)
             schema = parquet.schema_arrow
-            for column in (image_column, label_column):
+            for column in (*self.image_columns, label_column):
                 if column is not None and column not in schema.names:
-                    argument = "image_column" if column == image_column else "label_column"
+                    argument = "label_column" if column == label_column else "image_column"
                     raise ValueError(f"{path}: no column {column!r} (it has {', '.join(schema.names)}); name the "
                                      f"right one with {argument}=")
             for g in range(parquet.metadata.num_row_groups):
@@ -246,6 +251,21 @@ class ParquetSplit:
             labels += file_labels
         self.labels = labels
         self.classes = _classes(labels, names) if label_column is not None else []
+
+    @property
+    def image_column(self) -> str:
+        """The first image column."""
+        return self.image_columns[0]
+
+    @property
+    def parts(self) -> int:
+        """Image columns read per row group (images per sample)."""
+        return len(self.image_columns)
+
+    @property
+    def schema(self) -> Any:
+        """The first file's Arrow schema."""
+        return self._file(0).schema_arrow
 
     def _file(self, f: int, whole: bool = False) -> Any:
         """File f opened (memory-mapped) in this process (a forked child opens its own). A remote file is read by
@@ -271,17 +291,20 @@ class ParquetSplit:
                                  "of the pattern") from None
         return self._files[f]
 
-    def read(self, group: int) -> Tuple[Any, Any]:
-        """Row group `group`'s image bytes as an ``(arrow_schema, arrow_array)`` capsule pair."""
+    def read(self, group: int) -> Union[Tuple[Any, Any], List[Tuple[Any, Any]]]:
+        """Row group `group`'s image bytes as an ``(arrow_schema, arrow_array)`` capsule pair; with several image
+        columns, a list of them (one read of the group for all)."""
         f, g = self.groups[group]
         where = self.group_names[group]
         parquet = self._file(f, whole=True)
         try:
-            table = parquet.read_row_group(g, columns=[self.image_column])
+            table = parquet.read_row_group(g, columns=list(dict.fromkeys(self.image_columns)))
         except Exception as e:
             raise ValueError(f"{where}: cannot be read ({e}); the file is damaged") from None
         folder = None if _remote(self.paths[f]) else os.path.dirname(self.paths[f])
-        return _image_bytes(table.column(0).combine_chunks(), where, folder).__arrow_c_array__()
+        pairs = [_image_bytes(table.column(name).combine_chunks(), where, folder).__arrow_c_array__()
+                 for name in self.image_columns]
+        return pairs[0] if len(pairs) == 1 else pairs
 
     def __getstate__(self) -> Dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in ("_files", "_local")}

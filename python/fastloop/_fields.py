@@ -12,12 +12,13 @@ import bisect
 import glob
 import json
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
 from . import _C
-from ._arrow import DatasetSplit, ParquetSplit, RemoteFile, _expand, _pyarrow, is_dataset, parquet_patterns
+from ._arrow import DatasetSplit, ParquetSplit, _hf_class_names, _pyarrow, is_dataset, parquet_patterns
+from ._arrow_fields import ArrowFields, arrow_image_fields, dataset_class_names, numbered
 
 __all__ = ["FieldSources", "wanted"]
 
@@ -52,11 +53,37 @@ def _shard_paths(source: str, split: str) -> List[str]:
     return paths
 
 
+_CLASS_NAMES = ("cls", "cls2", "class")
+
+
 class _ShardFields:
     """A ``shards:`` source's fields: read from its ``_C.FieldShards`` by sample index."""
 
-    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], images: List[int]) -> None:
-        self.shards, self.specs, self.images = shards, specs, images
+    def __init__(self, shards: Any, specs: List[Tuple[List[str], str, str]], images: List[int],
+                 paths: Optional[List[str]] = None) -> None:
+        self.shards, self.specs, self.images, self.paths = shards, specs, images, paths
+
+    def classes(self) -> Optional[List[str]]:
+        """The class names of the first class field (``cls``, ``cls2``, ``class``), None without one: those of the
+        ``classes.txt`` beside the shards (as ``fastloop pack`` writes it), else numbered up to the largest class;
+        remote shards count the classes by their ``shards.idx``, as the image Loader does."""
+        f = next((f for f, spec in enumerate(self.specs) if spec[1] == "int" and spec[0][0] in _CLASS_NAMES), None)
+        if f is None:
+            return None
+        if self.paths is None:  # remote: named by the classes.txt beside the shards, or numbered, in C++
+            return list(self.shards.classes)
+        count = self.shards.num_classes(f)
+        names = os.path.join(os.path.dirname(self.paths[0]), "classes.txt")
+        if not os.path.isfile(names):
+            return numbered(count)
+        with open(names, encoding="utf-8") as file:
+            listed = [line.rstrip("\r\n") for line in file]
+        while listed and not listed[-1]:
+            listed.pop()
+        if len(listed) < count:
+            raise ValueError(f"fastloop.Loader: {names} names {len(listed)} classes, the shards' .{self.specs[f][0][0]} "
+                             f"members count {count}: give one name per line for each class")
+        return listed
 
     def read(self, indices: torch.Tensor, f: int) -> Any:
         value = self.shards.field(indices, f)
@@ -65,136 +92,10 @@ class _ShardFields:
         return value
 
 
-_JSON_NAMES, _TEXT_NAMES = ("json", "jsn"), ("txt", "text", "transcript")
-_IMAGE_NAMES = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", "pnm")
-
-
-def _arrow_field(schema: Any, name: str) -> Tuple[str, str, str]:
-    """(column, kind, JSON key) of a field that names a column: ``"caption"``, or ``"COLUMN:KEY"`` for a key of a
-    JSON column. The kind: ``int`` (integer columns: a tensor), ``json`` (a string or binary column named as webdataset
-    names JSON: ``json``, ``*.json``; parsed), ``text`` (a string column, or a binary one named ``txt``, ``text``, ...:
-    ``str``), ``bytes`` (another binary column) or ``value`` (any other type, as pyarrow gives it)."""
-    pa = _pyarrow()
-    column, key = name, ""
-    if name not in schema.names and ":" in name:
-        column, key = name.split(":", 1)
-    kind = schema.field(column).type
-    last = column.rsplit(".", 1)[-1].lower()
-    binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
-    stringy = binary or pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    if key and not (stringy and last in _JSON_NAMES):
-        raise ValueError(f"fastloop.Loader: fields: {name!r}: a key (':{key}') is picked from a JSON column only (a "
-                         "string or binary column named json or *.json)")
-    if pa.types.is_integer(kind):
-        return column, "int", key
-    if stringy and last in _JSON_NAMES:
-        return column, "json", key
-    if stringy and (not binary or last in _TEXT_NAMES):
-        return column, "text", key
-    return column, "bytes" if binary else "value", key
-
-
-class _ArrowFields:
-    """A Parquet or ``datasets.Dataset`` source's fields: its columns, one ``take`` per batch. Each column a field
-    reads is checked here once, cell by cell (a null, text that is not UTF-8, JSON that does not parse or lacks the
-    picked key): a sample with a bad cell is in :attr:`problems`, which the workers treat as a shard sample whose
-    field check failed (``bad_image_policy="stop"``: a ``ValueError`` naming the file, row and column; ``"skip"``:
-    replaced by the next sample and counted)."""
-
-    def __init__(self, table: Any, rows: Optional[List[int]], fields: Sequence[str], images: List[int],
-                 where: Callable[[int, int], str]) -> None:
-        self.table, self.images = table, images
-        self.rows = torch.tensor(rows, dtype=torch.long) if rows else None
-        self.fields = [_arrow_field(table.schema, name) if f not in images else None for f, name in enumerate(fields)]
-        self.problems: Dict[int, str] = {}  # sample -> the message naming it
-        checked = set()
-        for field in self.fields:
-            if field is not None and (field[0], field[2]) not in checked:  # (column, key) once
-                checked.add((field[0], field[2]))
-                self._check(*field, where)
-
-    def _check(self, column: str, kind: str, key: str, where: Callable[[int, int], str]) -> None:
-        """Flags the samples whose cell of `column` is null, or not the text or JSON its kind says."""
-        pa = _pyarrow()
-        bad: Dict[int, str] = {}  # table row -> why
-        at = 0
-        for chunk in self.table.column(column).chunks:
-            if chunk.null_count:
-                for row in chunk.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
-                    bad.setdefault(at + row, "is null")
-            if kind in ("text", "json"):
-                large = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
-                values = chunk.cast(pa.large_binary() if large else pa.binary()).fill_null(b"")
-                check = "txt" if kind == "text" else "json" + (":" + key if key else "")
-                for row, why in _C._column_problems(values.__arrow_c_array__(), check):
-                    bad.setdefault(at + row, why)
-            at += len(chunk)
-        if not bad:
-            return
-        samples = range(len(self.rows)) if self.rows is not None else sorted(bad)
-        for sample in samples:
-            row = int(self.rows[sample]) if self.rows is not None else sample
-            if row in bad and sample not in self.problems:
-                self.problems[sample] = (f"{where(sample, row)}: column {column!r} {bad[row]} (drop such rows, or "
-                                         "give bad_image_policy='skip' to skip such samples)")
-
-    def read(self, indices: torch.Tensor, f: int) -> Any:
-        pa = _pyarrow()
-        column, kind, key = self.fields[f]
-        rows = self.rows[indices] if self.rows is not None else indices
-        values = self.table.column(column).take(pa.array(rows.numpy()))
-        if kind == "int":
-            return torch.tensor(values.to_pylist(), dtype=torch.long)
-        if kind == "json":  # one json.loads per batch, as for shards
-            docs = json.loads(b"[" + b",".join(values.cast(pa.large_binary()).to_pylist()) + b"]")
-            return [doc[key] for doc in docs] if key else docs
-        if kind == "text" and not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-            return [value.decode() for value in values.to_pylist()]
-        return values.to_pylist()
-
-
-def _arrow_image_fields(schema: Any, fields: Sequence[str], image_column: str, where: str) -> List[int]:
-    """Which of `fields` the workers decode: the first is `image_column` when it is one of them, else the first
-    binary or Hugging Face ``Image`` column; then any other ``Image`` column, or binary column named as webdataset
-    names images (``jpg``, ``depth.png``)."""
-    pa = _pyarrow()
-    first = _arrow_image_field(schema, fields, image_column, where)
-
-    def image(name: str) -> bool:
-        if name not in schema.names:
-            return False
-        kind = schema.field(name).type
-        if pa.types.is_struct(kind):
-            return kind.get_field_index("bytes") >= 0
-        last = name.rsplit(".", 1)[-1].lower()
-        return (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)) and last in _IMAGE_NAMES
-
-    return sorted({first} | {f for f, name in enumerate(fields) if image(name)})
-
-
-def _arrow_image_field(schema: Any, fields: Sequence[str], image_column: str, where: str) -> int:
-    """Which of `fields` the workers decode first: `image_column` when it is one of them, else the first binary or
-    Hugging Face ``Image`` column."""
-    pa = _pyarrow()
-    for f, name in enumerate(fields):
-        if name not in schema.names and name.split(":", 1)[0] not in schema.names:
-            raise ValueError(f"fastloop.Loader: {where}: no column {name!r} (it has {', '.join(schema.names)}); "
-                             "fields= names its columns")
-    if image_column in fields:
-        return list(fields).index(image_column)
-    for f, name in enumerate(fields):
-        if name not in schema.names:
-            continue
-        kind = schema.field(name).type
-        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_struct(kind):
-            return f
-    raise ValueError(f"fastloop.Loader: {where}: none of fields={tuple(fields)} is an image column (binary, or "
-                     "the Hub's Image struct)")
-
-
 class _ImageParts:
-    """An Arrow source's splits, one per image column of `fields` (one: the split itself), as C++ reads them
-    (``image_parts``: zipped into a split of several images per sample)."""
+    """A ``datasets.Dataset``'s splits, one per image column of `fields` (one: the split itself), as C++ reads
+    them (``image_parts``: zipped into a split of several images per sample). A Parquet source reads its image
+    columns together instead (one :class:`ParquetSplit` of several ``image_columns``)."""
 
     def __init__(self, parts: List[Any]) -> None:
         self.parts = self.image_parts = parts
@@ -244,6 +145,7 @@ class FieldSources:
             raise ValueError("fastloop.Loader: the sources' image fields stand at different places of fields=")
         self.images: List[int] = self.readers[0].images  # where each image field stands in the batch
         self.transform, self.views = args["transform"], args["views"]
+        self._classes: Optional[Tuple[Optional[List[str]]]] = None  # (classes,), once asked
         self.starts = [0]
         for native in self.native:
             self.starts.append(self.starts[-1] + len(native.labels if hasattr(native, "labels") else native))
@@ -268,34 +170,32 @@ class FieldSources:
                 shards = _C.RemoteFieldShards(item[len("shards:"):], list(fields), args["split"] == "train",
                                               shuffled, args["shuffle_buffer"], float(args["timeout"]),
                                               args["cache_dir"] or "", int(args["cache_size"]))
-            else:
-                shards = _C.FieldShards(_shard_paths(item, args["split"]), list(fields), shuffled,
-                                        args["shuffle_buffer"], bool(args.get("resampled")))
-            return shards, _ShardFields(shards, specs, images)
+                return shards, _ShardFields(shards, specs, images)
+            paths = _shard_paths(item, args["split"])
+            shards = _C.FieldShards(paths, list(fields), shuffled, args["shuffle_buffer"], bool(args.get("resampled")))
+            return shards, _ShardFields(shards, specs, images, paths)
         if self.fields is None and (is_dataset(item) or isinstance(item, str) and item.startswith("parquet:")):
             raise ValueError("fastloop.Loader: a mixture with Parquet or a datasets.Dataset needs fields= (its column "
                              "names, e.g. fields=(\"image\", \"label\"))")
         if is_dataset(item):
             table = item.data.table if hasattr(item.data, "table") else item.data
-            images = _arrow_image_fields(table.schema, fields, args["image_column"], "datasets.Dataset")
+            images = arrow_image_fields(table.schema, fields, args["image_column"], "datasets.Dataset")
             split = _ImageParts([DatasetSplit(item, fields[f], None) for f in images])
-            reader = _ArrowFields(table, split.parts[0].rows, fields, images,
-                                  lambda sample, row: f"datasets.Dataset row {sample}")
+            reader = ArrowFields(table, split.parts[0].rows, fields, images,
+                                  lambda sample, row: f"datasets.Dataset row {sample}",
+                                  lambda column: dataset_class_names(item, column), args["label_column"])
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
         if isinstance(item, str) and item.startswith("parquet:"):
-            pq = _pyarrow().parquet
-            pattern = parquet_patterns(item, args["split"])
-            paths = _expand(pattern)
-            first = paths[0] if os.path.isfile(paths[0]) else RemoteFile(paths[0], args["timeout"])
-            schema = pq.ParquetFile(first).schema_arrow
-            images = _arrow_image_fields(schema, fields, args["image_column"], item)
-            split = _ImageParts([ParquetSplit(pattern, fields[f], None, args["timeout"], args["cache_dir"],
-                                              args["cache_size"]) for f in images])
+            split = ParquetSplit(parquet_patterns(item, args["split"]), None, None, args["timeout"],
+                                 args["cache_dir"], args["cache_size"])  # each file's metadata read once
+            schema, paths = split.schema, split.paths
+            images = arrow_image_fields(schema, fields, args["image_column"], item)
+            split.image_columns = [fields[f] for f in images]  # read together, by one reader
             # The other columns whole (text is small beside the images): one take per batch reads them.
             others = list(dict.fromkeys(name if name in schema.names else name.split(":", 1)[0]
                                         for f, name in enumerate(fields) if f not in images))
-            tables = [split.parts[0]._file(f).read(columns=others) for f in range(len(paths))]
+            tables = [split._file(f).read(columns=others) for f in range(len(paths))]
             starts = [0]
             for t in tables:
                 starts.append(starts[-1] + t.num_rows)
@@ -304,12 +204,21 @@ class FieldSources:
                 f = bisect.bisect_right(starts, row) - 1
                 return f"{paths[f]} row {row - starts[f]}"
 
-            reader = _ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where)
+            reader = ArrowFields(_pyarrow().concat_tables(tables), None, fields, images, where,
+                                  lambda column: _hf_class_names(schema, column), args["label_column"])
             split.field_problems = reader.problems  # bad when read (C++: FlaggedImages)
             return split, reader
         hint = "; image files with labels are fastloop.Files(paths, labels)" if isinstance(item, str) else ""
         raise TypeError(f"fastloop.Loader: fields and mixtures (a list of sources) read shards:, parquet: and "
                         f"datasets.Dataset sources, not {item!r}{hint}")
+
+    def classes(self) -> Optional[List[str]]:
+        """The class names of the samples' class field (a shard's ``cls``, an Arrow source's ``label_column`` or
+        ``ClassLabel`` column), the most any source has; None when no field is one."""
+        if self._classes is None:
+            found = [names for names in (reader.classes() for reader in self.readers) if names is not None]
+            self._classes = (max(found, key=len) if found else None,)
+        return self._classes[0]
 
     def binding_args(self, binding: Dict[str, Any]) -> Dict[str, Any]:
         """What ``_C.Loader`` takes (`binding`: the settings): the sources, the weights of a mixture, and with

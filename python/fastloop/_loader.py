@@ -175,13 +175,20 @@ class Loader:
         return len(self._impl)
 
     @property
-    def classes(self) -> List[str]:
-        """The name of each class index."""
+    def classes(self) -> Optional[List[str]]:
+        """The name of each class index. With ``fields``, those of its class field (``cls``; an Arrow source's
+        ``label_column`` or ``ClassLabel`` column), or None when it asks for none (image-caption samples)."""
+        if self._fields is not None:
+            names = self._fields.classes()
+            return list(names) if names is not None else None
         return list(self._impl.classes)
 
     @property
-    def num_classes(self) -> int:
-        """The number of classes of the data set."""
+    def num_classes(self) -> Optional[int]:
+        """The number of classes of the data set (None: a Loader with ``fields`` that asks for no class field)."""
+        if self._fields is not None:
+            names = self._fields.classes()
+            return len(names) if names is not None else None
         return self._impl.num_classes
 
     @property

@@ -34,15 +34,22 @@ std::shared_ptr<py::object> kept_object(const py::handle& object) {
   });
 }
 
-/// Reads row group g with the split's `read(g)`, on the reader thread: the GIL only for that call. A Python
-/// exception becomes an InputError with its message (it names the file and row group).
+/// Reads row group g with the split's `read(g)` (a capsule pair; a list of them, one per image column), on the
+/// reader thread: the GIL only for that call. A Python exception becomes an InputError with its message (it
+/// names the file and row group).
 ArrowGroupReader group_reader(std::shared_ptr<py::object> split, std::vector<std::string> names) {
   return [split = std::move(split), names = std::move(names)](int64_t group) {
     if (!Py_IsInitialized()) throw RunError("Parquet: the Python interpreter is shutting down");
     py::gil_scoped_acquire gil;
     std::string message;
     try {
-      return column_of(split->attr("read")(group), names[static_cast<size_t>(group)]);
+      const py::object read = split->attr("read")(group);
+      const std::string& name = names[static_cast<size_t>(group)];
+      std::vector<ArrowBinaryColumn> columns;
+      if (!py::isinstance<py::list>(read)) columns.push_back(column_of(read, name));
+      else
+        for (const auto& pair : read) columns.push_back(column_of(pair, name));
+      return columns;
     } catch (py::error_already_set& e) {
       message = py::str(e.value()).cast<std::string>();
     }
@@ -72,8 +79,10 @@ ArrowSource arrow_source_of(const py::handle& split) {
   const auto rows = split.attr("group_rows").cast<std::vector<int64_t>>();
   for (size_t g = 0; g < names.size(); ++g) groups.push_back({names[g], rows.at(g)});
   ArrowGroupReader reader = group_reader(kept_object(split), names);
-  source.make = [groups = std::move(groups), labels, reader = std::move(reader)](int64_t shuffle_buffer) {
-    return std::make_shared<ArrowGroupImages>(groups, *labels, reader, shuffle_buffer);
+  const int64_t parts = py::hasattr(split, "parts") ? split.attr("parts").cast<int64_t>() : 1;
+  source.make = [groups = std::move(groups), labels, reader = std::move(reader), parts](int64_t shuffle_buffer) {
+    return std::make_shared<ArrowGroupImages>(groups, *labels, reader, shuffle_buffer, 0,
+                                              ArrowGroupImages::kCacheBytes, parts);
   };
   return source;
 }

@@ -133,6 +133,8 @@ void fields_bind(py::module_& module) {
            py::arg("resampled") = false)
       .def("__len__", &FieldShards::size)
       .def("key", &FieldShards::key, py::arg("index"))
+      .def("num_classes", &FieldShards::num_classes, py::arg("field"),
+           "one more than the largest whole number among field `field`'s members (0: none)")
       .def("name", &FieldShards::name, py::arg("index"))
       .def("field", &local_field_batch, py::arg("indices"), py::arg("field"),
            "field `field` of the samples `indices`, as one Python object");
@@ -147,7 +149,14 @@ void fields_bind(py::module_& module) {
            py::arg("spec"), py::arg("fields"), py::arg("train"), py::arg("shuffled"), py::arg("shuffle_buffer"),
            py::arg("timeout"), py::arg("cache_dir"), py::arg("cache_bytes"))
       .def("__len__", &RemoteShardImages::size)
+      .def_property_readonly(
+          "requests", [](const RemoteShardImages& shards) { return shards.counters().requests.load(); },
+          "GETs sent so far (whole shards, and samples of evicted shards alone), retries included")
+      .def_property_readonly("kept", &RemoteShardImages::kept,
+                             "samples whose other fields the workers read and the consumer has not yet")
       .def("name", &RemoteShardImages::name, py::arg("index"))
+      .def_property_readonly("classes", &RemoteShardImages::classes,
+                             "the class names: classes.txt beside the shards, or numbered by shards.idx's counts")
       .def("field", &remote_field_batch, py::arg("indices"), py::arg("field"),
            "field `field` of the samples `indices` (each read by the workers once), as one Python object");
 }

@@ -89,7 +89,7 @@ def test_fields_are_webdatasets_keys_captions_json_and_classes_in_order(caption_
     loader = fastloop.Loader(spec(caption_shards), fields=FIELDS, transform=transform(), batch_size=4, shuffle=False,
                              drop_last=False, workers=workers)
     batches = every_batch(loader)
-    assert loader.classes == []  # a sample's label is its number: no classes to name
+    assert loader.classes == ["0", "1", "2"] and loader.num_classes == 3  # its .cls field's, not its 21 samples
     want = webdataset_rows(caption_shards)
     assert len(want) == 21
     images = torch.cat([b[0] for b in batches])
@@ -158,15 +158,17 @@ def bad_shard(tmp_path: pathlib.Path, fault: str) -> str:
     return f"shards:{path}"
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("fault, words", [("missing", "no .txt member"), ("utf8", "not UTF-8"),
                                           ("json", "not valid JSON"), ("cls", "not a whole number")])
-def test_a_bad_sample_stops_naming_shard_and_key_or_is_skipped_and_counted(tmp_path, fault, words):
+def test_a_bad_sample_stops_naming_shard_and_key_or_is_skipped_and_counted(tmp_path, fault, words, workers):
     source = bad_shard(tmp_path, fault)
-    loader = fastloop.Loader(source, fields=FIELDS, transform=transform(), batch_size=3, shuffle=False, workers=1)
+    loader = fastloop.Loader(source, fields=FIELDS, transform=transform(), batch_size=3, shuffle=False,
+                             workers=workers)
     with pytest.raises(ValueError, match=f"train-000000.tar:000002.*{words}"):
         list(loader)
-    skipping = fastloop.Loader(source, fields=FIELDS, transform=transform(), batch_size=3, shuffle=False, workers=1,
-                               bad_image_policy="skip")
+    skipping = fastloop.Loader(source, fields=FIELDS, transform=transform(), batch_size=3, shuffle=False,
+                               workers=workers, bad_image_policy="skip")
     batches = list(skipping)
     assert skipping.samples_skipped == 1
     # the next sample stands in for the bad one, as for an undecodable image
@@ -464,8 +466,9 @@ def thing(text: str) -> int:
     return int(text.split()[4])
 
 
-def test_a_mixture_draws_each_source_by_its_weight(caption_shards, other_shards):
-    loader = mixture(caption_shards, other_shards, batch_size=11, drop_last=False)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_mixture_draws_each_source_by_its_weight(caption_shards, other_shards, workers):
+    loader = mixture(caption_shards, other_shards, batch_size=11, drop_last=False, workers=workers)
     assert len(loader) == 3  # an epoch: as many samples as the sources hold together (21 + 12)
     firsts = []
     drawn = []
@@ -482,24 +485,27 @@ def test_a_mixture_draws_each_source_by_its_weight(caption_shards, other_shards)
     assert set(drawn) == set(range(21)) | set(range(100, 112))
 
 
-def test_a_mixture_is_deterministic_and_resumes_from_its_state(caption_shards, other_shards):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_mixture_is_deterministic_and_resumes_from_its_state(caption_shards, other_shards, workers):
     def texts(loader, n=None):
         return [t for batch in itertools.islice(loader, n) for t in batch[1]]
 
     whole = texts(mixture(caption_shards, other_shards))
     assert whole == texts(mixture(caption_shards, other_shards, workers=1))
-    first = mixture(caption_shards, other_shards)
+    first = mixture(caption_shards, other_shards, workers=workers)
     head = texts(first, 3)
     state = first.state_dict()
-    resumed = mixture(caption_shards, other_shards)
+    resumed = mixture(caption_shards, other_shards, workers=3 - workers)  # resumed by another count of workers
     resumed.load_state_dict(state)
     assert head + texts(resumed) == whole
     with pytest.raises(ValueError, match="source"):
         mixture(caption_shards, other_shards, weights=[1, 1]).load_state_dict(state)
 
 
-def test_a_mixtures_ranks_share_each_epoch(caption_shards, other_shards):
-    ranks = [mixture(caption_shards, other_shards, rank=r, world_size=2, batch_size=4) for r in range(2)]
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_mixtures_ranks_share_each_epoch(caption_shards, other_shards, workers):
+    ranks = [mixture(caption_shards, other_shards, rank=r, world_size=2, batch_size=4, workers=workers)
+             for r in range(2)]
     assert len(ranks[0]) == len(ranks[1]) == 4  # ceil(33 / 2) = 17 samples each, 4 whole batches
     seen = [[t for _, texts, _ in loader for t in texts] for loader in ranks]
     assert seen[0] != seen[1]

@@ -62,20 +62,22 @@ std::string_view ArrowTableImages::bytes(int64_t i, std::string& scratch) const 
 
 ArrowGroupImages::ArrowGroupImages(std::vector<ArrowGroup> groups, std::vector<int64_t> labels,
                                    ArrowGroupReader reader, int64_t shuffle_buffer, int64_t keep_ahead,
-                                   int64_t cache_bytes)
+                                   int64_t cache_bytes, int64_t parts)
     : groups_(std::move(groups)),
       starts_(run_starts<ArrowGroup>(groups_, [](const ArrowGroup& g) { return g.rows; })),
       labels_(std::move(labels)),
       reader_(std::move(reader)),
       shuffle_buffer_(shuffle_buffer),
-      cache_bytes_(cache_bytes) {
+      cache_bytes_(cache_bytes),
+      parts_(parts) {
+  if (parts_ < 1) throw InputError("Parquet: " + std::to_string(parts_) + " image columns; give one at least");
   if (static_cast<int64_t>(labels_.size()) != starts_.back())
     throw InputError("Parquet: " + std::to_string(labels_.size()) + " labels for " + std::to_string(starts_.back()) +
                      " rows; give one label per row");
   int64_t largest = 0;
   for (const ArrowGroup& g : groups_) largest = std::max(largest, g.rows);
   keep_ahead_ = keep_ahead > 0 ? keep_ahead : std::max<int64_t>(shuffle_buffer, 0) + 4 * largest;
-  owed_.assign(labels_.size(), 0);
+  owed_.assign(labels_.size() * static_cast<size_t>(parts_), 0);
   state_.assign(groups_.size(), kUnread);
 }
 
@@ -112,7 +114,7 @@ void ArrowGroupImages::reads_planned(const std::vector<int64_t>& indices, size_t
     std::vector<char> seen(groups_.size(), 0);
     for (size_t p = from; p < indices.size(); ++p) {
       const int64_t i = indices[p];
-      ++owed_[static_cast<size_t>(i)];
+      for (int64_t k = 0; k < parts_; ++k) ++owed_[static_cast<size_t>(i * parts_ + k)];
       const int64_t g = group_of(i);
       if (!seen[static_cast<size_t>(g)]) seen[static_cast<size_t>(g)] = 1, order_.push_back(g);
     }
@@ -138,16 +140,22 @@ int64_t ArrowGroupImages::groups_read() const {
   return groups_read_;
 }
 
-std::string_view ArrowGroupImages::bytes(int64_t i, std::string& scratch) const {
+int64_t ArrowGroupImages::kept() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(kept_.size());
+}
+
+std::string_view ArrowGroupImages::part_bytes(int64_t i, int64_t part, std::string& scratch) const {
   std::unique_lock<std::mutex> lock(mutex_);
-  const size_t sample = static_cast<size_t>(i);
+  const int64_t slot = i * parts_ + part;
   const int64_t g = group_of(i);
-  if (owed_[sample] == 0) owed_[sample] = 1;  // a read outside the plan (a replaced bad image, a direct call)
+  if (owed_[static_cast<size_t>(slot)] == 0) owed_[static_cast<size_t>(slot)] = 1;  // outside the plan (a replaced
+                                                                                     // bad image, a direct call)
   if (!thread_.joinable()) thread_ = std::thread([this] { read_loop(); });
   for (;;) {
     if (cancelled_) throw FetchCancelled(name(i) + ": read cancelled (the loader stopped, or Ctrl-C)");
-    if (const auto kept = kept_.find(i); kept != kept_.end()) {
-      if (--owed_[sample] > 0) {
+    if (const auto kept = kept_.find(slot); kept != kept_.end()) {
+      if (--owed_[static_cast<size_t>(slot)] > 0) {
         scratch = kept->second;
       } else {
         scratch = std::move(kept->second);
@@ -166,30 +174,58 @@ std::string_view ArrowGroupImages::bytes(int64_t i, std::string& scratch) const 
   }
 }
 
+void ArrowGroupImages::read_dropped(int64_t i, int64_t parts_read) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t slot = i * parts_ + std::max<int64_t>(parts_read, 0); slot < (i + 1) * parts_; ++slot)
+      if (owed_[static_cast<size_t>(slot)] > 0 && --owed_[static_cast<size_t>(slot)] == 0) kept_.erase(slot);
+  }
+  changed_.notify_all();  // room for the reader to read ahead
+}
+
 bool ArrowGroupImages::has_work() const {
-  return !cancelled_ && (!asked_.empty() || (!order_.empty() && static_cast<int64_t>(kept_.size()) < keep_ahead_));
+  return !cancelled_ &&
+         (!asked_.empty() || (!order_.empty() && static_cast<int64_t>(kept_.size()) < keep_ahead_ * parts_));
 }
 
-// Keeps a copy of each row of `group` still owed. With mutex_ held.
-void ArrowGroupImages::keep(int64_t group, const ArrowBinaryColumn& column) const {
+// Keeps a copy of each image of `group` still owed. With mutex_ held.
+void ArrowGroupImages::keep(int64_t group, const Columns& columns) const {
   const int64_t first = starts_[static_cast<size_t>(group)];
-  for (int64_t r = 0; r < column.size(); ++r)
-    if (owed_[static_cast<size_t>(first + r)] > 0 && !kept_.count(first + r))
-      kept_.emplace(first + r, std::string(column.value(r)));
+  for (int64_t r = 0; r < groups_[static_cast<size_t>(group)].rows; ++r)
+    for (int64_t k = 0; k < parts_; ++k) {
+      const int64_t slot = (first + r) * parts_ + k;
+      if (owed_[static_cast<size_t>(slot)] > 0 && !kept_.count(slot))
+        kept_.emplace(slot, std::string(columns[static_cast<size_t>(k)].value(r)));
+    }
 }
 
-// Keeps `column` among the groups last read, dropping the oldest beyond cache_bytes_. With mutex_ held.
-void ArrowGroupImages::cache(int64_t group, std::shared_ptr<const ArrowBinaryColumn> column) const {
-  if (column->data_size() > cache_bytes_ || cached_.count(group)) return;
-  cached_bytes_ += column->data_size();
-  cached_.emplace(group, std::move(column));
+// Keeps `columns` among the groups last read, dropping the oldest beyond cache_bytes_. With mutex_ held.
+void ArrowGroupImages::cache(int64_t group, std::shared_ptr<const Columns> columns) const {
+  int64_t bytes = 0;
+  for (const ArrowBinaryColumn& column : *columns) bytes += column.data_size();
+  if (bytes > cache_bytes_ || cached_.count(group)) return;
+  cached_bytes_ += bytes;
+  cached_.emplace(group, std::move(columns));
   cache_order_.push_back(group);
   while (cached_bytes_ > cache_bytes_) {
     const auto oldest = cached_.find(cache_order_.front());
-    cached_bytes_ -= oldest->second->data_size();
+    for (const ArrowBinaryColumn& column : *oldest->second) cached_bytes_ -= column.data_size();
     cached_.erase(oldest);
     cache_order_.pop_front();
   }
+}
+
+// Why the reader's `columns` of `group` are not its images (a column per part, a row per row); empty if they are.
+std::string ArrowGroupImages::group_check(int64_t group, const Columns& columns) const {
+  const ArrowGroup& g = groups_[static_cast<size_t>(group)];
+  if (static_cast<int64_t>(columns.size()) != parts_)
+    return g.name + ": " + std::to_string(columns.size()) + " image columns read where " + std::to_string(parts_) +
+           " were asked for";
+  for (const ArrowBinaryColumn& column : columns)
+    if (column.size() != g.rows)
+      return g.name + ": " + std::to_string(column.size()) + " images read where its metadata counts " +
+             std::to_string(g.rows) + " rows; the file changed while it was read?";
+  return "";
 }
 
 void ArrowGroupImages::read_loop() const {
@@ -210,14 +246,11 @@ void ArrowGroupImages::read_loop() const {
     state_[static_cast<size_t>(g)] = kReading;
     const int64_t generation = generation_;
     lock.unlock();
-    std::shared_ptr<const ArrowBinaryColumn> column;
+    std::shared_ptr<const Columns> columns;
     std::string error;
     try {
-      column = std::make_shared<const ArrowBinaryColumn>(reader_(g));
-      const ArrowGroup& group = groups_[static_cast<size_t>(g)];
-      if (column->size() != group.rows)
-        error = group.name + ": " + std::to_string(column->size()) + " images read where its metadata counts " +
-                std::to_string(group.rows) + " rows; the file changed while it was read?";
+      columns = std::make_shared<const Columns>(reader_(g));
+      error = group_check(g, *columns);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -227,8 +260,8 @@ void ArrowGroupImages::read_loop() const {
       if (!error.empty()) {
         failed_[g] = error;
       } else {
-        keep(g, *column);
-        cache(g, column);
+        keep(g, *columns);
+        cache(g, columns);
       }
       state_[static_cast<size_t>(g)] = kRead;
     } else if (state_[static_cast<size_t>(g)] == kReading) {  // abandoned: read again when asked
@@ -236,7 +269,7 @@ void ArrowGroupImages::read_loop() const {
     }
     changed_.notify_all();
     lock.unlock();
-    column.reset();  // the producer's release, outside the lock
+    columns.reset();  // the producer's release, outside the lock
     lock.lock();
   }
 }

@@ -49,6 +49,11 @@ class EncodedImages {
   /// its fetches from it; the others ignore it.
   virtual void reads_planned(const std::vector<int64_t>& indices, size_t from) const { (void)indices, (void)from; }
 
+  /// The loader gave up one read of sample i (a bad sample, skipped or marked) after taking its first
+  /// `parts_read` parts (0: bytes() threw). A source that keeps the rest of a sample until it is taken (its other
+  /// image parts, its other fields) lets that read's share go; the others ignore it.
+  virtual void read_dropped(int64_t i, int64_t parts_read) const { (void)i, (void)parts_read; }
+
   /// While `cancelled`, bytes() calls waiting on a fetch, and new ones, throw instead: the loader sets it
   /// while it stops its workers (Ctrl-C, the end of a run) and clears it once they are joined.
   virtual void reads_cancelled(bool cancelled) const { (void)cancelled; }

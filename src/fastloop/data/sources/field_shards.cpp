@@ -153,6 +153,14 @@ std::string FieldShards::key(int64_t i) const {
   return keys_.substr(sample.key_at, sample.key_size);
 }
 
+int64_t FieldShards::num_classes(size_t f) const {
+  int64_t out = 0;
+  for (int64_t i = 0; i < size(); ++i)
+    if (const std::optional<std::string_view> data = field(i, f))
+      out = std::max(out, field_int_parse(*data).value_or(-1) + 1);
+  return out;
+}
+
 std::string FieldShards::name(int64_t i) const {
   return paths_[static_cast<size_t>(samples_[static_cast<size_t>(i)].shard)] + ":" + key(i);
 }

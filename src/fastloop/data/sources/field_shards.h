@@ -65,6 +65,9 @@ class FieldShards : public EncodedImages {
   std::optional<std::string_view> field(int64_t i, size_t f) const;
   /// The sample's key (webdataset's __key__).
   std::string key(int64_t i) const;
+  /// One more than the largest whole number among field f's members (a .cls field: its classes); 0 when none
+  /// has one. Members that are missing or not whole numbers are left out (the workers name those samples).
+  int64_t num_classes(size_t f) const;
 
  private:
   struct Sample {

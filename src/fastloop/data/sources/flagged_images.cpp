@@ -11,9 +11,8 @@ FlaggedImages::FlaggedImages(std::shared_ptr<const EncodedImages> images, std::u
     : images_(std::move(images)), bad_(std::move(bad)) {}
 
 std::string_view FlaggedImages::bytes(int64_t i, std::string& scratch) const {
-  const std::string_view data = images_->bytes(i, scratch);
   if (const auto found = bad_.find(i); found != bad_.end()) throw InputError(found->second);
-  return data;
+  return images_->bytes(i, scratch);
 }
 
 std::string_view FlaggedImages::part_bytes(int64_t i, int64_t part, std::string& scratch) const {

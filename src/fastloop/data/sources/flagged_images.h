@@ -22,8 +22,8 @@ class FlaggedImages : public EncodedImages {
   int64_t size() const override { return images_->size(); }
   int64_t label(int64_t i) const override { return images_->label(i); }
   std::string name(int64_t i) const override { return images_->name(i); }
-  /// The wrapped split's bytes (read, so that a split that keeps bytes until read lets them go); InputError
-  /// with the sample's message when it is flagged.
+  /// The wrapped split's bytes; InputError with the sample's message when it is flagged (read_dropped then
+  /// lets the wrapped split's kept bytes of it go).
   std::string_view bytes(int64_t i, std::string& scratch) const override;
   int64_t parts() const override { return images_->parts(); }
   std::string_view part_bytes(int64_t i, int64_t part, std::string& scratch) const override;
@@ -35,6 +35,7 @@ class FlaggedImages : public EncodedImages {
     images_->reads_planned(indices, from);
   }
   void reads_cancelled(bool cancelled) const override { images_->reads_cancelled(cancelled); }
+  void read_dropped(int64_t i, int64_t parts_read) const override { images_->read_dropped(i, parts_read); }
 
  private:
   std::shared_ptr<const EncodedImages> images_;

@@ -24,6 +24,10 @@ void ImageParts::reads_planned(const std::vector<int64_t>& indices, size_t from)
   for (const auto& split : splits_) split->reads_planned(indices, from);
 }
 
+void ImageParts::read_dropped(int64_t i, int64_t parts_read) const {
+  for (size_t k = 0; k < splits_.size(); ++k) splits_[k]->read_dropped(i, static_cast<int64_t>(k) < parts_read ? 1 : 0);
+}
+
 void ImageParts::reads_cancelled(bool cancelled) const {
   for (const auto& split : splits_) split->reads_cancelled(cancelled);
 }

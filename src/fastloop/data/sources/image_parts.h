@@ -31,6 +31,7 @@ class ImageParts : public EncodedImages {
   }
   void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
   void reads_cancelled(bool cancelled) const override;
+  void read_dropped(int64_t i, int64_t parts_read) const override;
 
  private:
   std::vector<std::shared_ptr<const EncodedImages>> splits_;

@@ -107,6 +107,11 @@ void MixtureImages::reads_planned(const std::vector<int64_t>& indices, size_t fr
   for (size_t k = 0; k < sources_.size(); ++k) sources_[k]->reads_planned(planned[k], 0);
 }
 
+void MixtureImages::read_dropped(int64_t i, int64_t parts_read) const {
+  const size_t k = source_of(i);
+  sources_[k]->read_dropped(i - starts_[k], parts_read);
+}
+
 void MixtureImages::reads_cancelled(bool cancelled) const {
   for (const auto& source : sources_) source->reads_cancelled(cancelled);
 }

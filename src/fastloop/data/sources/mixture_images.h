@@ -33,6 +33,7 @@ class MixtureImages : public EncodedImages {
                                                   int64_t world_size) const override;
   void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
   void reads_cancelled(bool cancelled) const override;
+  void read_dropped(int64_t i, int64_t parts_read) const override;
 
   /// The first sample index of each source, and the total.
   const std::vector<int64_t>& starts() const { return starts_; }

@@ -100,4 +100,18 @@ std::string_view RemoteShardImages::part_bytes(int64_t i, int64_t part, std::str
   return scratch;
 }
 
+void RemoteShardImages::read_dropped(int64_t i, int64_t parts_read) const {
+  // bytes() kept nothing when it threw (parts_read 0); reading the last image part released a sample whose
+  // fields are all images
+  if (options_.fields.size() < 2 || parts_read == 0 || (!last_other_field_ && parts_read == parts())) return;
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  const auto it = kept_.find(i);
+  if (it != kept_.end() && --it->second.reads == 0) kept_.erase(it);
+}
+
+int64_t RemoteShardImages::kept() const {
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  return static_cast<int64_t>(kept_.size());
+}
+
 }  // namespace fastloop

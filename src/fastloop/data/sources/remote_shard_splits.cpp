@@ -110,6 +110,8 @@ RemoteShardSplits remote_shards_load(const std::string& arg, const RemoteShardOp
                                                               : std::vector<std::string>();
   if (splits.classes.empty())
     for (int64_t c = 0; c < splits.num_classes; ++c) splits.classes.push_back(std::to_string(c));
+  for (RemoteShardImages* split : {splits.train.get(), splits.val.get()})
+    if (split) split->classes_ = splits.classes;
   return splits;
 }
 

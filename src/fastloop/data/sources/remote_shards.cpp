@@ -101,6 +101,10 @@ void RemoteShardImages::reads_planned(const std::vector<int64_t>& indices, size_
   frontier_ = -1;
   for (size_t s = 0; s < shards_.size(); ++s)
     if (shards_[s].state == State::kReady && shards_[s].uses_left == 0) drop(static_cast<int64_t>(s));
+  {
+    std::lock_guard<std::mutex> kept(kept_mutex_);  // the last plan's batches were all consumed, or abandoned
+    kept_.clear();
+  }
   changed_.notify_all();
 }
 

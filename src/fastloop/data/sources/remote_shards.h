@@ -42,6 +42,8 @@ struct RemoteShardOptions {
   std::vector<FieldSpec> fields;  // fastloop.Loader's fields=: samples of fields (as FieldShards); empty: classes
 };
 
+struct RemoteShardSplits;
+
 class RemoteShardImages : public EncodedImages {
  public:
   /// `urls[s]` holds the samples `entries[s]` counts. `shuffled`: the training split (webdataset's order).
@@ -63,8 +65,13 @@ class RemoteShardImages : public EncodedImages {
                                                   int64_t world_size) const override;
   void reads_planned(const std::vector<int64_t>& indices, size_t from) const override;
   void reads_cancelled(bool cancelled) const override;
+  /// With fields: lets go what bytes() kept of the sample for that read (a bad image skipped after its fields
+  /// were checked). A new plan (reads_planned) lets go of all that the last one kept.
+  void read_dropped(int64_t i, int64_t parts_read) const override;
 
   int64_t num_classes() const { return num_classes_; }
+  /// The class names remote_shards_load found for the split (classes.txt, or numbered up to num_classes()).
+  const std::vector<std::string>& classes() const { return classes_; }
   /// With fields (options.fields): bytes(i) checks every field of sample i (as FieldShards does) and keeps its
   /// other fields until the consumer reads them here, by the batch's indices (labels, which are the indices).
   /// Field f of sample i as bytes() kept it; reading the last field that is not an image releases the sample.
@@ -74,6 +81,8 @@ class RemoteShardImages : public EncodedImages {
   const FetchCounters& counters() const { return fetcher_->counters(); }
   /// Shards read from the cache folder instead of the store.
   int64_t cache_hits() const { return cache_hits_.load(); }
+  /// With fields: samples whose other fields are kept until the consumer reads them.
+  int64_t kept() const;
 
  private:
   struct Meta {
@@ -112,6 +121,7 @@ class RemoteShardImages : public EncodedImages {
   bool fetch_worth(int64_t s) const;
   int64_t next_epoch_first_absent(std::unique_lock<std::mutex>& lock) const;
   std::string sample_alone(int64_t s, const Meta& m, std::string& scratch) const;
+  friend RemoteShardSplits remote_shards_load(const std::string& arg, const RemoteShardOptions& options);
   void fields_setup();
   std::vector<Meta> listed(std::string_view data, const std::string& where, bool arriving) const;
   std::string_view sample_fields(int64_t i, int64_t s, const Meta& m, const char* base, std::string& scratch) const;
@@ -124,6 +134,7 @@ class RemoteShardImages : public EncodedImages {
   bool shuffled_;
   RemoteShardOptions options_;
   int64_t num_classes_ = 0;
+  std::vector<std::string> classes_;  // set by remote_shards_load
   int64_t resident_max_ = 0;  // bytes of shards held in memory before the oldest are dropped
 
   mutable std::mutex mutex_;

@@ -74,6 +74,7 @@ template <typename T>
 SharedDecode views_decode(const Dataset& dataset, int64_t index, const std::vector<ViewOut<T>>& views, int64_t epoch,
                           bool fast, ImageWork& work) {
   const std::string_view bytes = dataset.encoded->bytes(index, work.file);
+  work.parts_taken = 1;
   const std::string name = dataset.encoded->name(index);
   SharedDecode decoded;
   decoded.info = work.decoder.info(bytes, name);
@@ -154,9 +155,11 @@ AssembleCounts encoded_views_write(const Dataset& dataset, const int64_t* indice
       throw std::out_of_range("sample " + std::to_string(index) + " is outside the dataset of " + std::to_string(n) + " samples");
     for (int64_t attempt = 0;; ++attempt) {
       try {
+        work.parts_taken = 0;
         sample_views_write<T, kChannelsLast>(dataset, index, views, epoch, b, fast, work, parts);
         break;
       } catch (const InputError&) {
+        dataset.encoded->read_dropped(index, work.parts_taken);  // what the source kept of it goes
         if (dataset.mark_bad_images) {  // its row stays, zeros, labelled -1 for the caller to report
           for (const ViewOut<T>& view : views)
             std::fill(view.dst + b * view.plane(), view.dst + (b + 1) * view.plane(), T(0));

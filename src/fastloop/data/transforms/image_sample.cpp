@@ -97,6 +97,7 @@ void sample_image(const Dataset& dataset, int64_t index, const Pipeline& pipelin
                   bool fast, ImageWork& work, int64_t part) {
   const std::string_view bytes = part == 0 ? dataset.encoded->bytes(index, work.file)
                                            : dataset.encoded->part_bytes(index, part, work.file);
+  work.parts_taken = part + 1;
   const std::string name = dataset.encoded->name(index);
   const ImageInfo info = work.decoder.info(bytes, name);
   ++work.decodes;

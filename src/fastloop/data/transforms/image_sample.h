@@ -25,6 +25,7 @@ struct ImageWork {
   TransformScratch scratch;
   DefaultPipeline pipeline;     // the AugmentOptions' pipeline, made from their flags for this thread when none
   int64_t decodes = 0;          // images this thread decoded (AssembleCounts::decoded)
+  int64_t parts_taken = 0;      // parts of the current sample whose bytes were taken (EncodedImages::read_dropped)
 };
 
 /// This thread's ImageWork.
