@@ -1,11 +1,11 @@
 // A CSV list of videos (`--data videocsv:TRAIN.csv[::VAL.csv]`): csv_files.h's `path` and `label` columns, and
 // optional `start` and `end` columns, seconds (either may be empty: the video's begin / end) of the part of each
-// video its clips are drawn from (video_samplers.h's VideoRange). Parsed before any video is opened, so that a bad
+// video its clips are drawn from (video_range.h). Parsed before any video is opened, so that a bad
 // time is named with its file, line and column.
 #pragma once
 
 #include "fastloop/data/sources/csv_files.h"
-#include "fastloop/data/sources/video_samplers.h"
+#include "fastloop/data/sources/video_range.h"
 
 #include <string>
 #include <vector>

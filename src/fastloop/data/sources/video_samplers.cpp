@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -27,16 +26,6 @@ Step linspace_at(Step start, Step end, int64_t steps, int64_t i) {
   const Step step = (end - start) / static_cast<Step>(steps - 1);
   const int64_t halfway = steps / 2;
   return i < halfway ? start + step * static_cast<Step>(i) : end - step * static_cast<Step>(steps - i - 1);
-}
-
-// Seconds as Python's repr writes them (torchcodec's messages): the fewest digits that read back the same.
-std::string seconds_text(double seconds) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, seconds);
-    if (std::strtod(text, nullptr) == seconds) break;
-  }
-  return text;
 }
 
 // Seconds for a reader: 4 significant digits (a difference of times need not be the times' digits).
@@ -114,18 +103,18 @@ std::pair<double, double> timed_range(const VideoTimeline& timeline, const Video
   double start = begin;
   if (!std::isnan(options.range_start)) {
     start = options.range_start;
-    if (start < begin) refuse("sampling_range_start (" + seconds_text(start) + ") must be at least " + seconds_text(begin));
-    if (start >= end) refuse("sampling_range_start (" + seconds_text(start) + ") must be smaller than " + seconds_text(end));
+    if (start < begin) refuse("sampling_range_start (" + seconds_repr(start) + ") must be at least " + seconds_repr(begin));
+    if (start >= end) refuse("sampling_range_start (" + seconds_repr(start) + ") must be smaller than " + seconds_repr(end));
   }
   double stop = end - static_cast<double>(options.frames_per_clip - 1) * frame_step(timeline, options);
   const bool given = !std::isnan(options.range_end);
   if (given) {
     stop = options.range_end;
-    if (stop <= begin) refuse("sampling_range_end (" + seconds_text(stop) + ") must be at least " + seconds_text(begin));
+    if (stop <= begin) refuse("sampling_range_end (" + seconds_repr(stop) + ") must be at least " + seconds_repr(begin));
   }
   if (start >= stop)
-    refuse("sampling_range_start (" + seconds_text(start) + ") must be smaller than sampling_range_end (" +
-           seconds_text(stop) + ")" + (given ? std::string() : ": the video's " + seconds_text(end - begin) +
+    refuse("sampling_range_start (" + seconds_repr(start) + ") must be smaller than sampling_range_end (" +
+           seconds_repr(stop) + ")" + (given ? std::string() : ": the video's " + seconds_repr(end - begin) +
            " s are shorter than a clip (torchcodec's time samplers refuse it too); use shorter clips or an index "
            "sampler"));
   return {start, std::min(stop, end)};
@@ -140,11 +129,11 @@ VideoClipOptions timed_options(const VideoTimeline& timeline, VideoClipOptions o
   const double start = std::isnan(range.start) ? begin : std::max(range.start, begin);
   const double stop = std::isnan(range.end) ? end : std::min(range.end, end);
   if (start >= end)
-    throw InputError(name + ": its range " + range.repr() + " starts at or after the video's end (" + seconds_text(end) +
+    throw InputError(name + ": its range " + range.repr() + " starts at or after the video's end (" + seconds_repr(end) +
                      " s); check its start");
   if (stop <= begin)
     throw InputError(name + ": its range " + range.repr() + " ends at or before the video's begin (" +
-                     seconds_text(begin) + " s); check its end");
+                     seconds_repr(begin) + " s); check its end");
   const double step = frame_step(timeline, options);
   options.range_start = start;
   options.range_end = stop - static_cast<double>(options.frames_per_clip - 1) * step;
@@ -165,7 +154,7 @@ std::pair<int64_t, int64_t> range_frames(const VideoTimeline& timeline, const Vi
   const int64_t last = std::isnan(range.end) ? n : std::lower_bound(pts, pts + n, range.end) - pts;
   if (last <= first)
     throw InputError(name + ": no frame's time lies in its range " + range.repr() + " (the video's " + std::to_string(n) +
-                     " frames are at " + seconds_text(pts[0]) + " to " + seconds_text(pts[n - 1]) +
+                     " frames are at " + seconds_repr(pts[0]) + " to " + seconds_repr(pts[n - 1]) +
                      " s); check its start and end");
   return {first, last - first};
 }
@@ -202,7 +191,7 @@ ClipStarts clip_starts(const VideoTimeline& timeline, const VideoClipOptions& op
   }
   const double step = options.seconds_between_clip_starts;
   if (!(step > 0) || (stop - start) / step > kMaxClipsPerVideo)
-    throw InputError(name + ": seconds_between_clip_starts (" + seconds_text(step) + ") must be > 0 and leave at most " +
+    throw InputError(name + ": seconds_between_clip_starts (" + seconds_repr(step) + ") must be > 0 and leave at most " +
                      std::to_string(kMaxClipsPerVideo) + " clips in the sampling range");
   const at::Tensor arange = at::arange(start, stop, step, at::TensorOptions(at::kDouble));  // as torchcodec makes them
   const double* at = arange.data_ptr<double>();
@@ -245,28 +234,6 @@ std::string name_of(const VideoRange& range, const std::string& path) {
 }
 
 }  // namespace
-
-std::string VideoRange::repr() const {
-  std::string text = "[";
-  text += std::isnan(start) ? std::string("begin") : seconds_text(start) + " s";
-  text += ", ";
-  text += std::isnan(end) ? std::string("end") : seconds_text(end) + " s";
-  return text + ")";
-}
-
-void video_range_check(const VideoRange& range) {
-  for (const auto& [column, value] : {std::pair<const char*, double>{"start", range.start}, {"end", range.end}}) {
-    const std::string at = (range.where.empty() ? std::string("range") : range.where) + ", column '" + column + "': ";
-    if (!std::isnan(value) && !std::isfinite(value))
-      throw InputError(at + "not a number of seconds; give seconds from the video's begin (1.5), or leave it empty");
-    if (value < 0)
-      throw InputError(at + seconds_text(value) + " is negative; times are seconds from the video's begin, >= 0");
-  }
-  if (range.end <= range.start)
-    throw InputError((range.where.empty() ? std::string("range") : range.where) + ", column 'end': " +
-                     seconds_text(range.end) + " is not after the start (" + seconds_text(range.start) +
-                     "); a range is [start, end) seconds, end > start");
-}
 
 std::vector<std::vector<int64_t>> video_clips_frames(const VideoTimeline& timeline, const VideoClipOptions& options,
                                                      const VideoRange& range, uint64_t seed, int64_t epoch,

@@ -11,8 +11,8 @@
 #pragma once
 
 #include "fastloop/data/codecs/video_frames.h"
+#include "fastloop/data/sources/video_range.h"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -44,26 +44,6 @@ struct VideoClipOptions {
   /// Frames per sample after the subsample.
   int64_t frames() const { return subsample > 0 ? subsample : frames_per_clip; }
 };
-
-/// The part of a video its clips are drawn from, as a CSV list's `start` and `end` columns give it: [start, end)
-/// seconds of the video's presentation times, NaN for its begin / its end; `where` names the row in messages
-/// ("train.csv line 3"). Under the index samplers a clip takes the frames whose pts lie in [start, end), as if the
-/// video were cut there (clips start inside them, frames past them filled by the policy); under the time samplers it
-/// is torchcodec's sampling_range_start = start, sampling_range_end = end - (frames_per_clip - 1) *
-/// seconds_between_frames, so that every frame's time lies in [start, end).
-struct VideoRange {
-  double start = std::numeric_limits<double>::quiet_NaN();
-  double end = std::numeric_limits<double>::quiet_NaN();
-  std::string where;
-
-  bool whole() const { return std::isnan(start) && std::isnan(end); }
-  /// "[1.5 s, 3 s)", "[begin, 3 s)", "[1.5 s, end)".
-  std::string repr() const;
-};
-
-/// A range's own values: start and end each NaN or a finite number >= 0, end > start. InputError naming
-/// range.where and the column ('start', 'end') otherwise.
-void video_range_check(const VideoRange& range);
 
 /// The frame indices of every clip of a video whose frame times `timeline` gives (number `video` of its list,
 /// named `path`), as the loader draws them in `epoch` of a run with `seed`, then options.subsample's
