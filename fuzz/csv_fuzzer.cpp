@@ -2,11 +2,16 @@
 // parses or throws InputError; the rows, written back with core/text.h's csv_field, parse to the same fields;
 // and a listing that parses is consistent (a label per path, each below num_classes; a val file read against
 // it keeps its classes). The same text as `fastloop pack csv:` reads it (data/sources/caption_csv.h): parses or
-// throws InputError, a sample per row, each one's JSON an object that parses.
+// throws InputError, a sample per row, each one's JSON an object that parses. And as `--data videocsv:` reads it
+// (data/sources/video_csv.h): a range per sample, each start and end NaN or finite and >= 0, end after start; each
+// field read as a time on its own is NaN, a number >= 0 or an InputError.
 #include "fastloop/core/errors.h"
 #include "fastloop/core/text.h"
 #include "fastloop/data/sources/caption_csv.h"
 #include "fastloop/data/sources/csv_files.h"
+#include "fastloop/data/sources/video_csv.h"
+
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +62,31 @@ void caption_csv_check(const std::string& text, size_t rows) {
   }
 }
 
+// `--data videocsv:`'s reading of the text: InputError, or the listing csv_listing_parse makes with a checked range
+// per sample.
+void video_csv_check(const std::string& text, const std::vector<fastloop::CsvRow>& rows) {
+  for (const auto& row : rows)
+    for (const auto& field : row.fields) {
+      try {
+        const double seconds = fastloop::video_csv_seconds(field, "fuzz.csv line 1", "start");
+        check(std::isnan(seconds) || (std::isfinite(seconds) && seconds >= 0), "a time that is negative or not finite");
+      } catch (const fastloop::InputError&) {
+      }
+    }
+  fastloop::VideoCsvListing videos;
+  try {
+    videos = fastloop::video_csv_parse(text, "fuzz.csv", "base");
+  } catch (const fastloop::InputError&) {
+    return;
+  }
+  check(videos.ranges.size() == videos.listing.paths.size(), "videocsv: not a range per sample");
+  for (const auto& r : videos.ranges) {
+    check(std::isnan(r.start) || (std::isfinite(r.start) && r.start >= 0), "videocsv: a bad start");
+    check(std::isnan(r.end) || (std::isfinite(r.end) && r.end >= 0), "videocsv: a bad end");
+    check(std::isnan(r.start) || std::isnan(r.end) || r.end > r.start, "videocsv: an end not after its start");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -79,6 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(!row.fields.empty(), "a row without fields");
     last_line = row.line;
   }
+  video_csv_check(text, rows);
   const std::vector<fastloop::CsvRow> again = fastloop::csv_parse(csv_write(rows), "again.csv");  // must not throw
   check(again.size() == rows.size(), "written back, the rows parse to another count");
   for (size_t r = 0; r < rows.size(); ++r) check(again[r].fields == rows[r].fields, "written back, a row changed");

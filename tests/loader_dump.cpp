@@ -4,6 +4,7 @@
 #include "fastloop/run/config_flags.h"
 #include "fastloop/run/exit_code.h"
 #include "fastloop/data/sources/source.h"
+#include "fastloop/data/transforms/split_size.h"
 #include "fastloop/io/weights.h"
 #include "fastloop/train/setup.h"
 
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       return app.exit(e) == 0 ? 0 : 2;
     }
-    const DatasetSplits data = data_load(config.data);
+    DatasetSplits data = data_load(config.data);
+    splits_size_resolve(data, config.data);  // as train does: a transform's or the first video's frame size
     const TrainSetup setup = train_setup(config, data.train, c10::kCPU, nullptr);
     Loader loader(data.train, setup.train_loader);
     loader.start_epoch(epoch);

@@ -78,6 +78,7 @@ class VideoFiles:
     seconds_between_clip_starts: Optional[float]
     sampling_range_start: Optional[float]
     sampling_range_end: Optional[float]
+    ranges: Optional[List[Tuple[float, float]]]
     clip_offsets: List[int]
     def __init__(
         self,
@@ -95,6 +96,7 @@ class VideoFiles:
         seconds_between_clip_starts: Optional[float] = None,
         sampling_range_start: Optional[float] = None,
         sampling_range_end: Optional[float] = None,
+        ranges: Optional[Sequence[Tuple[Optional[float], Optional[float]]]] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tuple[Any, int]: ...

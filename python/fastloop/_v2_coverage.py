@@ -25,9 +25,9 @@ _BY_DESIGN: Dict[str, str] = {
     "ToPILImage": "refused: a PIL image is not a tensor a batch can hold; the workers write tensors",
     "MixUp": "runs on batches as `Loader(batch_transform=...)` (alone or in a `RandomChoice` with `CutMix`), as "
              "torchvision applies it after the DataLoader",
-    "UniformTemporalSubsample": "runs in video Loaders (`fastloop.VideoFolder`, `VideoFiles`): at the pipeline's top "
-                                "level it picks each clip's frames before they are decoded; image pipelines have no "
-                                "time axis to subsample",
+    "UniformTemporalSubsample": "runs in video Loaders (`fastloop.VideoFolder`, `VideoFiles`, the CLI's `--transform` "
+                                "with video data): at the pipeline's top level it picks each clip's frames before "
+                                "they are decoded; image pipelines have no time axis to subsample",
     "CutMix": "runs on batches as `Loader(batch_transform=...)` (alone or in a `RandomChoice` with `MixUp`), as "
               "torchvision applies it after the DataLoader",
 }

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import bisect
 import copy
-import csv
 import glob
 import math
+import numbers
 import os
 import re
 import tarfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _C
+from ._video_csv import _ranges_checked
 
-__all__ = ["VideoFiles", "VideoFolder", "video_csv", "video_shards"]
+__all__ = ["VideoFiles", "VideoFolder", "video_shards"]
 
 #: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
@@ -59,14 +60,30 @@ class VideoFiles:
             None: one frame's average duration (torchcodec's default).
         seconds_between_clip_starts (float, optional): with ``"regular_timestamps"`` (required there), the seconds
             between clip starts.
-        sampling_range_start, sampling_range_end (float, optional): with the time samplers, the seconds ``[start,
-            end)`` in which clips start; None: the video's begin, and its end less a clip's span (torchcodec's
-            defaults, so that no clip runs past the end).
+        sampling_range_start, sampling_range_end (optional): where clips may start, ``[start, end)``, in every
+            video: with the time samplers seconds (float), with the index samplers frame indices (int; a negative
+            one counts from the end, as torchcodec's ``clips_at_random_indices(..., sampling_range_start=,
+            sampling_range_end=)`` take them: an end past the last frame is the last, and frames a clip takes past
+            the end are filled by ``policy``); None: the video's begin, and its end less a clip's span (torchcodec's
+            defaults, so that no clip runs past the end). Not with ``ranges``.
+        ranges (sequence of (start, end), optional): per video, the part its clips are drawn from, seconds of its
+            presentation times ``[start, end)``, either None for the video's begin / end (:func:`video_csv` reads
+            them from ``start`` and ``end`` columns). Index samplers: the frames whose pts lie in ``[start, end)``,
+            as if the video were cut there: clips start among them, and a part shorter than a clip starts at its
+            first frame, filled by ``policy``. Time samplers: torchcodec's ``sampling_range_start=start`` and
+            ``sampling_range_end=end - (num_frames_per_clip - 1) * seconds_between_frames`` (start and end within
+            the video's own), so every frame's time lies in ``[start, end)``; a part shorter than a clip is refused,
+            as torchcodec refuses a video shorter than a clip. A part outside the video, or without a frame, is
+            found when the video is read and named then (with the row of a CSV list).
         policy (str): a clip that runs past the video's end (a video shorter than a clip, which then starts at frame
             0, as torchcodec's default range makes it): ``"repeat_last"`` (torchcodec's default) repeats its last
             frame, ``"wrap"`` its frames from the clip's start, ``"error"`` raises naming the file.
         output_format (str): ``"TCHW"``: batches ``[B, T, C, H, W]``; ``"CTHW"``: ``[B, C, T, H, W]``, what
             torchvision's video models (``r3d_18``, ``mc3_18``, ``r2plus1d_18``) take.
+
+    With ``"regular_timestamps"`` a video that cannot be indexed, or whose sampling range holds no clip, keeps one
+    sample: reading it raises naming the file, and a Loader with ``bad_image_policy="skip"`` counts it as skipped
+    and puts the next video's first clip in its place (so the epoch has the same length for any number of workers).
 
     A sample (``dataset[i]``) is ``(tv_tensors.Video uint8 [T, C, H, W], label)``, its frames those the Loader's
     epoch 0 draws with seed 0. Through ``fastloop.Loader(dataset, transform=...)`` each clip goes through the
@@ -82,7 +99,9 @@ class VideoFiles:
                  num_indices_between_frames: int = 1, num_clips: int = 1, sampler: str = "random",
                  policy: str = "repeat_last", output_format: str = "TCHW",
                  seconds_between_frames: Optional[float] = None, seconds_between_clip_starts: Optional[float] = None,
-                 sampling_range_start: Optional[float] = None, sampling_range_end: Optional[float] = None) -> None:
+                 sampling_range_start: Optional[float] = None, sampling_range_end: Optional[float] = None,
+                 ranges: Optional[Sequence[Tuple[Optional[float], Optional[float]]]] = None,
+                 _origins: Optional[Sequence[str]] = None) -> None:
         self.paths: List[str] = [os.fspath(p) for p in paths]
         self.labels: List[int] = [int(label) for label in labels]
         if len(self.paths) != len(self.labels):
@@ -103,12 +122,14 @@ class VideoFiles:
         self.sampler, self.policy, self.output_format = sampler, policy, output_format
         if seconds_between_frames is not None and not seconds_between_frames > 0:
             raise ValueError(f"seconds_between_frames ({seconds_between_frames}) must be > 0")
-        timed = {"seconds_between_frames": seconds_between_frames, "sampling_range_start": sampling_range_start,
-                 "sampling_range_end": sampling_range_end}
-        for name, value in timed.items():
-            if value is not None and sampler not in _TIME_SAMPLERS:
-                raise ValueError(f"{name} is for the time samplers ('random_timestamps', 'regular_timestamps'); the "
-                                 "index samplers take num_indices_between_frames")
+        if seconds_between_frames is not None and sampler not in _TIME_SAMPLERS:
+            raise ValueError("seconds_between_frames is for the time samplers ('random_timestamps', "
+                             "'regular_timestamps'); the index samplers take num_indices_between_frames")
+        for name, value in (("sampling_range_start", sampling_range_start), ("sampling_range_end", sampling_range_end)):
+            if value is not None and sampler not in _TIME_SAMPLERS and (isinstance(value, bool)
+                                                                        or not isinstance(value, numbers.Integral)):
+                raise ValueError(f"{name} ({value!r}): the index samplers take a frame index (int); seconds are for "
+                                 "the time samplers ('random_timestamps', 'regular_timestamps')")
         if (sampler == "regular_timestamps") != (seconds_between_clip_starts is not None):
             raise ValueError("sampler='regular_timestamps' takes seconds_between_clip_starts (and only it does)")
         if seconds_between_clip_starts is not None and not seconds_between_clip_starts > 0:
@@ -119,12 +140,27 @@ class VideoFiles:
         self.seconds_between_frames = seconds_between_frames
         self.seconds_between_clip_starts = seconds_between_clip_starts
         self.sampling_range_start, self.sampling_range_end = sampling_range_start, sampling_range_end
+        #: Per video the name of its range in messages ("list.csv, row 3"), and its range (NaN: begin / end).
+        self._origins: List[str] = list(_origins) if _origins is not None else [f"ranges[{i}]" for i in
+                                                                                range(len(self.paths))]
+        self.ranges: Optional[List[Tuple[float, float]]] = None
+        if ranges is not None:
+            self.ranges = _ranges_checked(ranges, len(self.paths), self._origins)
+            if any(not (math.isnan(a) and math.isnan(b)) for a, b in self.ranges) and (
+                    sampling_range_start is not None or sampling_range_end is not None):
+                raise ValueError("sampling_range_start/_end apply to every video, ranges (a CSV list's start and end) "
+                                 "to each: give one or the other")
         #: UniformTemporalSubsample's num_samples taken from the Loader's transform (0: none).
         self.temporal_subsample = 0
         #: Per video its first sample, then the number of samples (each video's clips follow each other).
         self.clip_offsets: List[int] = [0]
         for video in range(len(self.paths)):
-            count = len(self._clips_of(video, 0, 0)) if sampler == "regular_timestamps" else self.num_clips
+            count = self.num_clips
+            if sampler == "regular_timestamps":
+                try:
+                    count = len(self._clips_of(video, 0, 0))
+                except ValueError:  # unreadable, or no clip in its range: one sample, which says so when read
+                    count = 1
             self.clip_offsets.append(self.clip_offsets[-1] + count)
 
     def __len__(self) -> int:
@@ -137,10 +173,14 @@ class VideoFiles:
                 unset if self.sampling_range_start is None else float(self.sampling_range_start),
                 unset if self.sampling_range_end is None else float(self.sampling_range_end)]
 
+    def _range(self, video: int) -> List[float]:
+        return list(self.ranges[video]) if self.ranges is not None else [math.nan, math.nan]
+
     def _clips_of(self, video: int, seed: int, epoch: int) -> List[List[int]]:
         return _C._video_clip_frames(self.paths[video], self.num_frames_per_clip, self.num_indices_between_frames,
                                      self.num_clips, self.sampler, self.policy, self.temporal_subsample,
-                                     self._seconds(), seed, epoch, video)
+                                     self._seconds(), seed, epoch, video, self._range(video),
+                                     self._origins[video] if self.ranges is not None else "")
 
     def _video_of(self, index: int) -> int:
         return bisect.bisect_right(self.clip_offsets, index) - 1
@@ -176,7 +216,9 @@ class VideoFiles:
                 "video_clip": [self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
                                int(self.sampler in ("random", "random_timestamps")), self.temporal_subsample,
                                int(self.output_format == "CTHW"), int(self.sampler in _TIME_SAMPLERS)],
-                "video_policy": self.policy, "video_seconds": self._seconds()}
+                "video_policy": self.policy, "video_seconds": self._seconds(),
+                "video_ranges": [t for v in range(len(self.paths)) for t in self._range(v)] if self.ranges else [],
+                "video_origins": self._origins if self.ranges else []}
 
     def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
         """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
@@ -184,6 +226,13 @@ class VideoFiles:
         if views is not None or (isinstance(transform, (list, tuple)) and transform
                                  and all(isinstance(t, str) or type(t).__name__ == "Compose" for t in transform)):
             raise TypeError("fastloop.Loader: several views of video clips are not supported; give one transform")
+        if isinstance(transform, str):  # fastloop's C++ side takes its UniformTemporalSubsample out: so do the clips
+            subsample = _C._transform_temporal_subsample(transform)
+            if not subsample:
+                return self, transform
+            source = copy.copy(self)
+            source.temporal_subsample = subsample
+            return source, transform
         items = None
         if type(transform).__name__ == "Compose":
             items = list(transform.transforms)
@@ -281,31 +330,6 @@ class VideoFolder(VideoFiles):
                          seconds_between_clip_starts=seconds_between_clip_starts,
                          sampling_range_start=sampling_range_start, sampling_range_end=sampling_range_end)
         self.split = split
-
-
-def video_csv(path: Union[str, os.PathLike], **kwargs: Any) -> VideoFiles:
-    """Videos listed in a CSV file: a header row with columns ``path`` and ``label`` (class indices, or class
-    names: sorted, as ImageFolder's folders), paths relative to the CSV file; ``kwargs`` as :class:`VideoFiles`.
-    A row naming a missing file, or without a label, is a ``ValueError`` naming the file and the row."""
-    path = os.fspath(path)
-    base = os.path.dirname(os.path.abspath(path))
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or "path" not in rows[0] or "label" not in rows[0]:
-        raise ValueError(f"{path}: a video list needs a header row with columns 'path' and 'label'")
-    paths, names = [], []
-    for line, row in enumerate(rows, start=2):
-        if not row.get("path") or row.get("label") in (None, ""):
-            raise ValueError(f"{path}, row {line}: needs a path and a label")
-        video = os.path.join(base, row["path"])
-        if not os.path.isfile(video):
-            raise ValueError(f"{path}, row {line}: {video}: no such video file")
-        paths.append(video)
-        names.append(row["label"])
-    if all(n.strip().lstrip("-").isdigit() for n in names):
-        return VideoFiles(paths, [int(n) for n in names], **kwargs)
-    classes = sorted(set(names))
-    return VideoFiles(paths, [classes.index(n) for n in names], classes, **kwargs)
 
 
 _KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)[.]([^/]*)$")  # webdataset's base_plus_ext: KEY, then all after its first dot

@@ -47,6 +47,8 @@ struct SplitLoaderArgs {
   std::vector<int64_t> video_clip;
   std::string video_policy = "repeat_last";
   std::vector<double> video_seconds;
+  std::vector<double> video_ranges;  // per video its (start, end) seconds, NaN: begin / end; empty: whole videos
+  std::vector<std::string> video_origins;  // per video its range's name in messages ("list.csv, row 3")
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.

@@ -46,7 +46,8 @@ SplitLoaderArgs SplitLoaderArgs::from_dict(const py::dict& given) {
         take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
         take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
         take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
-        take("video_seconds", a.video_seconds))
+        take("video_seconds", a.video_seconds) || take("video_ranges", a.video_ranges) ||
+        take("video_origins", a.video_origins))
       continue;
     a.given.insert(config_set(a.config, name, config_value_of(value, name)));
   }
@@ -86,8 +87,16 @@ DatasetSplits loader_data_of(const SplitLoaderArgs& args, const TrainConfig& con
     clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
     clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
     clip.policy = args.video_policy, clip.seconds_set(args.video_seconds);
-    return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
-                        data_options_of(config.data));
+    std::vector<VideoRange> ranges;
+    if (args.video_ranges.size() != 2 * args.video_origins.size() ||
+        (!args.video_ranges.empty() && args.video_origins.size() != args.files.size()))
+      throw InputError("fastloop.Loader: video_ranges must hold (start, end) per video");
+    for (size_t v = 0; v < args.video_origins.size(); ++v)
+      ranges.push_back(VideoRange{args.video_ranges[2 * v], args.video_ranges[2 * v + 1], args.video_origins[v]});
+    const DataOptions options = data_options_of(config.data);
+    return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip, std::move(ranges),
+                                                           options.skip_bad_images),
+                        args.classes, options);
   }
   if (config.data.source == "fields") {  // sample indices as labels: the consumer reads the fields by them
     std::vector<std::shared_ptr<const EncodedImages>> sources;

@@ -89,32 +89,29 @@ void video_bind(py::module_& module) {
       "files, cache files written");
   module.def("_video_index_forget", &video_index_forget,
              "drops the process's frame indices (the cache files stay), as a new process starts (for tests)");
+  module.def(
+      "_transform_temporal_subsample", [](const std::string& spec) { return Pipeline(spec).temporal_subsample(); },
+      py::arg("spec"), "a transform spec's top-level UniformTemporalSubsample(n)'s n (0: none), which picks clip frames");
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",
       [](const std::string& path, int64_t frames_per_clip, int64_t frames_between, int64_t clips,
          const std::string& sampler, const std::string& policy, int64_t subsample, const std::vector<double>& seconds,
-         int64_t seed, int64_t epoch, int64_t video) {
+         int64_t seed, int64_t epoch, int64_t video, const std::pair<double, double>& range, const std::string& where) {
         py::gil_scoped_release release;
         const VideoClipOptions o = clip_options(frames_per_clip, frames_between, clips, sampler, policy, subsample, seconds);
+        VideoRange part;
+        part.start = range.first, part.end = range.second, part.where = where;
         VideoFrameReader reader;
-        const VideoTimeline timeline = reader.timeline(path);
-        std::vector<std::vector<int64_t>> out;
-        if (o.timestamps) {
-          for (double start : video_clip_starts_timed(timeline, o, static_cast<uint64_t>(seed), epoch, video, path))
-            out.push_back(video_clip_frames_timed(timeline, o, start, path));
-          return out;
-        }
-        for (int64_t start : video_clip_starts(timeline.frames, o, static_cast<uint64_t>(seed), epoch, video))
-          out.push_back(video_clip_frames(timeline.frames, start, o, path));
-        return out;
+        return video_clips_frames(reader.timeline(path), o, part, static_cast<uint64_t>(seed), epoch, video, path);
       },
       py::arg("path"), py::arg("num_frames_per_clip"), py::arg("num_indices_between_frames"), py::arg("num_clips"),
       py::arg("sampler"), py::arg("policy"), py::arg("subsample"), py::arg("seconds"), py::arg("seed"),
-      py::arg("epoch"), py::arg("video"),
-      "every clip's frame indices of the video at `path`, as the loader draws them; `seconds`: the time samplers' "
+      py::arg("epoch"), py::arg("video"), py::arg("range"), py::arg("where"),
+      "every clip's frame indices of the video at `path`, as the loader draws them; `seconds`: the samplers' "
       "[seconds_between_frames, seconds_between_clip_starts, sampling_range_start, sampling_range_end], 0 / NaN "
-      "where not given");
+      "where not given; `range`: (start, end) seconds of the part clips are drawn from (NaN: begin / end), named "
+      "`where` in messages");
 }
 
 } // namespace fastloop::python

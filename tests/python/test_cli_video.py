@@ -77,9 +77,10 @@ def models(tmp_path_factory) -> pathlib.Path:
     return folder
 
 
-def _train_args(data: str, model: pathlib.Path, *extra: str) -> List[str]:
+def _train_args(data: str, model: pathlib.Path, *extra: str, transform: str = TRANSFORM,
+                eval_transform: str = EVAL_TRANSFORM) -> List[str]:
     return ["train", "--data", data, "--model", f"torchscript:{model}", "--clip-frames", str(FRAMES), "--clip-step", "2",
-            "--transform", TRANSFORM, "--eval-transform", EVAL_TRANSFORM, "--batch-size", "2", "--device", "cpu",
+            "--transform", transform, "--eval-transform", eval_transform, "--batch-size", "2", "--device", "cpu",
             "--workers", "1", "--threads", "1", "--lr", "0.01", *extra]
 
 
@@ -162,9 +163,87 @@ def test_bad_video_inputs_are_named(cli, videos, models, tmp_path):
     listing.write_text(f"path,label\n{videos}/train/bars/0.mp4,bars\n{tmp_path}/gone.mp4,test\n")
     err = _fails(cli, _train_args(f"videocsv:{listing}", tiny))
     assert f"{listing} line 3: {tmp_path}/gone.mp4: no such video file" in err
-    listing.write_text(f"path,label,start,end\n{videos}/train/bars/0.mp4,bars,0.5,1.0\n")
-    err = _fails(cli, _train_args(f"videocsv:{listing}", tiny))
-    assert f"{listing} line 2: a 'start' time" in err
+    bars = f"{videos}/train/bars/0.mp4"
+    for start, end, words in (("abc", "", "line 3, column 'start': 'abc' is not a number of seconds"),
+                              ("", "-0.5", "line 3, column 'end': -0.5 is negative"),
+                              ("0.5", "0.25", "line 3, column 'end': 0.25 is not after the start (0.5)")):
+        listing.write_text(f"path,label,start,end\n{bars},bars,,\n{bars},test,{start},{end}\n")
+        err = _fails(cli, _train_args(f"videocsv:{listing}", tiny))
+        assert f"{listing} {words}" in err, err
+    # a part shorter than a clip (frames 5-7 of 8 for 4 frames 2 apart) under --clip-policy error: named when read
+    listing.write_text(f"path,label,start,end\n{bars},bars,0.6,\n{bars},test,,\n")
+    err = _fails(cli, _train_args(f"videocsv:{listing}", tiny, "--clip-policy", "error", "--clip-sampler", "regular"))
+    assert f"{listing} line 2: {bars}: a clip of 4 frames 2 apart from frame 5 runs past frame 7, the last in its " \
+           "range [0.6 s, end)" in err, err
+    err = _fails(cli, _train_args(f"videofolder:{videos}", tiny, "--clip-sampler", "regular_timestamps"))
+    assert "--clip-sampler regular_timestamps: takes --clips-every SECONDS" in err
+    err = _fails(cli, _train_args(f"videofolder:{videos}", tiny, "--clips-every", "0.5"))
+    assert "--clips-every: is for --clip-sampler regular_timestamps" in err
+    err = _fails(cli, _train_args(f"videofolder:{videos}", tiny, transform="UniformTemporalSubsample(0), " + TRANSFORM))
+    assert "UniformTemporalSubsample(num_samples) takes one whole number of frames" in err
+    err = _fails(cli, ["train", "--data", "synthetic:3x16x16:8", "--max-steps", "1", "--device", "cpu", "--transform",
+                       "UniformTemporalSubsample(2), ToDtype(torch.float32, scale=True)"])
+    assert "UniformTemporalSubsample(2) picks frames of video clips, and these data are images" in err
+
+
+def _clip_batches(loader_dump, tmp_path, flags, count):
+    from safetensors.torch import load_file
+
+    out = tmp_path / "cli.safetensors"
+    run([loader_dump, *flags, "--dump-epoch", "1", "--dump-batches", str(count), "--dump-out", out])
+    tensors = load_file(str(out))
+    return [(tensors[f"images_{k}"], tensors[f"labels_{k}"]) for k in range(count)]
+
+
+def test_cli_clips_equal_fastloop_loaders(loader_dump, videos, tmp_path):
+    """The CLI's train batches (tests/loader_dump.cpp) equal fastloop.Loader's for the same settings: a CSV list's
+    start/end ranges, --clip-sampler regular_timestamps with --clips-every, UniformTemporalSubsample in --transform."""
+    import fastloop
+    from torchvision.transforms import v2
+
+    listing = tmp_path / "train.csv"
+    rows = [(p, p.parent.name, start, end) for p, (start, end) in
+            zip(sorted((videos / "train").rglob("*.mp4")), [("0.24", "0.74"), ("", "0.49"), ("0.49", ""), ("", "")])]
+    listing.write_text("path,label,start,end\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    common = ["--batch-size", "2", "--seed", "3", "--workers", "1", "--no-channels-last", "--clip-frames", "3"]
+    models = {}
+    for frames in (3, 2):  # the run checks its model on a clip batch: one that takes the clips' frames
+        models[frames] = tmp_path / f"tiny3d_{frames}.pt"
+        torch.jit.script(Tiny3d(frames)).save(str(models[frames]))
+    steady = [v2.RandomResizedCrop(16, scale=(0.5, 1.0)), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
+              v2.Normalize(mean=(0.43, 0.39, 0.38), std=(0.23, 0.22, 0.22))]
+    cases = [(["--data", f"videocsv:{listing}", "--clip-sampler", "regular", "--clips-per-video", "2", "--transform",
+               TRANSFORM, "--model", f"torchscript:{models[3]}"],
+              fastloop.video_csv(listing, num_frames_per_clip=3, num_clips=2, sampler="regular", output_format="CTHW"),
+              TRANSFORM),
+             (["--data", f"videofolder:{videos}/train", "--clip-sampler", "regular_timestamps", "--clips-every", "0.25",
+               "--clip-seconds", "0.125", "--transform", "UniformTemporalSubsample(2), " + TRANSFORM, "--model",
+               f"torchscript:{models[2]}"],
+              fastloop.VideoFolder(videos / "train", num_frames_per_clip=3, sampler="regular_timestamps",
+                                   seconds_between_clip_starts=0.25, seconds_between_frames=0.125, output_format="CTHW"),
+              v2.Compose([v2.UniformTemporalSubsample(2), *steady]))]
+    for flags, dataset, transform in cases:
+        loader = fastloop.Loader(dataset, transform=transform, batch_size=2, workers=2, seed=3)
+        loader.set_epoch(1)
+        ours = list(loader)
+        theirs = _clip_batches(loader_dump, tmp_path, common + flags, len(ours))
+        assert len(ours) >= 2
+        for (images, labels), (cli_images, cli_labels) in zip(ours, theirs):
+            assert torch.equal(images, cli_images) and torch.equal(labels, cli_labels), flags
+    assert ours[0][0].shape[2] == 2 and len(cases[1][1]) == 4 * 3  # 1 s videos: clips at 0, 0.25, 0.5 (0.75 + 0.25 > 1)
+
+
+def test_train_regular_timestamps_with_temporal_subsample(cli, videos, tmp_path):
+    torch.manual_seed(0)
+    model = tmp_path / "tiny3d_2.pt"
+    torch.jit.script(Tiny3d(2)).save(str(model))  # checks that its clips hold 2 frames
+    done = run([cli, *_train_args(f"videofolder:{videos}", model, "--clip-sampler", "regular_timestamps",
+                                  "--clips-every", "0.5", "--epochs", "1",
+                                  transform="UniformTemporalSubsample(2), " + TRANSFORM,
+                                  eval_transform="UniformTemporalSubsample(2), " + EVAL_TRANSFORM)])
+    assert "test accuracy" in done.stdout
+    config = json.loads(done.stdout.split("config ", 1)[1].splitlines()[0])
+    assert config["data.clip_sampler"] == "regular_timestamps" and config["data.clips_every"] == 0.5
 
 
 def test_getting_started_cli_video_example_runs(cli, videos, tmp_path):

@@ -128,8 +128,17 @@ void config_validate(const TrainConfig& c) {
   require(c.data.clip.per_video >= 1 && c.data.clip.per_video <= 4096, "--clips-per-video", "must be in [1, 4096]");
   require(c.data.clip.seconds >= 0 && c.data.clip.seconds <= 86400, "--clip-seconds",
           "must be in [0, 86400] seconds (0: one frame's average duration)");
-  require(c.data.clip.seconds == 0 || c.data.clip.sampler == "random_timestamps", "--clip-seconds",
-          "is for --clip-sampler random_timestamps; the index samplers take --clip-step");
+  const bool timestamps = c.data.clip.sampler == "random_timestamps" || c.data.clip.sampler == "regular_timestamps";
+  require(c.data.clip.seconds == 0 || timestamps, "--clip-seconds",
+          "is for --clip-sampler random_timestamps or regular_timestamps; the index samplers take --clip-step");
+  require(c.data.clip.every >= 0 && c.data.clip.every <= 86400, "--clips-every", "must be in [0, 86400] seconds");
+  require(c.data.clip.every == 0 || c.data.clip.sampler == "regular_timestamps", "--clips-every",
+          "is for --clip-sampler regular_timestamps (seconds between clip starts)");
+  require(c.data.clip.every > 0 || c.data.clip.sampler != "regular_timestamps", "--clip-sampler regular_timestamps",
+          "takes --clips-every SECONDS, the seconds between clip starts (> 0)");
+  require(c.data.clip.per_video == 1 || c.data.clip.sampler != "regular_timestamps", "--clips-per-video",
+          "is not used by --clip-sampler regular_timestamps: each video gives as many clips as fit, --clips-every "
+          "seconds apart; drop it");
   require(c.model.num_classes >= 0, "--num-classes", "must be >= 1 (or 0 to take it from the data)");
   require(c.model.width_delta >= -8 && c.model.width_delta <= 64, "--width-delta", "must be in [-8, 64]");
   require(c.model.depth_delta >= -1 && c.model.depth_delta <= 3, "--depth-delta", "must be in [-1, 3]");

@@ -33,9 +33,11 @@ struct ClipSettings {
   int64_t frames = 16;                   // num_frames_per_clip
   int64_t step = 1;                      // num_indices_between_frames: 1 takes consecutive frames
   int64_t per_video = 1;                 // num_clips: clips (samples) per video
-  std::string sampler = "random";        // random | regular | random_timestamps (the train split's; the test
-                                         // split takes regular positions, or random_timestamps' draws of epoch 0)
-  double seconds = 0.0;                  // random_timestamps: seconds between a clip's frames; 0: 1 / average fps
+  std::string sampler = "random";        // random | regular | random_timestamps | regular_timestamps (the train
+                                         // split's; the test split takes regular positions, or random_timestamps'
+                                         // draws of epoch 0)
+  double seconds = 0.0;                  // the time samplers: seconds between a clip's frames; 0: 1 / average fps
+  double every = 0.0;                    // regular_timestamps: seconds between clip starts (> 0)
   std::string policy = "repeat_last";    // a clip past the video's end: repeat_last | wrap | error
   std::string layout = "CTHW";           // batches [B, C, T, H, W] (torchvision's video models) | TCHW: [B, T, C, H, W]
 };

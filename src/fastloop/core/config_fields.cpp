@@ -9,7 +9,7 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
       {"data.source", "--data", "dataset: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, synthetic[:CxHxW[:N]], imagefolder:DIR, "
        "shards:DIR|TRAIN_PATTERN[::VAL_PATTERN] (local, or s3://BUCKET/... and http(s)://... URLs), "
        "csv:TRAIN.csv[::VAL.csv] (columns path, label), videofolder:DIR (DIR/CLASS/VIDEO.mp4, or DIR/train/CLASS/VIDEO.mp4 "
-       "and DIR/val/...), videocsv:TRAIN.csv[::VAL.csv] (video files; columns path, label)",
+       "and DIR/val/...), videocsv:TRAIN.csv[::VAL.csv] (video files; columns path, label, optional start, end seconds)",
        &c.data.source, {}},
       {"data.batch_size", "--batch-size", "images per step", &c.data.batch_size, {}},
       {"data.workers", "--workers", "loader threads (0: load in the training thread)", &c.data.workers, {}},
@@ -89,13 +89,18 @@ std::vector<ConfigField> config_fields(TrainConfig& c) {
        &c.data.clip.per_video, {}},
       {"data.clip_sampler", "--clip-sampler",
        "video clips: where the train split's clips start, as torchcodec's clips_at_random_indices (drawn anew each "
-       "epoch), clips_at_regular_indices, clips_at_random_timestamps; the test split's start at regular positions "
-       "(random_timestamps: its draws of epoch 0)",
-       &c.data.clip.sampler, {"random", "regular", "random_timestamps"}},
+       "epoch), clips_at_regular_indices, clips_at_random_timestamps, clips_at_regular_timestamps (a clip every "
+       "--clips-every seconds, as many as fit each video); the test split's start at regular positions "
+       "(random_timestamps: its draws of epoch 0; regular_timestamps: the same as train's)",
+       &c.data.clip.sampler, {"random", "regular", "random_timestamps", "regular_timestamps"}},
       {"data.clip_seconds", "--clip-seconds",
-       "video clips with --clip-sampler random_timestamps: seconds between a clip's frames (0: one frame's average "
-       "duration)",
+       "video clips with --clip-sampler random_timestamps or regular_timestamps: seconds between a clip's frames "
+       "(seconds_between_frames; 0: one frame's average duration)",
        &c.data.clip.seconds, {}},
+      {"data.clips_every", "--clips-every",
+       "video clips with --clip-sampler regular_timestamps: seconds between clip starts "
+       "(seconds_between_clip_starts; each video gives as many clips as fit)",
+       &c.data.clip.every, {}},
       {"data.clip_policy", "--clip-policy",
        "video clips: a clip that runs past a video's end (a video shorter than a clip) repeats its last frame, wraps "
        "to the clip's start, or stops the run naming the file (torchcodec's policy)",

@@ -62,8 +62,9 @@ Loader::Loader(const Dataset& dataset, LoaderOptions options) : dataset_(dataset
   } else if (options_.augment.pipeline) {
     pipeline_check_output(*options_.augment.pipeline);  // before any worker runs it
   }
+  if (options_.augment.pipeline) video_subsample_check(dataset_, *options_.augment.pipeline);
   for (const LoaderView& view : options_.views)
-    if (view.pipeline) pipeline_check_output(*view.pipeline);
+    if (view.pipeline) pipeline_check_output(*view.pipeline), video_subsample_check(dataset_, *view.pipeline);
   layouts_ = view_layouts(dataset_, options_);
   if (options_.on_device) {
     resident_ = std::make_unique<DeviceData>(dataset_, options_);

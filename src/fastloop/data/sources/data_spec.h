@@ -26,6 +26,8 @@ struct DataOptions {
   int64_t cache_mib = 10240;      // --data-cache-size
   double timeout_s = 60.0;        // remote shards: --data-timeout
   ClipSettings clip;              // videos: the clips each video gives (--clip-frames, --clip-step, ...)
+  // videos: --transform and --eval-transform, whose top-level UniformTemporalSubsample(n) picks each split's frames
+  std::string transform, eval_transform;
 };
 
 /// ImageNet's per-channel statistics (torchvision's reference recipes), the default for encoded images.

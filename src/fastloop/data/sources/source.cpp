@@ -266,6 +266,8 @@ DatasetSplits data_load(const DataConfig& config) {
   options.cache_mib = config.cache_size;
   options.timeout_s = config.timeout;
   options.clip = config.clip;
+  options.transform = config.transform;
+  options.eval_transform = config.eval_transform;
   return data_load(config.source, options);
 }
 

@@ -7,6 +7,8 @@
 #include "fastloop/data/sources/class_names.h"
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/data_spec.h"
+#include "fastloop/data/sources/video_csv.h"
+#include "fastloop/data/transforms/pipeline.h"
 
 #include <algorithm>
 #include <cctype>
@@ -78,6 +80,7 @@ struct VideoListing {
   std::vector<std::string> paths;
   std::vector<int64_t> labels;
   std::vector<std::string> classes;
+  std::vector<VideoRange> ranges;  // a CSV list's, one per video; empty: whole videos
 };
 
 // One split's folder: ROOT/CLASS/**/VIDEO; with `expected` (val read after train), exactly train's classes.
@@ -110,14 +113,16 @@ DatasetSplits clip_splits(const std::string& name, VideoListing train, VideoList
   splits.name = name;
   Dataset& d = splits.train;
   d.encoded = std::make_shared<const VideoClips>(std::move(train.paths), std::move(train.labels),
-                                                 video_clip_options(options.clip, /*train=*/true));
+                                                 video_clip_options(options, /*train=*/true), std::move(train.ranges),
+                                                 options.skip_bad_images);
   d.num_classes = num_classes;
   d.classes = train.classes.empty() ? class_names_numbered(num_classes) : std::move(train.classes);
   d.mean.assign(std::begin(kKineticsMean), std::end(kKineticsMean));
   d.stddev.assign(std::begin(kKineticsStd), std::end(kKineticsStd));
   splits.test = d;  // its frame size is resolved apart (split_size.h), from its own transform
   splits.test.encoded = std::make_shared<const VideoClips>(std::move(test.paths), std::move(test.labels),
-                                                           video_clip_options(options.clip, /*train=*/false));
+                                                           video_clip_options(options, /*train=*/false),
+                                                           std::move(test.ranges), options.skip_bad_images);
   return splits;
 }
 
@@ -135,28 +140,16 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Clip times per row are not taken yet (VideoClips samples whole videos): a row giving one is refused.
-void start_end_refuse(const std::string& text, const std::string& path) {
-  const std::vector<CsvRow> rows = csv_parse(text, path);
-  if (rows.empty()) return;
-  for (size_t column = 0; column < rows[0].fields.size(); ++column) {
-    const std::string head = lower(rows[0].fields[column]);
-    if (head != "start" && head != "end") continue;
-    for (size_t r = 1; r < rows.size(); ++r)
-      if (column < rows[r].fields.size() && rows[r].fields[column].find_first_not_of(" \t") != std::string::npos)
-        throw InputError(path + " line " + std::to_string(rows[r].line) + ": a '" + head + "' time; fastloop takes "
-                         "clips from whole videos and does not read start/end times yet: leave the column empty, or "
-                         "cut the video to its part (ffmpeg -ss START -to END -i IN OUT)");
-  }
-}
-
 // One CSV file's videos, each row's file checked (the error names the file and line).
 VideoListing csv_list(const std::string& path, const CsvListing* train, CsvListing& read) {
   const std::string text = csv_text_read(path);
-  start_end_refuse(text, path);
   const size_t slash = path.rfind('/');  // the paths in it are relative to its folder, as csv: reads them
-  read = csv_listing_parse(text, path, slash == std::string::npos ? "" : path.substr(0, std::max<size_t>(slash, 1)), train);
+  VideoCsvListing parsed =
+      video_csv_parse(text, path, slash == std::string::npos ? "" : path.substr(0, std::max<size_t>(slash, 1)), train);
+  read = std::move(parsed.listing);
   VideoListing listing;
+  if (std::any_of(parsed.ranges.begin(), parsed.ranges.end(), [](const VideoRange& r) { return !r.whole(); }))
+    listing.ranges = std::move(parsed.ranges);
   for (size_t i = 0; i < read.paths.size(); ++i) {
     std::error_code error;
     if (!fs::is_regular_file(read.paths[i], error))
@@ -180,16 +173,20 @@ bool video_file_name(const std::string& name) {
   return false;
 }
 
-VideoClipOptions video_clip_options(const ClipSettings& clip, bool train) {
+VideoClipOptions video_clip_options(const DataOptions& data, bool train) {
+  const ClipSettings& clip = data.clip;
   VideoClipOptions options;
   options.frames_per_clip = clip.frames;
   options.frames_between = clip.step;
   options.clips = clip.per_video;
-  options.timestamps = clip.sampler == "random_timestamps";
-  options.random = options.timestamps || (train && clip.sampler == "random");
+  options.timestamps = clip.sampler == "random_timestamps" || clip.sampler == "regular_timestamps";
+  options.random = clip.sampler == "random_timestamps" || (train && clip.sampler == "random");
   options.seconds_between_frames = clip.seconds;
+  options.seconds_between_clip_starts = clip.every;
   options.policy = clip.policy;
   options.channels_first = clip.layout == "CTHW";
+  const std::string& transform = train ? data.transform : data.eval_transform;
+  if (!transform.empty()) options.subsample = Pipeline(transform).temporal_subsample();
   return options;
 }
 

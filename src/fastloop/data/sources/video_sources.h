@@ -17,9 +17,11 @@ struct DataOptions;
 /// The containers a video folder lists (Python's fastloop.VideoFolder's VIDEO_EXTENSIONS), matched without case.
 bool video_file_name(const std::string& name);
 
-/// The clip options of a split: `train` takes the settings' sampler; the test split takes regular positions
-/// (the same clips at every evaluation), or with random_timestamps its draws, which the evaluation's epoch 0 fixes.
-VideoClipOptions video_clip_options(const ClipSettings& clip, bool train);
+/// The clip options of a split from data.clip: `train` takes the settings' sampler; the test split takes regular
+/// positions (the same clips at every evaluation), or with random_timestamps its draws, which the evaluation's epoch
+/// 0 fixes, or regular_timestamps' own. A top-level UniformTemporalSubsample(n) of the split's transform
+/// (data.transform, data.eval_transform) picks its frames.
+VideoClipOptions video_clip_options(const DataOptions& data, bool train);
 
 /// `videofolder:DIR` (`spec` names it in errors): DIR/train/CLASS/**/VIDEO (and DIR/val/CLASS/**/VIDEO as the test
 /// split, its class folders those of train), torchvision's Kinetics layout, or else DIR/CLASS/**/VIDEO as the
@@ -28,9 +30,9 @@ VideoClipOptions video_clip_options(const ClipSettings& clip, bool train);
 DatasetSplits video_folder_load(const std::string& spec, const std::string& dir, const DataOptions& options);
 
 /// `videocsv:TRAIN.csv[::VAL.csv]`: video files listed as `csv:` lists images (csv_files.h: columns path and
-/// label, paths relative to the CSV file, labels indices or class names; VAL read against TRAIN's classes).
-/// Columns `start` and `end` (seconds) are refused where a row fills them: clips are taken from whole videos.
-/// InputError naming the file and line of a row whose video is missing.
+/// label, paths relative to the CSV file, labels indices or class names; VAL read against TRAIN's classes), with
+/// optional columns `start` and `end`, the seconds of each video its clips are drawn from (video_csv.h).
+/// InputError naming the file and line of a row whose video is missing, the column of a bad time.
 DatasetSplits video_csv_load(const std::string& spec, const std::string& arg, const DataOptions& options);
 
 } // namespace fastloop

@@ -51,6 +51,28 @@ void compose_flatten(const std::vector<TransformSpec>& specs, std::vector<Transf
   }
 }
 
+// A top-level UniformTemporalSubsample(num_samples), taken out of `specs`: a video loader picks a clip's frames
+// with it before they are decoded, as fastloop.Loader takes it out of a v2.Compose. Its num_samples, or 0.
+int64_t temporal_subsample_take(std::vector<TransformSpec>& specs) {
+  int64_t taken = 0;
+  for (auto it = specs.begin(); it != specs.end();) {
+    if (it->name != "UniformTemporalSubsample") {
+      ++it;
+      continue;
+    }
+    if (taken) throw TransformTypeError("more than one UniformTemporalSubsample in the pipeline; keep one");
+    const TransformValue* n = it->positional.size() == 1 && it->keywords.empty() ? &it->positional[0]
+                              : it->positional.empty() && it->keywords.size() == 1 && it->keywords[0].first == "num_samples"
+                                  ? &it->keywords[0].second : nullptr;
+    if (!n || n->kind != TransformValue::Kind::kInt || n->integer < 1 || n->integer > 100000)
+      throw TransformTypeError("UniformTemporalSubsample(num_samples) takes one whole number of frames in [1, 100000] "
+                               "(e.g. UniformTemporalSubsample(8))");
+    taken = n->integer;
+    it = specs.erase(it);
+  }
+  return taken;
+}
+
 // torch's result of one operation in `dtype`: computed in float (opmath) for the 16-bit types, then rounded.
 double dtype_round(double v, StageDtype dtype) {
   switch (dtype) {
@@ -86,8 +108,11 @@ Pipeline::Pipeline(const std::string& spec) {
   std::vector<TransformSpec> specs;
   compose_flatten(spec_parse(spec), specs);
   for (const auto& one : specs) check_not_nested(one, "");
+  temporal_subsample_ = temporal_subsample_take(specs);
   transforms_ = pipeline_make(specs);
   repr_ = pipeline_repr(transforms_);
+  if (temporal_subsample_ > 0)
+    repr_ = "UniformTemporalSubsample(" + std::to_string(temporal_subsample_) + ")" + (repr_.empty() ? "" : ", " + repr_);
   uint8_end_ = transforms_.size();
   std::string conversion;  // the repr of the conversion to float, once there is one
   std::vector<size_t> after_conversion;  // the conversion and the transforms after it that touch pixels

@@ -46,6 +46,11 @@ class Pipeline {
   /// The canonical spelling (parses back to the same pipeline).
   const std::string& repr() const { return repr_; }
 
+  /// A top-level UniformTemporalSubsample(n)'s n (0: none). It is not one of the pipeline's transforms: a video
+  /// loader picks each clip's frames with it before decoding them (video_batch.h checks that the clips do), and the
+  /// transforms after it keep the draw streams they would have without it, as in fastloop.Loader's Python side.
+  int64_t temporal_subsample() const { return temporal_subsample_; }
+
   /// Runs the uint8 transforms at positions [first, uint8_end()) on `image`, each with its stream; a random
   /// resize, flip and crop in a row run fused (resize_crop_fusion.h), with the same draws and bytes.
   void run_u8(ImageU8& image, uint64_t seed, int64_t epoch, int64_t index, TransformScratch& scratch,
@@ -129,6 +134,7 @@ class Pipeline {
                 TransformScratch& scratch, size_t first) const;
 
   std::string repr_;
+  int64_t temporal_subsample_ = 0;
   std::vector<TransformPtr> transforms_;
   size_t uint8_end_ = 0;  // transforms_[0, uint8_end_) run on uint8 images
   std::vector<size_t> after_uint8_;  // later transforms that touch no pixel (targets alone): run after them

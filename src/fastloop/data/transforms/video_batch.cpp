@@ -122,6 +122,21 @@ const VideoClips* video_clips_of(const Dataset& dataset) {
   return dynamic_cast<const VideoClips*>(dataset.encoded.get());
 }
 
+void video_subsample_check(const Dataset& dataset, const Pipeline& pipeline) {
+  const int64_t n = pipeline.temporal_subsample();
+  const VideoClips* clips = video_clips_of(dataset);
+  const std::string uts = "UniformTemporalSubsample(" + std::to_string(n) + ")";
+  if (n > 0 && !clips)
+    throw TransformTypeError(uts + " picks frames of video clips, and these data are images; drop it");
+  // (fastloop.Loader's Python side takes a v2 object out of the pipeline into the clips: then the pipeline has none)
+  if (n > 0 && clips && clips->options().subsample != n)
+    throw TransformTypeError("the transform takes " + uts + " but the clips were listed with " +
+                             (clips->options().subsample > 0 ? std::to_string(clips->options().subsample) + " frames"
+                                                             : std::string("none")) +
+                             "; in Python give it as a transforms.v2 object (v2.UniformTemporalSubsample(" +
+                             std::to_string(n) + ")), which the Loader takes out of the pipeline");
+}
+
 int64_t video_batch_assemble(const Dataset& dataset, const int64_t* indices, int64_t count, const AugmentOptions& options,
                              uint64_t seed, int64_t epoch, at::ScalarType dtype, at::Tensor& images, at::Tensor& labels) {
   VideoWork& work = video_work();

@@ -13,10 +13,15 @@
 
 namespace fastloop {
 
+class Pipeline;
 class VideoClips;
 
 /// The dataset's clips when it is a video split (its `encoded` a VideoClips), else nullptr.
 const VideoClips* video_clips_of(const Dataset& dataset);
+
+/// A pipeline's UniformTemporalSubsample(n) (Pipeline::temporal_subsample) against the dataset: TransformTypeError
+/// for one on images, or on clips listed with another (their frames are picked when they are listed).
+void video_subsample_check(const Dataset& dataset, const Pipeline& pipeline);
 
 /// Samples indices[0, count) of a video split into `images` (allocated here: `dtype`, [count, T, 3, H, W],
 /// or [count, 3, T, H, W] with the clips' channels_first, H x W the split's size) and `labels` (int64 [count]).
