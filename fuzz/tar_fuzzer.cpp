@@ -25,29 +25,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   } catch (const fastloop::InputError&) {
   }
-  std::vector<fastloop::ShardSample> whole;
-  bool indexed = false;
-  try {
-    whole = fastloop::shard_index(archive, "fuzz.tar");
-    indexed = true;
-    for (const fastloop::ShardSample& s : whole) {
-      if (s.offset < 0 || s.size < 0 || s.size > static_cast<int64_t>(size) - s.offset) std::abort();
-      if (s.label < 0 || s.label >= (int64_t{1} << 24) || s.key.empty()) std::abort();
-    }
-  } catch (const fastloop::InputError&) {
-  }
-  for (size_t cut : {size / 3, size / 2, size}) {
+  for (const bool videos : {false, true}) {  // image shards, and video shards (KEY.mp4 with KEY.cls)
+    std::vector<fastloop::ShardSample> whole;
+    bool indexed = false;
     try {
-      const auto part = fastloop::shard_index_prefix(archive.substr(0, cut), "fuzz.tar");
-      if (indexed && part.size() > whole.size()) std::abort();
-      for (size_t k = 0; k < part.size(); ++k) {
-        const fastloop::ShardSample& s = part[k];
-        if (s.offset < 0 || s.size < 0 || s.size > static_cast<int64_t>(cut) - s.offset) std::abort();
-        if (indexed && (s.offset != whole[k].offset || s.size != whole[k].size || s.label != whole[k].label ||
-                        s.key != whole[k].key))
-          std::abort();
+      whole = fastloop::shard_index(archive, "fuzz.tar", videos);
+      indexed = true;
+      for (const fastloop::ShardSample& s : whole) {
+        if (s.offset < 0 || s.size < 0 || s.size > static_cast<int64_t>(size) - s.offset) std::abort();
+        if (s.label < 0 || s.label >= (int64_t{1} << 24) || s.key.empty()) std::abort();
       }
     } catch (const fastloop::InputError&) {
+    }
+    for (size_t cut : {size / 3, size / 2, size}) {
+      try {
+        const auto part = fastloop::shard_index_prefix(archive.substr(0, cut), "fuzz.tar", videos);
+        if (indexed && part.size() > whole.size()) std::abort();
+        for (size_t k = 0; k < part.size(); ++k) {
+          const fastloop::ShardSample& s = part[k];
+          if (s.offset < 0 || s.size < 0 || s.size > static_cast<int64_t>(cut) - s.offset) std::abort();
+          if (indexed && (s.offset != whole[k].offset || s.size != whole[k].size || s.label != whole[k].label ||
+                          s.key != whole[k].key))
+            std::abort();
+        }
+      } catch (const fastloop::InputError&) {
+      }
     }
   }
   return 0;

@@ -87,8 +87,10 @@ class VideoFiles:
         self.labels: List[int] = [int(label) for label in labels]
         if len(self.paths) != len(self.labels):
             raise ValueError(f"{len(self.paths)} videos but {len(self.labels)} labels: give one label per video")
+        #: video_shards of s3:// or http(s):// shards: their spec, its videos named "URL/#K" (None: local files).
+        self.remote_shards: Optional[str] = None
         for path in self.paths:
-            if not os.path.isfile(path) and _shard_of(path) is None:
+            if not _remote(path) and not os.path.isfile(path) and _shard_of(path) is None:
                 raise ValueError(f"{path}: no such video file; check the path (or the CSV row naming it)")
         self.classes: Optional[List[str]] = list(classes) if classes is not None else None
         self.num_frames_per_clip = _positive("num_frames_per_clip", num_frames_per_clip)
@@ -160,6 +162,9 @@ class VideoFiles:
     def __getitem__(self, index: int) -> Tuple[Any, int]:
         from torchvision import tv_tensors
 
+        if getattr(self, "remote_shards", None):
+            raise TypeError(f"{self.remote_shards}: the clips of remote shards are read through fastloop.Loader "
+                            "(which fetches their shards); dataset[i] reads local videos only")
         index = self._index(index)
         video = self._video_of(index)
         data, _ = _C._video_frames(self.paths[video], self.clip_frames(index))
@@ -176,7 +181,8 @@ class VideoFiles:
                 "video_clip": [self.num_frames_per_clip, self.num_indices_between_frames, self.num_clips,
                                int(self.sampler in ("random", "random_timestamps")), self.temporal_subsample,
                                int(self.output_format == "CTHW"), int(self.sampler in _TIME_SAMPLERS)],
-                "video_policy": self.policy, "video_seconds": self._seconds()}
+                "video_policy": self.policy, "video_seconds": self._seconds(),
+                **({"video_shards": self.remote_shards} if getattr(self, "remote_shards", None) else {})}
 
     def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
         """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
@@ -214,6 +220,10 @@ class VideoFiles:
         return (f"fastloop.{type(self).__name__}({len(self.paths)} videos, num_frames_per_clip="
                 f"{self.num_frames_per_clip}, num_indices_between_frames={self.num_indices_between_frames}, "
                 f"num_clips={self.num_clips}, sampler={self.sampler!r}): {len(self)} clips")
+
+
+def _remote(path: str) -> bool:
+    return path.startswith(("s3://", "http://", "https://"))
 
 
 def _shard_of(path: str) -> Optional[str]:
@@ -326,13 +336,35 @@ def _shard_files(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike
     return found
 
 
+def _remote_video_shards(spec: str, **kwargs: Any) -> VideoFiles:
+    if kwargs.get("sampler") == "regular_timestamps":
+        raise ValueError(f"{spec}: sampler='regular_timestamps' needs every video's duration when the data set is "
+                         "made, which would fetch every shard first; use 'regular', 'random' or 'random_timestamps'")
+    names, num_classes, classes = _C._remote_video_list(spec)
+    dataset = VideoFiles(names, [-1] * len(names), classes, **kwargs)
+    dataset.remote_shards = spec
+    return dataset
+
+
 def video_shards(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], **kwargs: Any) -> VideoFiles:
-    """Videos in local tar shards as WebDataset writes them: per sample a video member ``KEY.mp4`` (or ``.mkv``,
+    """Videos in tar shards as WebDataset writes them: per sample a video member ``KEY.mp4`` (or ``.mkv``,
     ``.webm``, ``.avi``, ...) and its class index ``KEY.cls``. ``shards``: a ``.tar`` file, a folder of them (sorted),
     a glob pattern, or a list. The videos are read in place, from a mapping of each shard (no copy, no extraction):
     a sample's path is ``SHARD.tar/KEY.mp4``, which ``VideoFiles`` and the Loader take as a file's. ``kwargs`` as
     :class:`VideoFiles`. A sample without a video or without a ``.cls`` member, or a ``.cls`` that is not an
-    integer, is a ``ValueError`` naming the shard and the key; a compressed shard is refused."""
+    integer, is a ``ValueError`` naming the shard and the key; a compressed shard is refused.
+
+    From object storage or a web server, as ``shards:`` sources of images: ``shards`` a brace pattern of URLs
+    (``"s3://bucket/videos/train-{000000..000099}.tar"``, ``http(s)://`` alike) or a URL folder (its ``train-*.tar``),
+    with the ``shards.idx`` that ``fastloop pack --index-only DIR`` writes beside them (the video counts, read
+    instead of the shards), credentials and endpoint as for image shards (``AWS_*``, ``~/.aws``). The Loader fetches
+    the shards ahead of its workers, with its ``cache_dir``, ``cache_size``, ``timeout`` and ``shuffle_buffer``;
+    shuffled, an epoch reads them in webdataset's order (shards shuffled and split across ranks, videos through the
+    shuffle buffer, a video's clips one after the other). Labels come from the shards as they arrive: ``labels``
+    holds -1, and ``dataset[i]`` is for local videos only; ``"regular_timestamps"`` is refused. A video is named
+    ``URL/#K`` (the shard's K-th video)."""
+    if isinstance(shards, str) and _remote(shards):
+        return _remote_video_shards(shards, **kwargs)
     paths: List[str] = []
     labels: List[int] = []
     for shard in _shard_files(shards):

@@ -47,6 +47,7 @@ struct SplitLoaderArgs {
   std::vector<int64_t> video_clip;
   std::string video_policy = "repeat_last";
   std::vector<double> video_seconds;
+  std::string video_shards;  // fastloop.video_shards of s3:// or http(s):// shards: their spec (the files: "URL/#K")
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.

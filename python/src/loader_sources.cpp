@@ -46,7 +46,7 @@ SplitLoaderArgs SplitLoaderArgs::from_dict(const py::dict& given) {
         take("coco_root", a.coco_root) || take("coco_masks", a.coco_masks) ||
         take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
         take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
-        take("video_seconds", a.video_seconds))
+        take("video_seconds", a.video_seconds) || take("video_shards", a.video_shards))
       continue;
     a.given.insert(config_set(a.config, name, config_value_of(value, name)));
   }
@@ -86,6 +86,16 @@ DatasetSplits loader_data_of(const SplitLoaderArgs& args, const TrainConfig& con
     clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
     clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
     clip.policy = args.video_policy, clip.seconds_set(args.video_seconds);
+    if (!args.video_shards.empty()) {  // remote shards: fetched with the Loader's cache, timeout and shuffle buffer
+      RemoteShardOptions remote;
+      remote.shuffle_buffer = config.data.shuffle_buffer;
+      remote.cache_dir = config.data.cache;
+      remote.cache_bytes = config.data.cache_size << 20;
+      remote.fetch.timeout_s = config.data.timeout;
+      RemoteVideoSplit split = remote_video_clips_load(args.video_shards, clip, remote);
+      return encoded_load(std::move(split.clips), std::move(split.classes), data_options_of(config.data),
+                          split.num_classes);
+    }
     return encoded_load(std::make_shared<const VideoClips>(args.files, args.labels, clip), args.classes,
                         data_options_of(config.data));
   }
