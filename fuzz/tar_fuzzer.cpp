@@ -2,9 +2,10 @@
 // bytes must list or throw InputError, never crash or read outside the buffer; every member listed must
 // lie inside the archive, every sample's image too, and every class index must be in range. The listing of
 // a shard still arriving (shard_index_prefix, cut at three points) lies inside its part and, where the whole
-// archive indexes, gives the whole's first samples.
+// archive indexes, gives the whole's first samples. Each input is listed as an image shard and as a video shard
+// (KEY.mp4 with KEY.cls: remote video shards list their members so).
 // Input: the archive itself (the seeds are small shards: ustar as `fastloop pack` writes it, GNU tar's
-// long names, Python tarfile's pax headers).
+// long names, Python tarfile's pax headers, a video shard).
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/tar.h"
