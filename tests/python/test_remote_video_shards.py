@@ -1,11 +1,13 @@
 """fastloop.video_shards over tar shards of videos in object storage (a SeaweedFS S3 gateway on loopback,
 tests/tools/remote_store.py): the shards fetched by the remote shards' machinery, each video decoded from its
 fetched member as a local shard's is. The same frames, presentation times and labels as the same shards on disk
-(1 and 2 workers), webdataset's order when shuffled (shards split across ranks), the member indices cached under
+(1 and 2 workers), webdataset's order when shuffled (shards split across ranks), a state_dict resume and a pickled
+Loader, the member indices cached under
 their bytes' checksum, and a missing shard, a member that is not a video and a truncated shard named."""
 
 import io
 import pathlib
+import pickle
 import sys
 import tarfile
 
@@ -145,6 +147,27 @@ def test_shuffled_epochs_read_whole_shards_per_rank_in_any_worker_count(signed, 
         _, mine = _batches(remote, workers=1, rank=rank, world_size=2)
         shards_of_ranks.append({position(s) // 4 for s in _samples(mine)})
     assert shards_of_ranks in ([{0}, {1}], [{1}, {0}])  # each rank reads one whole shard
+
+
+def test_state_dict_resumes_and_a_pickled_loader_refetches(signed):
+    remote = fastloop.video_shards(URL, **CLIPS)
+
+    def loader(workers):
+        return fastloop.Loader(remote, transform=TRANSFORM, batch_size=2, seed=3, workers=workers)
+
+    whole = [x.clone() for x, _ in loader(1)]
+    assert len(whole) == 4
+    first = loader(2)
+    it = iter(first)
+    next(it)
+    state = first.state_dict()
+    del it, first
+    resumed = loader(1)
+    resumed.load_state_dict(state)
+    rest = [x.clone() for x, _ in resumed]
+    assert len(rest) == 3 and all(torch.equal(a, b) for a, b in zip(rest, whole[1:]))
+    copy = pickle.loads(pickle.dumps(loader(1)))
+    assert torch.equal(next(iter(copy))[0], whole[0])
 
 
 def test_member_indices_are_cached_under_their_bytes(signed):
