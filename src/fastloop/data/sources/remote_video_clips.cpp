@@ -56,7 +56,7 @@ std::optional<std::vector<int64_t>> RemoteVideoClips::epoch_order(uint64_t seed,
   // Each rank gets ceil(videos / ranks) videos; with several clips a video, the loader's share of clips,
   // ceil(clips / ranks), may be fewer (the last clips go) or more (the rank's first clips again).
   const auto share = static_cast<size_t>((size() + world_size - 1) / world_size);
-  for (size_t k = 0; order.size() < share; ++k) order.push_back(order[k]);
+  for (size_t k = 0; !order.empty() && order.size() < share; ++k) order.push_back(order[k]);
   order.resize(share);
   return order;
 }
