@@ -37,6 +37,7 @@
 #include "fastloop/data/sources/image_parts.h"
 #include "fastloop/data/sources/mixture_images.h"
 #include "fastloop/data/sources/remote_shards.h"
+#include "fastloop/data/sources/remote_video_clips.h"
 #include "fastloop/data/sources/sample_files.h"
 #include "fastloop/data/sources/shards.h"
 #include "fastloop/data/sources/source.h"

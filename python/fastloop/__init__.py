@@ -33,7 +33,8 @@ from ._files import Files  # noqa: E402
 from ._loader import Loader  # noqa: E402
 from ._run import evaluate, loader_state, model_info, train  # noqa: E402
 from ._voc import SegmentationFiles, VOCSegmentation  # noqa: E402
-from ._video import VideoFiles, VideoFolder, video_shards  # noqa: E402
+from ._video import VideoFiles, VideoFolder  # noqa: E402
+from ._video_shards import video_shards  # noqa: E402
 from ._video_csv import video_csv  # noqa: E402
 
 __version__: str = _build.version

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import bisect
 import copy
-import glob
 import math
 import numbers
 import os
-import re
-import tarfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _C
 from ._video_csv import _ranges_checked
 
-__all__ = ["VideoFiles", "VideoFolder", "video_shards"]
+__all__ = ["VideoFiles", "VideoFolder"]
 
 #: The containers VideoFolder lists (FFmpeg reads more; give VideoFiles their paths).
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
@@ -106,8 +103,10 @@ class VideoFiles:
         self.labels: List[int] = [int(label) for label in labels]
         if len(self.paths) != len(self.labels):
             raise ValueError(f"{len(self.paths)} videos but {len(self.labels)} labels: give one label per video")
+        #: video_shards of s3:// or http(s):// shards: their spec, its videos named "URL/#K" (None: local files).
+        self.remote_shards: Optional[str] = None
         for path in self.paths:
-            if not os.path.isfile(path) and _shard_of(path) is None:
+            if not _remote(path) and not os.path.isfile(path) and _shard_of(path) is None:
                 raise ValueError(f"{path}: no such video file; check the path (or the CSV row naming it)")
         self.classes: Optional[List[str]] = list(classes) if classes is not None else None
         self.num_frames_per_clip = _positive("num_frames_per_clip", num_frames_per_clip)
@@ -200,6 +199,9 @@ class VideoFiles:
     def __getitem__(self, index: int) -> Tuple[Any, int]:
         from torchvision import tv_tensors
 
+        if getattr(self, "remote_shards", None):
+            raise TypeError(f"{self.remote_shards}: the clips of remote shards are read through fastloop.Loader "
+                            "(which fetches their shards); dataset[i] reads local videos only")
         index = self._index(index)
         video = self._video_of(index)
         data, _ = _C._video_frames(self.paths[video], self.clip_frames(index))
@@ -218,7 +220,8 @@ class VideoFiles:
                                int(self.output_format == "CTHW"), int(self.sampler in _TIME_SAMPLERS)],
                 "video_policy": self.policy, "video_seconds": self._seconds(),
                 "video_ranges": [t for v in range(len(self.paths)) for t in self._range(v)] if self.ranges else [],
-                "video_origins": self._origins if self.ranges else []}
+                "video_origins": self._origins if self.ranges else [],
+                **({"video_shards": self.remote_shards} if getattr(self, "remote_shards", None) else {})}
 
     def _fastloop_video_transform(self, transform: Any, views: Optional[int]) -> Tuple["VideoFiles", Any]:
         """(this data set with the pipeline's top-level UniformTemporalSubsample taken as its frame choice, the rest
@@ -263,6 +266,10 @@ class VideoFiles:
         return (f"fastloop.{type(self).__name__}({len(self.paths)} videos, num_frames_per_clip="
                 f"{self.num_frames_per_clip}, num_indices_between_frames={self.num_indices_between_frames}, "
                 f"num_clips={self.num_clips}, sampler={self.sampler!r}): {len(self)} clips")
+
+
+def _remote(path: str) -> bool:
+    return path.startswith(("s3://", "http://", "https://"))
 
 
 def _shard_of(path: str) -> Optional[str]:
@@ -330,62 +337,3 @@ class VideoFolder(VideoFiles):
                          seconds_between_clip_starts=seconds_between_clip_starts,
                          sampling_range_start=sampling_range_start, sampling_range_end=sampling_range_end)
         self.split = split
-
-
-_KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)[.]([^/]*)$")  # webdataset's base_plus_ext: KEY, then all after its first dot
-
-
-def _shard_files(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]) -> List[str]:
-    if not isinstance(shards, (str, os.PathLike)):
-        return [os.fspath(s) for s in shards]
-    shards = os.fspath(shards)
-    if os.path.isdir(shards):
-        found = sorted(glob.glob(os.path.join(shards, "*.tar")))
-    elif os.path.isfile(shards):
-        found = [shards]
-    else:
-        found = sorted(glob.glob(shards))
-    if not found:
-        raise ValueError(f"{shards}: no .tar shards (give a .tar file, a folder of them, a glob pattern or a list)")
-    return found
-
-
-def video_shards(shards: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], **kwargs: Any) -> VideoFiles:
-    """Videos in local tar shards as WebDataset writes them: per sample a video member ``KEY.mp4`` (or ``.mkv``,
-    ``.webm``, ``.avi``, ...) and its class index ``KEY.cls``. ``shards``: a ``.tar`` file, a folder of them (sorted),
-    a glob pattern, or a list. The videos are read in place, from a mapping of each shard (no copy, no extraction):
-    a sample's path is ``SHARD.tar/KEY.mp4``, which ``VideoFiles`` and the Loader take as a file's. ``kwargs`` as
-    :class:`VideoFiles`. A sample without a video or without a ``.cls`` member, or a ``.cls`` that is not an
-    integer, is a ``ValueError`` naming the shard and the key; a compressed shard is refused."""
-    paths: List[str] = []
-    labels: List[int] = []
-    for shard in _shard_files(shards):
-        videos: Dict[str, str] = {}
-        classes: Dict[str, int] = {}
-        try:
-            with tarfile.open(shard, mode="r:") as archive:  # plain tar: fastloop reads the members in place
-                for member in archive:
-                    match = _KEY_EXT.match(member.name) if member.isfile() else None
-                    if not match:
-                        continue
-                    key, ext = match.group(1), match.group(2).lower()
-                    if "." + ext in VIDEO_EXTENSIONS:
-                        videos.setdefault(key, member.name)
-                    elif ext == "cls":
-                        text = archive.extractfile(member).read().decode("utf-8", "replace").strip()
-                        if not text.lstrip("-").isdigit():
-                            raise ValueError(f"{shard}: {member.name} holds {text[:20]!r}, not a class index")
-                        classes[key] = int(text)
-        except tarfile.TarError as error:
-            raise ValueError(f"{shard}: not a plain tar shard ({error}); fastloop reads uncompressed .tar") from None
-        for key, name in videos.items():  # in archive order
-            if key not in classes:
-                raise ValueError(f"{shard}: sample {key!r} has no .cls member; each sample needs KEY.mp4 (or another "
-                                 "video) and KEY.cls")
-            paths.append(f"{shard}/{name}")
-            labels.append(classes[key])
-        if set(classes) - set(videos):
-            raise ValueError(f"{shard}: sample {min(set(classes) - set(videos))!r} has a .cls but no video member")
-    if not paths:
-        raise ValueError(f"{shards}: the shards hold no videos (KEY.mp4 with KEY.cls)")
-    return VideoFiles(paths, labels, **kwargs)

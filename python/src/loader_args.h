@@ -49,6 +49,7 @@ struct SplitLoaderArgs {
   std::vector<double> video_seconds;
   std::vector<double> video_ranges;  // per video its (start, end) seconds, NaN: begin / end; empty: whole videos
   std::vector<std::string> video_origins;  // per video its range's name in messages ("list.csv, row 3")
+  std::string video_shards;  // fastloop.video_shards of s3:// or http(s):// shards: their spec (the files: "URL/#K")
 
   /// From the dict fastloop.Loader passes; a key that is neither a Loader argument nor a setting is a bug
   /// of the package, and config_set says so.

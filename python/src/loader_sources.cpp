@@ -47,7 +47,7 @@ SplitLoaderArgs SplitLoaderArgs::from_dict(const py::dict& given) {
         take("coco_keypoints", a.coco_keypoints) || take("mask_files", a.mask_files) ||
         take("video_clip", a.video_clip) || take("video_policy", a.video_policy) ||
         take("video_seconds", a.video_seconds) || take("video_ranges", a.video_ranges) ||
-        take("video_origins", a.video_origins))
+        take("video_origins", a.video_origins) || take("video_shards", a.video_shards))
       continue;
     a.given.insert(config_set(a.config, name, config_value_of(value, name)));
   }
@@ -87,6 +87,16 @@ DatasetSplits loader_data_of(const SplitLoaderArgs& args, const TrainConfig& con
     clip.frames_per_clip = c[0], clip.frames_between = c[1], clip.clips = c[2], clip.random = c[3] != 0;
     clip.subsample = c[4], clip.channels_first = c[5] != 0, clip.timestamps = c[6] != 0;
     clip.policy = args.video_policy, clip.seconds_set(args.video_seconds);
+    if (!args.video_shards.empty()) {  // remote shards: fetched with the Loader's cache, timeout and shuffle buffer
+      RemoteShardOptions remote;
+      remote.shuffle_buffer = config.data.shuffle_buffer;
+      remote.cache_dir = config.data.cache;
+      remote.cache_bytes = config.data.cache_size << 20;
+      remote.fetch.timeout_s = config.data.timeout;
+      RemoteVideoSplit split = remote_video_clips_load(args.video_shards, clip, remote);
+      return encoded_load(std::move(split.clips), std::move(split.classes), data_options_of(config.data),
+                          split.num_classes);
+    }
     std::vector<VideoRange> ranges;
     if (args.video_ranges.size() != 2 * args.video_origins.size() ||
         (!args.video_ranges.empty() && args.video_origins.size() != args.files.size()))

@@ -92,6 +92,22 @@ void video_bind(py::module_& module) {
   module.def(
       "_transform_temporal_subsample", [](const std::string& spec) { return Pipeline(spec).temporal_subsample(); },
       py::arg("spec"), "a transform spec's top-level UniformTemporalSubsample(n)'s n (0: none), which picks clip frames");
+  module.def(
+      "_remote_video_list",
+      [](const std::string& spec) {
+        std::vector<std::string> names;
+        RemoteShardSplits splits;
+        {
+          py::gil_scoped_release release;
+          RemoteShardOptions options;
+          options.videos = true;
+          splits = remote_shards_load(spec, options);  // the shards.idx (and classes.txt) only
+          names = remote_video_names(*splits.train);
+        }
+        return py::make_tuple(names, splits.num_classes, splits.classes);
+      },
+      py::arg("spec"),
+      "(the videos' names 'URL/#K', the class count, the class names) of remote video shards, from their shards.idx");
   module.def("_video_libraries", &video_libraries, "the FFmpeg libraries video is decoded with (loads them)");
   module.def(
       "_video_clip_frames",

@@ -84,6 +84,7 @@ bool frames_valid(const VideoIndex& index) {
 }
 
 std::string absolute_of(const std::string& path) {
+  if (path.find("://") != std::string::npos) return path;  // a remote shard's member (video_member.h): a URL
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   return ec ? path : absolute.lexically_normal().string();

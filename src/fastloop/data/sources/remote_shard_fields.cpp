@@ -23,7 +23,8 @@ std::vector<RemoteShardImages::Meta> RemoteShardImages::listed(std::string_view 
                                                                bool arriving) const {
   std::vector<Meta> meta;
   if (options_.fields.empty()) {
-    for (const ShardSample& x : arriving ? shard_index_prefix(data, where) : shard_index(data, where))
+    for (const ShardSample& x : arriving ? shard_index_prefix(data, where, options_.videos)
+                                              : shard_index(data, where, options_.videos))
       meta.push_back({x.offset, x.size, x.label, x.image, {}});
     return meta;
   }

@@ -40,6 +40,7 @@ struct RemoteShardOptions {
   FetchOptions fetch;             // timeout_s: --data-timeout
   std::optional<bool> shuffled;   // the epoch order on or off; unset: on for the train split, off for val
   std::vector<FieldSpec> fields;  // fastloop.Loader's fields=: samples of fields (as FieldShards); empty: classes
+  bool videos = false;            // samples are KEY.mp4 (.mkv, ...) with KEY.cls (remote_video_clips.h)
 };
 
 struct RemoteShardSplits;
@@ -83,6 +84,9 @@ class RemoteShardImages : public EncodedImages {
   int64_t cache_hits() const { return cache_hits_.load(); }
   /// With fields: samples whose other fields are kept until the consumer reads them.
   int64_t kept() const;
+  /// The shards' URLs, and per shard the index of its first sample (then the number of samples).
+  const std::vector<RemoteUrl>& urls() const { return urls_; }
+  const std::vector<int64_t>& shard_starts() const { return first_; }
 
  private:
   struct Meta {

@@ -4,6 +4,7 @@
 #include "fastloop/core/errors.h"
 #include "fastloop/data/sources/field_shards.h"
 #include "fastloop/data/sources/shards.h"
+#include "fastloop/data/sources/tar.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -80,7 +81,11 @@ ShardIndexEntry shard_entry(const std::string& name, std::string_view archive, c
     if (e.samples == 0) throw InputError(path + ": no samples (members named KEY.EXT); is it a WebDataset shard?");
     return e;
   }
-  const std::vector<ShardSample> samples = shard_index(archive, path);
+  const bool videos = std::any_of(members.begin(), members.end(), [](const TarMember& m) {  // video shards
+    std::string key, ext;
+    return tar_member_key(m.name, key, ext) && shard_video_extension(ext);
+  });
+  const std::vector<ShardSample> samples = shard_index(archive, path, videos);
   e.samples = static_cast<int64_t>(samples.size());
   for (const ShardSample& s : samples) e.classes = std::max(e.classes, s.label + 1);
   return e;

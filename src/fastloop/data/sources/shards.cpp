@@ -19,6 +19,8 @@ constexpr int64_t kMaxClasses = int64_t{1} << 24;
 // image_files.cpp's kImageExtensions without the dot (a test checks they agree); listed here so that the
 // tar fuzz target links without the folder listing.
 constexpr const char* kMemberImageExtensions[] = {"jpg", "jpeg", "png", "ppm", "bmp", "pgm", "tif", "tiff", "webp"};
+// The containers of fastloop.VideoFolder's VIDEO_EXTENSIONS (video_sources.cpp's), the members of video shards.
+constexpr const char* kMemberVideoExtensions[] = {"mp4", "mkv", "webm", "avi", "mov", "m4v"};
 
 int64_t parse_class(std::string_view text, const std::string& where) {
   while (!text.empty() && std::strchr(" \t\r\n", text.front())) text.remove_prefix(1);
@@ -43,11 +45,15 @@ struct Group {
   const TarMember* cls = nullptr;
 };
 
-void flush(const Group& g, std::string_view archive, const std::string& path, std::vector<ShardSample>& out) {
+void flush(const Group& g, std::string_view archive, const std::string& path, bool videos,
+           std::vector<ShardSample>& out) {
   if (!g.image && !g.cls) return;
   const std::string where = path + ": sample '" + g.key + "'";
-  if (!g.cls) throw InputError(where + " has an image but no " + g.key + ".cls (its class index as text)");
-  if (!g.image) throw InputError(where + " has a .cls but no image (" + g.key + ".jpg, .png, .webp, ...)");
+  const std::string kind = videos ? "video" : "image";
+  if (!g.cls) throw InputError(where + (videos ? " has a " : " has an ") + kind + " but no " + g.key + ".cls (its class index as text)");
+  if (!g.image)
+    throw InputError(where + " has a .cls but no " + kind + " (" + g.key + (videos ? ".mp4, .mkv, .webm, ...)" :
+                     ".jpg, .png, .webp, ...)"));
   const auto text = archive.substr(static_cast<size_t>(g.cls->offset), static_cast<size_t>(g.cls->size));
   out.push_back({g.key, g.image->name, g.image->offset, g.image->size, parse_class(text, path + ":" + g.cls->name)});
 }
@@ -95,45 +101,54 @@ bool shard_image_extension(const std::string& ext) {
                      [&](const char* e) { return ext == e; });
 }
 
+bool shard_video_extension(const std::string& ext) {
+  return std::any_of(std::begin(kMemberVideoExtensions), std::end(kMemberVideoExtensions),
+                     [&](const char* e) { return ext == e; });
+}
+
 namespace {
 
 // The samples of `members` (of `archive`, named `path`), but the last key's when `last_open`.
 std::vector<ShardSample> samples_of(const std::vector<TarMember>& members, std::string_view archive,
-                                    const std::string& path, bool last_open) {
+                                    const std::string& path, bool last_open, bool videos) {
   std::vector<ShardSample> samples;
   Group group;
   std::string key, ext;
   for (const TarMember& m : members) {
     if (!tar_member_key(m.name, key, ext)) continue;  // no extension: webdataset skips it too
     if (key != group.key) {
-      flush(group, archive, path, samples);
+      flush(group, archive, path, videos, samples);
       group = Group{key};
     }
-    const bool image = shard_image_extension(ext);
+    const bool image = videos ? shard_video_extension(ext) : shard_image_extension(ext);
     if (!image && ext != "cls") continue;
     const TarMember*& slot = image ? group.image : group.cls;
-    if (slot) throw InputError(path + ": sample '" + key + "' has two " + (image ? "images" : ".cls files") +
+    const char* what = !image ? ".cls files" : videos ? "videos" : "images";
+    if (slot) throw InputError(path + ": sample '" + key + "' has two " + what +
                                " ('" + slot->name + "' and '" + m.name + "'); one of each per key");
     slot = &m;
   }
-  if (!last_open) flush(group, archive, path, samples);
+  if (!last_open) flush(group, archive, path, videos, samples);
   return samples;
 }
 
 } // namespace
 
-std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path) {
-  std::vector<ShardSample> samples = samples_of(tar_list(archive, path), archive, path, false);
+std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path, bool videos) {
+  std::vector<ShardSample> samples = samples_of(tar_list(archive, path), archive, path, false, videos);
+  if (samples.empty() && videos)
+    throw InputError(path + ": no samples (KEY.mp4|mkv|webm|avi|mov|m4v with KEY.cls holding the class index); "
+                     "is it a WebDataset shard of videos?");
   if (samples.empty())
     throw InputError(path + ": no samples (KEY.jpg|jpeg|png|webp|bmp|ppm|pgm|tif|tiff with KEY.cls holding the class index); "
                      "is it a WebDataset shard? `fastloop pack` writes them from an image folder");
   return samples;
 }
 
-std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path) {
+std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path, bool videos) {
   bool ended = false;
   const std::vector<TarMember> members = tar_list(prefix, path, &ended);
-  return samples_of(members, prefix, path, !ended);
+  return samples_of(members, prefix, path, !ended, videos);
 }
 
 std::vector<std::string> shard_pattern_expand(const std::string& pattern, int64_t max_files) {

@@ -26,18 +26,21 @@ struct ShardSample {
 /// Whether a member's extension (after the key's '.', lower-cased) is an image: torchvision's
 /// IMG_EXTENSIONS (image_files.h's kImageExtensions) without the dot, which `fastloop pack` writes.
 bool shard_image_extension(const std::string& ext);
+/// Whether a member's extension is a video container fastloop.VideoFolder lists (mp4, mkv, webm, avi, mov, m4v).
+bool shard_video_extension(const std::string& ext);
 
 /// The samples of one tar archive held in memory, grouped as webdataset's group_by_keys does (members
 /// in a row whose names share the part before the first '.' of their last path component); members of
 /// other extensions (.json, .txt, ...) are ignored. Throws InputError naming `path` (and the key) for a
 /// malformed tar, a sample with an image but no .cls or the reverse, two images or two .cls under one
-/// key, a class index that is not a whole number in [0, 2^24), or an archive with no sample at all.
-std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path);
+/// key, a class index that is not a whole number in [0, 2^24), or an archive with no sample at all. With
+/// `videos`, a sample's member is a video (shard_video_extension) instead of an image (`image` names it).
+std::vector<ShardSample> shard_index(std::string_view archive, const std::string& path, bool videos = false);
 
 /// As shard_index, over the first bytes of a shard still arriving: the samples complete in `prefix` (the
 /// last key's next members may still come, so its sample waits for them or for the archive's end), no
 /// error for the cut, and none for no sample yet. Every sample it gives is the one shard_index gives there.
-std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path);
+std::vector<ShardSample> shard_index_prefix(std::string_view prefix, const std::string& path, bool videos = false);
 
 /// Every file a shard pattern names, in order: brace lists ("{a,b}") and zero-padded numeric ranges
 /// ("{000000..000099}") expand as webdataset's braceexpand does, several groups as a product.

@@ -284,9 +284,11 @@ DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64
 }
 
 DatasetSplits encoded_load(std::shared_ptr<const EncodedImages> images, std::vector<std::string> classes,
-                           const DataOptions& options) {
-  int64_t num_classes = static_cast<int64_t>(classes.size());
-  for (int64_t i = 0; i < images->size(); ++i) num_classes = std::max(num_classes, images->label(i) + 1);
+                           const DataOptions& options, int64_t num_classes) {
+  if (num_classes <= 0) {
+    num_classes = static_cast<int64_t>(classes.size());
+    for (int64_t i = 0; i < images->size(); ++i) num_classes = std::max(num_classes, images->label(i) + 1);
+  }
   if (classes.empty()) classes = class_names_numbered(num_classes);
   DatasetSplits splits = listed_splits(std::move(images), num_classes, std::move(classes), options);
   splits.name = "encoded";

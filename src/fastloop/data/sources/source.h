@@ -45,8 +45,9 @@ DatasetSplits files_load(std::vector<std::string> paths, const std::vector<int64
 
 /// One split of encoded images (a Parquet file set, a Hugging Face dataset read through Arrow) as both splits,
 /// as files_load makes them: `classes` names the class indices (empty: numbered up to the largest label).
+/// `num_classes` > 0: the class count, the labels not read for it (a remote split's arrive with its shards).
 DatasetSplits encoded_load(std::shared_ptr<const EncodedImages> images, std::vector<std::string> classes,
-                           const DataOptions& options = {});
+                           const DataOptions& options = {}, int64_t num_classes = 0);
 
 /// data_load(config.source) with the run's image size, normalisation and bad-image policy.
 DatasetSplits data_load(const DataConfig& config);
