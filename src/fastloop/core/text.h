@@ -22,4 +22,17 @@ inline std::string csv_field(const std::string& field) {
   return out + "\"";
 }
 
+/// `s` with ASCII's capitals in lower case (other bytes as they are): for extensions, keys and CSV headers.
+inline std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// `s` without the spaces and tabs at its ends.
+inline std::string trim_blanks(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return {};
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
 } // namespace fastloop

@@ -2,6 +2,7 @@
 #include "fastloop/data/sources/aws_credentials.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -14,11 +15,6 @@ std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return std::string(s);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
 }
 
 // The file's text, or nullopt-like "" with `found` false when it does not exist.
@@ -74,7 +70,7 @@ AwsIni aws_ini_parse(std::string_view text, const std::string& path) {
     if (!section) continue;  // settings before any section: the AWS CLI ignores them too
     const std::string value = trim(std::string_view(line).substr(eq + 1));
     nested = value.empty();
-    (*section)[lower(trim(std::string_view(line).substr(0, eq)))] = value;
+    (*section)[ascii_lower(trim(std::string_view(line).substr(0, eq)))] = value;
   }
   return ini;
 }

@@ -4,6 +4,7 @@
 #include "fastloop/data/sources/csv_files.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/data/sources/image_files.h"
 
 #include <sys/stat.h>
@@ -24,17 +25,6 @@ constexpr int64_t kMaxClassIndex = 10'000'000;
 
 std::string at_line(const std::string& name, int64_t line) { return name + " line " + std::to_string(line); }
 
-std::string trimmed(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return s;
-}
-
 // A whole decimal number >= 0 (digits only), or -1.
 int64_t class_index(const std::string& text) {
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
@@ -47,7 +37,7 @@ int64_t class_index(const std::string& text) {
 std::pair<size_t, size_t> columns_choose(const CsvRow& header, const std::string& name) {
   size_t path = header.fields.size(), label = header.fields.size();
   for (size_t i = 0; i < header.fields.size(); ++i) {
-    const std::string field = lower(trimmed(header.fields[i]));
+    const std::string field = ascii_lower(trim_blanks(header.fields[i]));
     if (field == "path" && path == header.fields.size()) path = i;
     if (field == "label" && label == header.fields.size()) label = i;
   }
@@ -128,8 +118,8 @@ CsvListing csv_listing_parse(const std::string& text, const std::string& name, c
       throw InputError(at_line(name, row.line) + ": " + std::to_string(row.fields.size()) + " fields, the header has " +
                        std::to_string(rows[0].fields.size()) + "; every row needs one field per column (quote a " +
                        "field that holds a comma)");
-    const std::string path = trimmed(row.fields[path_column]);
-    const std::string label = trimmed(row.fields[label_column]);
+    const std::string path = trim_blanks(row.fields[path_column]);
+    const std::string label = trim_blanks(row.fields[label_column]);
     if (path.empty()) throw InputError(at_line(name, row.line) + ": the path is empty; give the image file's path");
     if (path.find('\0') != std::string::npos)
       throw InputError(at_line(name, row.line) + ": the path holds a NUL byte; give the image file's path");

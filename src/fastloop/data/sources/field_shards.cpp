@@ -3,6 +3,7 @@
 #include "fastloop/data/sources/field_shards.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/data/sources/field_values.h"
 #include "fastloop/data/sources/shard_order.h"
 #include "fastloop/data/sources/shards.h"
@@ -16,11 +17,6 @@
 
 namespace fastloop {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
 
 bool one_of(const std::string& ext, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return ext == n; });
@@ -51,7 +47,7 @@ FieldSpec field_spec_parse(const std::string& text) {
   size_t start = 0;
   for (size_t semi;; start = semi + 1) {
     semi = list.find(';', start);
-    std::string ext = lower(list.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+    std::string ext = ascii_lower(list.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
     if (!ext.empty() && ext.front() == '.') ext.erase(0, 1);
     if (ext.empty()) throw InputError("fields: '" + text + "' has an empty extension (e.g. \"jpg;png\", \"txt\")");
     spec.extensions.push_back(ext);

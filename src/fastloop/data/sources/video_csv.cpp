@@ -3,29 +3,15 @@
 #include "fastloop/data/sources/video_csv.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 
 namespace fastloop {
-namespace {
-
-std::string trimmed(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return s;
-}
-
-}  // namespace
-
 double video_csv_seconds(const std::string& field, const std::string& where, const std::string& column) {
-  const std::string text = trimmed(field);
+  const std::string text = trim_blanks(field);
   if (text.empty()) return std::numeric_limits<double>::quiet_NaN();
   double value = 0;
   const char* begin = text.data() + (text[0] == '+' ? 1 : 0);  // from_chars takes no '+', Python's float() does
@@ -48,7 +34,7 @@ VideoCsvListing video_csv_parse(const std::string& text, const std::string& name
   const std::vector<CsvRow> rows = csv_parse(text, name);  // the same rows: rows[i + 1] is sample i's
   size_t start_column = rows[0].fields.size(), end_column = start_column;
   for (size_t i = 0; i < rows[0].fields.size(); ++i) {
-    const std::string head = lower(trimmed(rows[0].fields[i]));
+    const std::string head = ascii_lower(trim_blanks(rows[0].fields[i]));
     if (head == "start" && start_column == rows[0].fields.size()) start_column = i;
     if (head == "end" && end_column == rows[0].fields.size()) end_column = i;
   }

@@ -4,6 +4,7 @@
 #include "fastloop/data/sources/video_sources.h"
 
 #include "fastloop/core/errors.h"
+#include "fastloop/core/text.h"
 #include "fastloop/data/sources/class_names.h"
 #include "fastloop/data/sources/csv_files.h"
 #include "fastloop/data/sources/data_spec.h"
@@ -11,7 +12,6 @@
 #include "fastloop/data/transforms/pipeline.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -135,11 +135,6 @@ std::string csv_text_read(const std::string& path) {
   return text.str();
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // One CSV file's videos, each row's file checked (the error names the file and line).
 VideoListing csv_list(const std::string& path, const CsvListing* train, CsvListing& read) {
   const std::string text = csv_text_read(path);
@@ -165,7 +160,7 @@ VideoListing csv_list(const std::string& path, const CsvListing* train, CsvListi
 }  // namespace
 
 bool video_file_name(const std::string& name) {
-  const std::string lowered = lower(name);
+  const std::string lowered = ascii_lower(name);
   for (const char* ext : kVideoExtensions) {
     const std::string e = ext;
     if (lowered.size() > e.size() && lowered.compare(lowered.size() - e.size(), e.size(), e) == 0) return true;
